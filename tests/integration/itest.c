@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "itest.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "outboxd/buf.h"
+#include "outboxd/mem.h"
+
+const char *
+itest_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	ck_assert_msg(v && *v,
+		      "%s is not set: integration suites need the test stack; run scripts/test, or "
+		      "eval \"$(scripts/stack up)\" before meson test",
+		      name);
+	return v;
+}
+
+PGconn *
+itest_pg(void)
+{
+	PGconn *c = PQconnectdb(itest_env("OUTBOXD_TEST_PG_CONNINFO"));
+
+	ck_assert_msg(PQstatus(c) == CONNECTION_OK, "cannot connect to the stack's PostgreSQL: %s",
+		      PQerrorMessage(c));
+	return c;
+}
+
+PGresult *
+itest_sql(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+	ExecStatusType st = PQresultStatus(r);
+
+	ck_assert_msg(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK, "SQL failed: %s\n%s", sql,
+		      PQresultErrorMessage(r));
+	return r;
+}
+
+char *
+itest_unique(const char *prefix)
+{
+	static unsigned counter;
+	struct buf name = BUF_INIT;
+
+	buf_add_fmt(&name, "%s_%ld_%d_%u", prefix, (long)time(NULL), (int)getpid(), counter++);
+	return buf_steal(&name);
+}
+
+rd_kafka_conf_t *
+itest_kafka_conf(void)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	char err[256];
+
+	ck_assert_int_eq(rd_kafka_conf_set(conf, "bootstrap.servers",
+					   itest_env("OUTBOXD_TEST_KAFKA_BOOTSTRAP"), err,
+					   sizeof(err)),
+			 RD_KAFKA_CONF_OK);
+	return conf;
+}
+
+/* Partition count of @topic from metadata (the topic must exist). */
+static int
+partition_count(rd_kafka_t *rk, const char *topic)
+{
+	rd_kafka_topic_t *t = rd_kafka_topic_new(rk, topic, NULL);
+	const struct rd_kafka_metadata *md = NULL;
+	int n = -1;
+
+	for (int tries = 0; tries < 50 && n <= 0; tries++) {
+		if (rd_kafka_metadata(rk, 0, t, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+			if (md->topic_cnt == 1 && md->topics[0].err == 0) {
+				n = md->topics[0].partition_cnt;
+			}
+			rd_kafka_metadata_destroy(md);
+		}
+		if (n <= 0) {
+			usleep(100 * 1000);
+		}
+	}
+	rd_kafka_topic_destroy(t);
+	ck_assert_msg(n > 0, "topic %s has no metadata", topic);
+	return n;
+}
+
+static void
+record_copy(struct itest_record *dst, const rd_kafka_message_t *m)
+{
+	rd_kafka_headers_t *h = NULL;
+
+	dst->partition = m->partition;
+	dst->offset = m->offset;
+	dst->key = m->key ? xstrndup(m->key, m->key_len) : NULL;
+	dst->key_len = m->key_len;
+	dst->value = m->payload ? xstrndup(m->payload, m->len) : NULL;
+	dst->value_len = m->len;
+	dst->headers = rd_kafka_message_headers(m, &h) == 0 ? rd_kafka_headers_copy(h) : NULL;
+}
+
+size_t
+itest_consume_all(const char *topic, size_t expected, int timeout_ms,
+		  struct itest_record **ret_records)
+{
+	rd_kafka_conf_t *conf = itest_kafka_conf();
+	char err[512];
+	rd_kafka_t *rk;
+	rd_kafka_topic_partition_list_t *parts;
+	struct itest_record *recs = NULL;
+	size_t n = 0, cap = 0;
+	int np;
+	struct timespec start, now;
+	char *group = itest_unique("itest");
+
+	rd_kafka_conf_set(conf, "group.id", group, err, sizeof(err));
+	free(group);
+	rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err));
+	rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+	ck_assert_msg(rk != NULL, "consumer: %s", err);
+	np = partition_count(rk, topic);
+	parts = rd_kafka_topic_partition_list_new(np);
+	for (int p = 0; p < np; p++) {
+		rd_kafka_topic_partition_list_add(parts, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+	}
+	ck_assert_int_eq(rd_kafka_assign(rk, parts), RD_KAFKA_RESP_ERR_NO_ERROR);
+	rd_kafka_topic_partition_list_destroy(parts);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		rd_kafka_message_t *m;
+		long elapsed;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		elapsed = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (n >= expected || elapsed > timeout_ms) {
+			break;
+		}
+		m = rd_kafka_consumer_poll(rk, 200);
+		if (!m) {
+			continue;
+		}
+		if (!m->err) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				recs = xrealloc(recs, cap * sizeof(*recs));
+			}
+			record_copy(&recs[n++], m);
+		}
+		rd_kafka_message_destroy(m);
+	}
+	rd_kafka_consumer_close(rk);
+	rd_kafka_destroy(rk);
+	*ret_records = recs;
+	return n;
+}
+
+void
+itest_records_free(struct itest_record *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].key);
+		free(r[i].value);
+		if (r[i].headers) {
+			rd_kafka_headers_destroy(r[i].headers);
+		}
+	}
+	free(r);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Helpers shared by the integration suites: the stack's coordinates, SQL and Kafka one-liners. */
+#ifndef OUTBOXD_ITEST_H
+#define OUTBOXD_ITEST_H
+
+#include <libpq-fe.h>
+#include <librdkafka/rdkafka.h>
+#include <stddef.h>
+
+/*
+ * itest_env() - value of an environment variable the stack exports. Missing means the suite
+ * was started outside scripts/test: the test fails (never skips) and says how to start the stack.
+ */
+const char *itest_env(const char *name);
+
+/* itest_pg() - a connection to the stack's PostgreSQL (caller PQfinish()es); fails the test. */
+PGconn *itest_pg(void);
+
+/* itest_sql() - run one statement, fail the test unless it succeeds; returns its result. */
+PGresult *itest_sql(PGconn *c, const char *sql);
+
+/* itest_unique() - a name unique to this run: "<prefix>_<time>_<pid>_<counter>"; caller frees. */
+char *itest_unique(const char *prefix);
+
+/*
+ * itest_kafka_conf() - a librdkafka configuration with bootstrap.servers set to the stack's
+ * broker; caller owns it.
+ */
+rd_kafka_conf_t *itest_kafka_conf(void);
+
+/* One consumed record, with owned copies of key and value (NULL stays NULL). */
+struct itest_record {
+	int32_t partition;
+	int64_t offset;
+	char *key;
+	size_t key_len;
+	char *value;
+	size_t value_len;
+	rd_kafka_headers_t *headers; /* owned copy or NULL */
+};
+
+/*
+ * itest_consume_all() - read every record of @topic from the beginning of each partition until
+ * @expected records arrived or @timeout_ms passed. Returns the count; *@ret_records is an array
+ * the caller frees with itest_records_free().
+ */
+size_t itest_consume_all(const char *topic, size_t expected, int timeout_ms,
+			 struct itest_record **ret_records);
+
+void itest_records_free(struct itest_record *r, size_t n);
+
+#endif

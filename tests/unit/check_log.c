@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "outboxd/log.h"
+
+/* Runs log_msg() with stderr redirected to a temporary file and returns what was written. */
+static char *
+capture(enum log_level level, const char *msg)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	static char out[512];
+	size_t n;
+
+	ck_assert_ptr_nonnull(tmp);
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	log_msg(level, "unit", "%s value=%d", msg, 7);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, sizeof(out) - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
+	return out;
+}
+
+START_TEST(test_line_shape)
+{
+	char *line;
+
+	log_set_level(LOG_INFO);
+	line = capture(LOG_WARN, "slot busy, retrying in 2s");
+	/* 2026-12-02T14:40:00.123Z warn  unit: slot busy, retrying in 2s value=7\n */
+	ck_assert_uint_eq(strlen(line) > 25, 1);
+	ck_assert_int_eq(line[4], '-');
+	ck_assert_int_eq(line[10], 'T');
+	ck_assert_int_eq(line[23], 'Z');
+	ck_assert_ptr_nonnull(strstr(line, " warn  unit: slot busy, retrying in 2s value=7\n"));
+	/* exactly one line */
+	ck_assert_ptr_eq(strchr(line, '\n'), line + strlen(line) - 1);
+}
+END_TEST
+
+START_TEST(test_level_filter)
+{
+	log_set_level(LOG_WARN);
+	ck_assert_str_eq(capture(LOG_INFO, "hidden"), "");
+	ck_assert_str_eq(capture(LOG_DEBUG, "hidden"), "");
+	ck_assert_ptr_nonnull(strstr(capture(LOG_ERROR, "shown"), "error unit: shown"));
+}
+END_TEST
+
+START_TEST(test_level_parse)
+{
+	enum log_level l = LOG_INFO;
+
+	ck_assert_int_eq(log_level_parse("DEBUG", &l), 0);
+	ck_assert_int_eq(l, LOG_DEBUG);
+	ck_assert_int_eq(log_level_parse("warn", &l), 0);
+	ck_assert_int_eq(l, LOG_WARN);
+	ck_assert_int_eq(log_level_parse("verbose", &l), -EINVAL);
+	ck_assert_int_eq(l, LOG_WARN);
+}
+END_TEST
+
+static Suite *
+log_suite(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc = tcase_create("lines");
+
+	tcase_add_test(tc, test_line_shape);
+	tcase_add_test(tc, test_level_filter);
+	tcase_add_test(tc, test_level_parse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(log_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
