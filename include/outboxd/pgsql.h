@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_PGSQL_H
+#define OUTBOXD_PGSQL_H
+
+/*
+ * The ordinary SQL connection's queries: the preconditions checked before streaming (slot,
+ * publication, privileges), slot administration for operations staff, and column facts that
+ * pgoutput does not carry (NOT NULL). Each failed precondition comes back with one line that
+ * names the problem and the fix.
+ */
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+#include "outboxd/lsn.h"
+
+/* What the slot check found. */
+struct pgsql_slot {
+	lsn_t confirmed_flush;
+	bool active;
+	int active_pid;
+};
+
+/**
+ * pgsql_check_slot() - the slot exists, is logical, uses pgoutput, belongs to this database and
+ * is not invalidated.
+ * @ret: written on success.
+ * Return: 0; -ENOENT missing; -EINVAL wrong type, plugin or database; -ESTALE invalidated;
+ * -EIO query failure. @errbuf names the problem and the fix.
+ */
+int pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf,
+		     size_t errlen);
+
+/* One table of a publication. */
+struct pgsql_pubtable {
+	char *schema; /* owned */
+	char *table;  /* owned */
+};
+
+/**
+ * pgsql_publication_tables() - the tables a publication holds; fails when it is missing or
+ * does not publish inserts.
+ * @ret_tables: array the caller frees with pgsql_pubtables_free().
+ * Return: 0; -ENOENT missing publication; -EINVAL inserts not published; -EIO query failure.
+ */
+int pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret_tables,
+			     int *ret_n, char *errbuf, size_t errlen);
+
+void pgsql_pubtables_free(struct pgsql_pubtable *t, int n);
+
+/**
+ * pgsql_check_role() - the connected role may stream (REPLICATION or superuser).
+ * Return: 0; -EACCES without the privilege; -EIO query failure.
+ */
+int pgsql_check_role(PGconn *c, char *errbuf, size_t errlen);
+
+/**
+ * pgsql_notnull_columns() - for table @schema.@table, a NUL-terminated string with one byte per
+ * column name in @names order: '1' if the column is NOT NULL, '0' otherwise ('0' for a name not
+ * found). Caller frees. NULL on query failure (text in @errbuf).
+ */
+char *pgsql_notnull_columns(PGconn *c, const char *schema, const char *table,
+			    const char *const *names, int n, char *errbuf, size_t errlen);
+
+/**
+ * pgsql_slot_create() - create a logical pgoutput slot (operations' command).
+ * Return: 0; -EEXIST if it exists; -EIO otherwise.
+ */
+int pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
+
+/* pgsql_slot_drop() - drop a slot. Return: 0, -ENOENT, -EBUSY (active) or -EIO. */
+int pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen);
+
+#endif

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/producer.h"
+
+#include <errno.h>
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/buf.h"
+#include "outboxd/log.h"
+#include "outboxd/mem.h"
+
+#define MOD "producer"
+
+struct producer {
+	rd_kafka_t *rk;
+	rd_kafka_queue_t *mainq;
+	producer_on_delivery on_delivery;
+	void *opaque;
+	int64_t max_message_bytes;
+};
+
+/*
+ * Settings forced for the delivery guarantee (DESIGN.md "Producer settings"), each with what a
+ * user override gives up. message.max.bytes is the Java client's max.request.size default.
+ * The queue bounds keep memory bounded: the relay stops reading PostgreSQL while they are hit.
+ */
+static const struct forced {
+	const char *key;
+	const char *value;
+	const char *gives_up;
+} forced[] = {
+	{ "enable.idempotence", "true", "retries may duplicate or reorder records of an aggregate" },
+	{ "acks", "all", "an acknowledged record may be lost when a broker fails" },
+	{ "enable.gapless.guarantee", "true", "a failed batch may leave a gap while later records land" },
+	{ "message.timeout.ms", "0", "records that time out leave a gap; later ones still land" },
+	{ "partitioner", "murmur2_random", "partitions no longer match Debezium's (Java murmur2)" },
+	{ "message.max.bytes", "1048576", NULL },
+	{ "queue.buffering.max.kbytes", "16384", NULL },
+	{ "queue.buffering.max.messages", "50000", NULL },
+	{ "log.queue", "true", NULL },
+};
+
+/* Names whose values must never reach a log line or an error message. */
+static bool
+secret_key(const char *key)
+{
+	return strstr(key, "password") || strstr(key, "secret") || strstr(key, "sasl.jaas") ||
+	       strstr(key, "key.pem") || strstr(key, "oauthbearer.config");
+}
+
+static int
+conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, char *errbuf, size_t errlen)
+{
+	char err[512];
+
+	if (rd_kafka_conf_set(conf, key, value, err, sizeof(err)) == RD_KAFKA_CONF_OK) {
+		return 0;
+	}
+	if (errbuf) {
+		snprintf(errbuf, errlen, "producer setting %s%s%s: %s", key,
+			 secret_key(key) ? "" : "=", secret_key(key) ? "" : value, err);
+	}
+	return -EINVAL;
+}
+
+static void
+on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct producer *p = opaque;
+
+	(void)rk;
+	p->on_delivery(p->opaque, m->_private, m->err == RD_KAFKA_RESP_ERR_NO_ERROR,
+		       m->err ? rd_kafka_err2str(m->err) : NULL);
+}
+
+static void
+on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	(void)rk;
+	(void)opaque;
+	if (err == RD_KAFKA_RESP_ERR__FATAL) {
+		log_error(MOD, "fatal producer error: %s; the pipeline restarts from the slot", reason);
+	} else if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
+		log_warn(MOD, "%s; librdkafka keeps retrying, nothing is confirmed meanwhile", reason);
+	} else {
+		log_warn(MOD, "%s (%s); librdkafka retries", reason, rd_kafka_err2name(err));
+	}
+}
+
+/* librdkafka's own log lines, served on the main queue (log.queue=true). */
+static void
+on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	(void)rk;
+	if (level <= 3) {
+		log_error("rdkafka", "%s: %s", fac, buf);
+	} else if (level <= 4) {
+		log_warn("rdkafka", "%s: %s", fac, buf);
+	} else if (level <= 6) {
+		log_info("rdkafka", "%s: %s", fac, buf);
+	} else {
+		log_debug("rdkafka", "%s: %s", fac, buf);
+	}
+}
+
+static int
+apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
+		const char *user = kv_get(settings, forced[i].key);
+
+		if (user && forced[i].gives_up && strcmp(user, forced[i].value) != 0) {
+			log_warn(MOD, "%s=%s overrides outboxd's %s: %s", forced[i].key, user,
+				 forced[i].value, forced[i].gives_up);
+		}
+		if (!user && conf_set(conf, forced[i].key, forced[i].value, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < settings->n; i++) {
+		if (conf_set(conf, settings->v[i].key, settings->v[i].value, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+	}
+	/* As Kafka Connect does: without idempotence, one request in flight keeps the order. */
+	if (kv_get(settings, "enable.idempotence") &&
+	    strcmp(kv_get(settings, "enable.idempotence"), "false") == 0 &&
+	    !kv_get(settings, "max.in.flight.requests.per.connection") &&
+	    conf_set(conf, "max.in.flight.requests.per.connection", "1", errbuf, errlen) < 0) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int64_t
+conf_int(rd_kafka_conf_t *conf, const char *key)
+{
+	char v[64];
+	size_t n = sizeof(v);
+
+	if (rd_kafka_conf_get(conf, key, v, &n) != RD_KAFKA_CONF_OK) {
+		return -1;
+	}
+	return strtoll(v, NULL, 10);
+}
+
+int
+producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery,
+	     void *opaque, struct producer **ret, char *errbuf, size_t errlen)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	struct producer *p = znew(*p);
+	char err[512];
+
+	p->on_delivery = on_delivery;
+	p->opaque = opaque;
+	if (apply_settings(conf, settings, errbuf, errlen) < 0) {
+		rd_kafka_conf_destroy(conf);
+		free(p);
+		return -EINVAL;
+	}
+	p->max_message_bytes = conf_int(conf, "message.max.bytes");
+	rd_kafka_conf_set_dr_msg_cb(conf, on_dr);
+	rd_kafka_conf_set_error_cb(conf, on_error);
+	rd_kafka_conf_set_log_cb(conf, on_log);
+	rd_kafka_conf_set_opaque(conf, p);
+	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+	if (!p->rk) {
+		rd_kafka_conf_destroy(conf);
+		free(p);
+		if (errbuf) {
+			snprintf(errbuf, errlen, "cannot create the Kafka producer: %s", err);
+		}
+		return -EINVAL;
+	}
+	p->mainq = rd_kafka_queue_get_main(p->rk);
+	rd_kafka_set_log_queue(p->rk, NULL);
+	rd_kafka_queue_io_event_enable(p->mainq, wake_fd, "1", 1);
+	*ret = p;
+	return 0;
+}
+
+/* Builds librdkafka headers; they belong to librdkafka once producev() succeeds. */
+static rd_kafka_headers_t *
+headers_new(const struct producer_record *rec)
+{
+	rd_kafka_headers_t *h = rd_kafka_headers_new(rec->nheaders ? rec->nheaders : 1);
+
+	for (size_t i = 0; i < rec->nheaders; i++) {
+		rd_kafka_header_add(h, rec->headers[i].name, -1, rec->headers[i].value,
+				    rec->headers[i].value ? (ssize_t)rec->headers[i].len : 0);
+	}
+	return h;
+}
+
+int
+producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque,
+	      char *errbuf, size_t errlen)
+{
+	rd_kafka_headers_t *h = headers_new(rec);
+	rd_kafka_resp_err_t err;
+
+	/* F_COPY: the router reuses its buffers; librdkafka copies into the message's own block. */
+	err = rd_kafka_producev(p->rk, RD_KAFKA_V_TOPIC(rec->topic),
+				RD_KAFKA_V_PARTITION(rec->partition < 0 ? RD_KAFKA_PARTITION_UA
+									  : rec->partition),
+				RD_KAFKA_V_KEY(rec->key, rec->key ? rec->key_len : 0),
+				RD_KAFKA_V_VALUE((void *)rec->value, rec->value ? rec->value_len : 0),
+				RD_KAFKA_V_TIMESTAMP(rec->timestamp_ms),
+				RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+				RD_KAFKA_V_OPAQUE(msg_opaque), RD_KAFKA_V_END);
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		return 0;
+	}
+	rd_kafka_headers_destroy(h);
+	if (errbuf) {
+		snprintf(errbuf, errlen, "%s", rd_kafka_err2str(err));
+	}
+	switch (err) {
+	case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+		return -EAGAIN;
+	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+		return -EMSGSIZE;
+	case RD_KAFKA_RESP_ERR__FATAL:
+		return -ESHUTDOWN;
+	default:
+		return -EINVAL;
+	}
+}
+
+void
+producer_poll(struct producer *p)
+{
+	rd_kafka_poll(p->rk, 0);
+}
+
+int
+producer_flush(struct producer *p, int timeout_ms)
+{
+	return rd_kafka_flush(p->rk, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : -ETIMEDOUT;
+}
+
+bool
+producer_fatal(struct producer *p, char *errbuf, size_t errlen)
+{
+	char err[512];
+
+	if (rd_kafka_fatal_error(p->rk, err, sizeof(err)) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		return false;
+	}
+	if (errbuf) {
+		snprintf(errbuf, errlen, "%s", err);
+	}
+	return true;
+}
+
+int
+producer_queue_len(struct producer *p)
+{
+	return rd_kafka_outq_len(p->rk);
+}
+
+int64_t
+producer_max_message_bytes(const struct producer *p)
+{
+	return p->max_message_bytes;
+}
+
+void
+producer_free(struct producer *p)
+{
+	if (!p) {
+		return;
+	}
+	rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+	rd_kafka_poll(p->rk, 0);
+	rd_kafka_queue_destroy(p->mainq);
+	rd_kafka_destroy(p->rk);
+	free(p);
+}

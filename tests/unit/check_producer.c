@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The producer module on librdkafka's mock cluster: the conditions tested here (a full queue,
+ * an oversize record, a refused setting) must be produced deterministically, which a real
+ * broker cannot do. End-to-end delivery against the real broker is in tests/integration.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "outboxd/producer.h"
+
+struct reports {
+	int ok, failed;
+	long opaque_sum;
+};
+
+static void
+on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
+{
+	struct reports *r = opaque;
+
+	(void)reason;
+	if (ok) {
+		r->ok++;
+	} else {
+		r->failed++;
+	}
+	r->opaque_sum += (long)(intptr_t)msg_opaque;
+}
+
+static int pipefd[2];
+
+static struct producer *
+mock_producer(struct kv *settings, struct reports *r)
+{
+	struct producer *p = NULL;
+	char err[512];
+
+	ck_assert_int_eq(pipe(pipefd), 0);
+	fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+	fcntl(pipefd[1], F_SETFL, O_NONBLOCK);
+	kv_set(settings, "test.mock.num.brokers", "1", NULL);
+	ck_assert_msg(producer_new(settings, pipefd[1], on_delivery, r, &p, err, sizeof(err)) == 0,
+		      "%s", err);
+	return p;
+}
+
+static struct producer_record
+record(const char *key, const char *value)
+{
+	return (struct producer_record){ .topic = "t", .key = key, .key_len = strlen(key),
+					 .value = value, .value_len = value ? strlen(value) : 0,
+					 .partition = -1 };
+}
+
+START_TEST(test_deliver_and_wake)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p = mock_producer(&s, &r);
+	struct producer_header h = { "id", "abc", 3 };
+	struct producer_record rec = record("k", "v");
+	char b;
+
+	rec.headers = &h;
+	rec.nheaders = 1;
+	for (long i = 1; i <= 10; i++) {
+		ck_assert_int_eq(producer_send(p, &rec, (void *)(intptr_t)i, NULL, 0), 0);
+	}
+	ck_assert_int_eq(producer_flush(p, 10000), 0);
+	ck_assert_int_eq(r.ok, 10);
+	ck_assert_int_eq(r.opaque_sum, 55);
+	/* librdkafka wrote at least one wake-up byte to the pipe */
+	ck_assert_int_eq(read(pipefd[0], &b, 1), 1);
+	producer_free(p);
+	kv_fini(&s);
+}
+END_TEST
+
+START_TEST(test_queue_full_is_eagain)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p;
+	struct producer_record rec = record("k", "v");
+	int rc = 0, sent = 0;
+
+	kv_set(&s, "queue.buffering.max.messages", "5", NULL);
+	kv_set(&s, "queue.buffering.max.ms", "1000", NULL);
+	p = mock_producer(&s, &r);
+	while (sent < 100 && (rc = producer_send(p, &rec, NULL, NULL, 0)) == 0) {
+		sent++;
+	}
+	ck_assert_int_eq(rc, -EAGAIN);
+	ck_assert_int_eq(sent, 5);
+	ck_assert_int_eq(producer_flush(p, 10000), 0);
+	ck_assert_int_eq(producer_send(p, &rec, NULL, NULL, 0), 0);
+	producer_free(p);
+	kv_fini(&s);
+}
+END_TEST
+
+START_TEST(test_oversize_is_emsgsize)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p;
+	char *big = malloc(2000);
+	struct producer_record rec;
+	char err[256] = "";
+
+	memset(big, 'x', 1999);
+	big[1999] = '\0';
+	kv_set(&s, "message.max.bytes", "1000", NULL);
+	p = mock_producer(&s, &r);
+	ck_assert_int_eq(producer_max_message_bytes(p), 1000);
+	rec = record("k", big);
+	ck_assert_int_eq(producer_send(p, &rec, NULL, err, sizeof(err)), -EMSGSIZE);
+	ck_assert_int_ne(strlen(err), 0);
+	producer_free(p);
+	kv_fini(&s);
+	free(big);
+}
+END_TEST
+
+START_TEST(test_forced_defaults)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p = mock_producer(&s, &r);
+
+	ck_assert_int_eq(producer_max_message_bytes(p), 1048576);
+	ck_assert(!producer_fatal(p, NULL, 0));
+	producer_free(p);
+	kv_fini(&s);
+}
+END_TEST
+
+START_TEST(test_bad_setting_named_secret_hidden)
+{
+	struct kv s = KV_INIT;
+	struct producer *p = NULL;
+	struct reports r = { 0 };
+	char err[512] = "";
+
+	kv_set(&s, "sasl.password", "hunter2", NULL);
+	kv_set(&s, "no.such.setting", "1", NULL);
+	ck_assert_int_eq(producer_new(&s, -1, on_delivery, &r, &p, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_ptr_nonnull(strstr(err, "no.such.setting"));
+	ck_assert_ptr_null(strstr(err, "hunter2"));
+	kv_fini(&s);
+}
+END_TEST
+
+START_TEST(test_purge_on_free_reports_failures)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p;
+	struct producer_record rec = record("k", "v");
+
+	kv_set(&s, "queue.buffering.max.ms", "60000", NULL);
+	p = mock_producer(&s, &r);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(producer_send(p, &rec, NULL, NULL, 0), 0);
+	}
+	producer_free(p);
+	ck_assert_int_eq(r.ok, 0);
+	ck_assert_int_eq(r.failed, 3);
+	kv_fini(&s);
+}
+END_TEST
+
+static Suite *
+producer_suite(void)
+{
+	Suite *s = suite_create("producer");
+	TCase *tc = tcase_create("mock-cluster");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_deliver_and_wake);
+	tcase_add_test(tc, test_queue_full_is_eagain);
+	tcase_add_test(tc, test_oversize_is_emsgsize);
+	tcase_add_test(tc, test_forced_defaults);
+	tcase_add_test(tc, test_bad_setting_named_secret_hidden);
+	tcase_add_test(tc, test_purge_on_free_reports_failures);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(producer_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
