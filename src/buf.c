@@ -52,16 +52,23 @@ void
 buf_add_vfmt(struct buf *b, const char *fmt, va_list ap)
 {
 	va_list ap2;
+	size_t room;
 	int n;
 
+	/* Format into the spare room first; only a longer result needs a second pass. */
+	buf_reserve(b, 64);
+	room = b->cap - b->len;
 	va_copy(ap2, ap);
-	n = vsnprintf(NULL, 0, fmt, ap2);
+	n = vsnprintf(b->data + b->len, room, fmt, ap2);
 	va_end(ap2);
 	if (n < 0) {
+		b->data[b->len] = '\0';
 		return;
 	}
-	buf_reserve(b, (size_t)n);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	if ((size_t)n >= room) {
+		buf_reserve(b, (size_t)n);
+		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	}
 	b->len += (size_t)n;
 }
 

@@ -1,46 +1,452 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * outboxd's command line: parses argv, wires the modules together and maps outcomes to exit
- * codes (0 clean stop, 1 runtime failure, 2 configuration or precondition error).
+ * outboxd's command line: parses argv, loads the configuration, wires the modules together and
+ * maps outcomes to exit codes (0 clean stop, 1 runtime failure, 2 configuration or
+ * precondition error). The only file outside the core library.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
+#include "outboxd/config.h"
+#include "outboxd/log.h"
+#include "outboxd/lsn.h"
+#include "outboxd/pgconn.h"
+#include "outboxd/pgsql.h"
+#include "outboxd/producer.h"
+#include "outboxd/relay.h"
+#include "outboxd/router.h"
 #include "outboxd/version.h"
+
+#define MOD "main"
+
+extern char **environ;
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 static void
 usage(FILE *out)
 {
-	fputs("usage: outboxd COMMAND [ARGS]\n"
+	fputs("usage: outboxd COMMAND [FILE...]\n"
 	      "\n"
 	      "Relays transactional-outbox rows from PostgreSQL logical replication to Kafka,\n"
 	      "producing the records Debezium's outbox EventRouter produces.\n"
 	      "\n"
+	      "FILE... is the configuration a Debezium user already has: a Kafka Connect\n"
+	      "standalone worker .properties plus a connector .properties or connector JSON file.\n"
+	      "\n"
 	      "commands:\n"
-	      "  version      print the version of outboxd and of its libraries\n"
-	      "  --help       print this text\n"
+	      "  run FILE...           run the relay until SIGTERM or SIGINT\n"
+	      "  check FILE...         validate configuration, connectivity, slot, publication and\n"
+	      "                        privileges, and print a diagnosis\n"
+	      "  slot create FILE...   create the configured pgoutput slot (operations staff)\n"
+	      "  slot drop FILE...     drop it\n"
+	      "  slot status FILE...   show it\n"
+	      "  version               print the version of outboxd and of its libraries\n"
+	      "  --help                print this text\n"
+	      "\n"
+	      "environment: OUTBOXD_LOG_LEVEL=error|warn|info|debug (default info);\n"
+	      "OUTBOXD_<KEY> overrides outboxd.<key> (OUTBOXD_SLOT_CREATE=true).\n"
 	      "\n"
 	      "exit codes: 0 clean stop, 1 runtime failure, 2 configuration or precondition error\n",
 	      out);
 }
 
+/* A random (version 4) UUID: Debezium's __debezium.context.runId, fresh per start. */
+static void
+run_id(char out[37])
+{
+	unsigned char b[16];
+
+	if (getrandom(b, sizeof(b), 0) != sizeof(b)) {
+		FILE *in = fopen("/dev/urandom", "r");
+
+		if (!in || fread(b, 1, sizeof(b), in) != sizeof(b)) {
+			abort();
+		}
+		fclose(in);
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+		 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+		 b[15]);
+}
+
+static struct config *
+load_config(int nfiles, char **files)
+{
+	struct config *cfg = NULL;
+	char err[1024];
+
+	if (nfiles < 1) {
+		fprintf(stderr, "outboxd: no configuration files given; see \"outboxd --help\"\n");
+		return NULL;
+	}
+	if (config_load((const char *const *)files, nfiles, environ, &cfg, err, sizeof(err)) < 0) {
+		log_error(MOD, "%s", err);
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->ignored.n; i++) {
+		const struct kv_entry *e = &cfg->ignored.v[i];
+
+		log_info(MOD, "accepted without effect: %s (%s)%s%s", e->key, e->value,
+			 e->origin ? " at " : "", e->origin ? e->origin : "");
+	}
+	return cfg;
+}
+
+static int
+build_router(const struct config *cfg, const char *rid, struct router **ret)
+{
+	struct router_config rc = {
+		.topic_prefix = cfg->topic_prefix,
+		.run_id = rid,
+		.table_include_list = cfg->table_include_list,
+		.smt = &cfg->transform,
+		.key_converter = cfg->key_converter,
+		.value_converter = cfg->value_converter,
+		.header_converter = cfg->header_converter,
+		.key_converter_opts = &cfg->key_converter_opts,
+		.value_converter_opts = &cfg->value_converter_opts,
+		.header_converter_opts = &cfg->header_converter_opts,
+		.extended_headers = cfg->extended_headers,
+		.double_format = cfg->java_double_format,
+		.binary_handling_mode = cfg->binary_handling_mode,
+		.time_precision_mode = cfg->time_precision_mode,
+		.decimal_handling_mode = cfg->decimal_handling_mode,
+	};
+	char err[1024];
+
+	if (router_new(&rc, ret, err, sizeof(err)) < 0) {
+		log_error(MOD, "%s", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* librdkafka settings: the user's (translated) plus bootstrap.servers. Caller kv_fini()s. */
+static void
+producer_settings(const struct config *cfg, struct kv *out)
+{
+	for (size_t i = 0; i < cfg->producer.n; i++) {
+		kv_set(out, cfg->producer.v[i].key, cfg->producer.v[i].value,
+		       cfg->producer.v[i].origin);
+	}
+	if (cfg->bootstrap_servers) {
+		kv_set(out, "bootstrap.servers", cfg->bootstrap_servers, NULL);
+	}
+}
+
+/* SIGTERM, SIGINT and SIGHUP arrive through a signalfd; the loop handles them. */
+static int
+signal_fd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* outboxd.slot.create=true: create a missing slot; never recreate or replace one. */
+static int
+maybe_create_slot(const struct config *cfg)
+{
+	enum pgconn_failure f;
+	struct pgsql_slot slot;
+	PGconn *c = NULL;
+	char err[1024], at[LSN_STRLEN];
+	lsn_t lsn = 0;
+	int rc;
+
+	if (!cfg->slot_create) {
+		if (strcmp(cfg->snapshot_mode, "initial") == 0) {
+			log_info(MOD, "snapshot.mode=initial: the slot exists (or must), so outboxd "
+				 "streams from it and takes no snapshot, as a migrating Debezium with "
+				 "offsets would");
+		}
+		return 0;
+	}
+	if (pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err)) < 0) {
+		log_error(MOD, "%s", err);
+		return -EIO;
+	}
+	rc = pgsql_check_slot(c, cfg->slot_name, &slot, err, sizeof(err));
+	if (rc == -ENOENT) {
+		if (strcmp(cfg->snapshot_mode, "initial") == 0) {
+			log_error(MOD, "outboxd.slot.create=true with snapshot.mode=initial would have "
+				  "to publish the rows already in the outbox table, which this version "
+				  "cannot do; set snapshot.mode=no_data, or create the slot with "
+				  "sql/slot.sql");
+			PQfinish(c);
+			return -EINVAL;
+		}
+		rc = pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err));
+		if (rc == 0) {
+			log_info(MOD, "created replication slot \"%s\" at %s (outboxd.slot.create=true)",
+				 cfg->slot_name, lsn_format(lsn, at));
+		} else {
+			log_error(MOD, "could not create replication slot \"%s\": %s", cfg->slot_name,
+				  err);
+		}
+	} else {
+		rc = 0; /* existing (or broken: run's checks say which) */
+	}
+	PQfinish(c);
+	return rc;
+}
+
+static int
+cmd_run(int nfiles, char **files)
+{
+	struct config *cfg = load_config(nfiles, files);
+	struct router *router = NULL;
+	struct kv prod = KV_INIT;
+	char rid[37];
+	int sfd, rc = EXIT_USAGE;
+
+	if (!cfg) {
+		return EXIT_USAGE;
+	}
+	run_id(rid);
+	if (build_router(cfg, rid, &router) < 0 || maybe_create_slot(cfg) < 0) {
+		goto out;
+	}
+	sfd = signal_fd();
+	producer_settings(cfg, &prod);
+	log_info(MOD, "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix \"%s\", "
+		 "runId %s", version_string(), cfg->slot_name, cfg->publication_name,
+		 cfg->topic_prefix, rid);
+	{
+		struct relay_params p = {
+			.pg = &cfg->pg_conn,
+			.slot = cfg->slot_name,
+			.publication = cfg->publication_name,
+			.producer = &prod,
+			.router = router,
+			.status_interval_ms = cfg->status_update_interval_ms,
+			.slot_max_retries = (int)cfg->slot_max_retries,
+			.slot_retry_delay_ms = cfg->slot_retry_delay_ms,
+			.shutdown_flush_ms = cfg->shutdown_flush_ms,
+			.backoff_max_ms = cfg->restart_backoff_max_ms,
+			.halt_after_failures = (int)cfg->halt_after_failures,
+		};
+
+		rc = (int)relay_run(&p, sfd);
+	}
+	close(sfd);
+out:
+	kv_fini(&prod);
+	router_free(router);
+	config_free(cfg);
+	return rc;
+}
+
+/* One diagnosis line: "ok" or "FAIL", what was checked, and the finding. */
+static void
+diag(bool ok, const char *what, const char *detail)
+{
+	printf("%-4s %-13s %s\n", ok ? "ok" : "FAIL", what, detail);
+}
+
+static bool
+check_kafka(const struct config *cfg)
+{
+	struct kv prod = KV_INIT;
+	struct producer *p = NULL;
+	char err[1024];
+	int fds[2];
+	bool ok;
+
+	producer_settings(cfg, &prod);
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
+		kv_fini(&prod);
+		return false;
+	}
+	ok = producer_new(&prod, fds[1], NULL, NULL, &p, err, sizeof(err)) == 0 &&
+	     producer_check_brokers(p, 10000, err, sizeof(err)) == 0;
+	diag(ok, "kafka", ok ? err : err);
+	producer_free(p);
+	close(fds[0]);
+	close(fds[1]);
+	kv_fini(&prod);
+	return ok;
+}
+
+static bool
+check_postgres(const struct config *cfg, const struct router *router)
+{
+	enum pgconn_failure f;
+	struct pgsql_slot slot;
+	struct pgsql_pubtable *tables = NULL;
+	PGconn *c = NULL;
+	char err[1024], detail[1200], at[LSN_STRLEN];
+	int n = 0, selected = 0;
+	bool ok = true;
+
+	if (pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err)) < 0) {
+		diag(false, "postgresql", err);
+		return false;
+	}
+	diag(true, "postgresql", "connected");
+	ok &= pgsql_check_role(c, err, sizeof(err)) == 0;
+	diag(ok, "privileges", ok ? "the role may stream changes (REPLICATION)" : err);
+	if (pgsql_check_slot(c, cfg->slot_name, &slot, err, sizeof(err)) == 0) {
+		snprintf(detail, sizeof(detail), "\"%s\": logical, pgoutput, confirmed_flush_lsn %s%s",
+			 cfg->slot_name, lsn_format(slot.confirmed_flush, at),
+			 slot.active ? ", active (another client streams from it now)" : "");
+		diag(true, "slot", detail);
+	} else {
+		diag(false, "slot", err);
+		ok = false;
+	}
+	if (pgsql_publication_tables(c, cfg->publication_name, &tables, &n, err, sizeof(err)) == 0) {
+		for (int i = 0; i < n; i++) {
+			if (router_selects(router, tables[i].schema, tables[i].table)) {
+				snprintf(detail, sizeof(detail), "\"%s\" publishes %s.%s (selected)",
+					 cfg->publication_name, tables[i].schema, tables[i].table);
+				diag(true, "publication", detail);
+				selected++;
+			}
+		}
+		if (!selected) {
+			snprintf(detail, sizeof(detail), "\"%s\" holds no table that "
+				 "table.include.list selects", cfg->publication_name);
+			diag(false, "publication", detail);
+			ok = false;
+		}
+		pgsql_pubtables_free(tables, n);
+	} else {
+		diag(false, "publication", err);
+		ok = false;
+	}
+	PQfinish(c);
+	return ok;
+}
+
+static int
+cmd_check(int nfiles, char **files)
+{
+	struct config *cfg = load_config(nfiles, files);
+	struct router *router = NULL;
+	struct buf desc = BUF_INIT;
+	char rid[37];
+	bool ok;
+
+	if (!cfg) {
+		printf("FAIL configuration (see the line above)\n");
+		return EXIT_USAGE;
+	}
+	run_id(rid);
+	config_describe(cfg, &desc);
+	printf("%s", buf_cstr(&desc));
+	buf_fini(&desc);
+	ok = build_router(cfg, rid, &router) == 0;
+	diag(ok, "configuration", ok ? "valid" : "invalid (see the line above)");
+	if (ok) {
+		ok = check_postgres(cfg, router);
+		ok = check_kafka(cfg) && ok;
+	}
+	printf("%s\n", ok ? "outboxd can run with this configuration"
+			  : "outboxd cannot run with this configuration: fix the FAIL lines");
+	router_free(router);
+	config_free(cfg);
+	return ok ? EXIT_OK : EXIT_USAGE;
+}
+
+static int
+cmd_slot(int argc, char **argv)
+{
+	struct config *cfg;
+	enum pgconn_failure f;
+	struct pgsql_slot slot;
+	PGconn *c = NULL;
+	char err[1024], at[LSN_STRLEN];
+	lsn_t lsn = 0;
+	int rc = EXIT_OK;
+
+	if (argc < 1 || (strcmp(argv[0], "create") && strcmp(argv[0], "drop") &&
+			 strcmp(argv[0], "status"))) {
+		fprintf(stderr, "outboxd: slot needs create, drop or status; see \"outboxd --help\"\n");
+		return EXIT_USAGE;
+	}
+	if (!(cfg = load_config(argc - 1, argv + 1))) {
+		return EXIT_USAGE;
+	}
+	if (pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err)) < 0) {
+		log_error(MOD, "%s", err);
+		config_free(cfg);
+		return f == PGCONN_PRECONDITION ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	if (strcmp(argv[0], "create") == 0) {
+		if (pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err)) == 0) {
+			printf("created replication slot \"%s\" (pgoutput) at %s\n", cfg->slot_name,
+			       lsn_format(lsn, at));
+		} else {
+			log_error(MOD, "could not create replication slot \"%s\": %s", cfg->slot_name, err);
+			rc = EXIT_USAGE;
+		}
+	} else if (strcmp(argv[0], "drop") == 0) {
+		if (pgsql_slot_drop(c, cfg->slot_name, err, sizeof(err)) == 0) {
+			printf("dropped replication slot \"%s\"\n", cfg->slot_name);
+		} else {
+			log_error(MOD, "could not drop replication slot \"%s\": %s", cfg->slot_name, err);
+			rc = EXIT_USAGE;
+		}
+	} else if (pgsql_check_slot(c, cfg->slot_name, &slot, err, sizeof(err)) == 0) {
+		printf("slot \"%s\": logical pgoutput, confirmed_flush_lsn %s, %s\n", cfg->slot_name,
+		       lsn_format(slot.confirmed_flush, at),
+		       slot.active ? "active" : "inactive");
+	} else {
+		printf("slot \"%s\": %s\n", cfg->slot_name, err);
+		rc = EXIT_USAGE;
+	}
+	PQfinish(c);
+	config_free(cfg);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
+	const char *level = getenv("OUTBOXD_LOG_LEVEL");
+	enum log_level l;
+
+	if (level && log_level_parse(level, &l) == 0) {
+		log_set_level(l);
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return EXIT_OK;
 	}
-	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		version_print(stdout);
 		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "run")) {
+		return cmd_run(argc - 2, argv + 2);
+	}
+	if (!strcmp(argv[1], "check")) {
+		return cmd_check(argc - 2, argv + 2);
+	}
+	if (!strcmp(argv[1], "slot")) {
+		return cmd_slot(argc - 2, argv + 2);
 	}
 	fprintf(stderr, "outboxd: unknown command \"%s\"; run \"outboxd --help\" for the list\n",
 		argv[1]);

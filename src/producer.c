@@ -71,6 +71,9 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	struct producer *p = opaque;
 
 	(void)rk;
+	if (!p->on_delivery) {
+		return;
+	}
 	p->on_delivery(p->opaque, m->_private, m->err == RD_KAFKA_RESP_ERR_NO_ERROR,
 		       m->err ? rd_kafka_err2str(m->err) : NULL);
 }
@@ -94,6 +97,11 @@ static void
 on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	(void)rk;
+	/* enable.gapless.guarantee is forced on purpose; librdkafka calls it experimental. */
+	if (strcmp(fac, "CONFWARN") == 0 && strstr(buf, "enable.gapless.guarantee")) {
+		log_debug("rdkafka", "%s: %s", fac, buf);
+		return;
+	}
 	if (level <= 3) {
 		log_error("rdkafka", "%s: %s", fac, buf);
 	} else if (level <= 4) {
@@ -254,6 +262,32 @@ producer_fatal(struct producer *p, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "%s", err);
 	}
 	return true;
+}
+
+int
+producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_resp_err_t err = rd_kafka_metadata(p->rk, 0, NULL, &md, timeout_ms);
+	struct buf line = BUF_INIT;
+
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (errbuf) {
+			snprintf(errbuf, errlen, "no broker answered within %d ms: %s", timeout_ms,
+				 rd_kafka_err2str(err));
+		}
+		return -EIO;
+	}
+	buf_add_fmt(&line, "%d broker%s:", md->broker_cnt, md->broker_cnt == 1 ? "" : "s");
+	for (int i = 0; i < md->broker_cnt; i++) {
+		buf_add_fmt(&line, " %s:%d", md->brokers[i].host, md->brokers[i].port);
+	}
+	if (errbuf) {
+		snprintf(errbuf, errlen, "%s", buf_cstr(&line));
+	}
+	buf_fini(&line);
+	rd_kafka_metadata_destroy(md);
+	return 0;
 }
 
 int

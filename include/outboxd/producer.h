@@ -75,6 +75,13 @@ int producer_flush(struct producer *p, int timeout_ms);
 /* producer_fatal() - a fatal error occurred (idempotence, gapless); text in @errbuf. */
 bool producer_fatal(struct producer *p, char *errbuf, size_t errlen);
 
+/**
+ * producer_check_brokers() - ask the cluster for its metadata (the `outboxd check` probe).
+ * @errbuf: on success a one-line summary ("1 broker: 127.0.0.1:9092"), else the reason.
+ * Return: 0, or -EIO.
+ */
+int producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen);
+
 /* producer_queue_len() - records waiting for a delivery report. */
 int producer_queue_len(struct producer *p);
 

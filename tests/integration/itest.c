@@ -172,3 +172,49 @@ itest_records_free(struct itest_record *r, size_t n)
 	}
 	free(r);
 }
+
+long
+itest_topic_count(const char *topic)
+{
+	rd_kafka_conf_t *conf = itest_kafka_conf();
+	char err[512];
+	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+	rd_kafka_topic_t *t;
+	const struct rd_kafka_metadata *md = NULL;
+	long total = 0;
+
+	ck_assert_msg(rk != NULL, "consumer: %s", err);
+	t = rd_kafka_topic_new(rk, topic, NULL);
+	if (rd_kafka_metadata(rk, 0, t, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (md->topic_cnt == 1 && md->topics[0].err == 0) {
+			for (int p = 0; p < md->topics[0].partition_cnt; p++) {
+				int64_t lo = 0, hi = 0;
+
+				ck_assert_int_eq(rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi,
+										  10000),
+						 RD_KAFKA_RESP_ERR_NO_ERROR);
+				total += (long)hi;
+			}
+		}
+		rd_kafka_metadata_destroy(md);
+	}
+	rd_kafka_topic_destroy(t);
+	rd_kafka_destroy(rk);
+	return total;
+}
+
+int
+itest_kafka_pid(void)
+{
+	struct buf path = BUF_INIT;
+	FILE *in;
+	int pid = 0;
+
+	buf_add_fmt(&path, "%s/kafka/pid", itest_env("OUTBOXD_TEST_STACK_DIR"));
+	in = fopen(buf_cstr(&path), "r");
+	ck_assert_msg(in != NULL, "no broker pid file at %s", buf_cstr(&path));
+	ck_assert_int_eq(fscanf(in, "%d", &pid), 1);
+	fclose(in);
+	buf_fini(&path);
+	return pid;
+}

@@ -49,4 +49,10 @@ size_t itest_consume_all(const char *topic, size_t expected, int timeout_ms,
 
 void itest_records_free(struct itest_record *r, size_t n);
 
+/* itest_topic_count() - records in @topic (sum of high watermarks); 0 if it does not exist. */
+long itest_topic_count(const char *topic);
+
+/* itest_kafka_pid() - the stack's broker process. */
+int itest_kafka_pid(void);
+
 #endif

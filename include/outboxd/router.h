@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_ROUTER_H
+#define OUTBOXD_ROUTER_H
+
+/*
+ * Debezium 3.6.1's outbox EventRouter (plus the connector's column conversion and Kafka
+ * Connect's converters): one outbox row -> one Kafka record {topic, key, value, headers,
+ * partition, timestamp} as bytes (reference debezium-outbox.md §1-§3). Pure: no I/O, no
+ * logging; reasons come back in errbuf for the caller to log once.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outboxd/buf.h"
+#include "outboxd/kv.h"
+#include "outboxd/pgoutput.h"
+#include "outboxd/relcache.h"
+
+struct router_config {
+	const char *topic_prefix;	/* topic.prefix: __debezium.context.connectorLogicalName */
+	const char *run_id;		/* a fresh UUID per start: __debezium.context.runId */
+	const char *table_include_list; /* NULL or "" = every table */
+	const struct kv *smt;		/* transforms.<alias>.* with the prefix stripped; may
+					 * include "type" */
+	const char *key_converter;	/* class names; NULL = JsonConverter (key, value) and */
+	const char *value_converter;	/* SimpleHeaderConverter (header) */
+	const char *header_converter;
+	const struct kv *key_converter_opts; /* prefix-stripped converter options; NULL = none */
+	const struct kv *value_converter_opts;
+	const struct kv *header_converter_opts;
+	bool extended_headers;		/* extended.headers.enabled (Debezium default true) */
+	const char *double_format;	/* outboxd.java.double.format; NULL = jdk17 */
+	const char *binary_handling_mode;  /* bytes (NULL) | base64 | base64-url-safe | hex */
+	const char *time_precision_mode;   /* adaptive (NULL) | adaptive_time_microseconds */
+	const char *decimal_handling_mode; /* precise (NULL); double/string rejected for now */
+};
+
+struct router;
+
+/**
+ * router_new() - validate every option as EventRouter.configure() and the connector do at start.
+ * @cfg: borrowed; strings are copied.
+ * @ret: written only on success; caller frees with router_free().
+ *
+ * Return: 0, or -EINVAL with the option, the reason and the fix in @errbuf (bad regex, bad
+ * enum or boolean value, bad placement, unknown EventRouter option, an option outboxd does
+ * not support yet, an unsupported converter).
+ */
+int router_new(const struct router_config *cfg, struct router **ret, char *errbuf,
+	       size_t errlen);
+
+/* router_free() - NULL allowed. */
+void router_free(struct router *r);
+
+/**
+ * router_selects() - table.include.list: does "nspname.relname" fully match one of the
+ * comma-separated patterns (case-insensitive)? Every table when the list is absent. The result
+ * is stable per relation, so callers cache it (relcache_rel.user).
+ */
+bool router_selects(const struct router *r, const char *nspname, const char *relname);
+
+struct router_header {
+	struct buf name;
+	struct buf value;
+	bool null;		/* a header with a null value (still sent) */
+};
+
+/* One produced record. Owned buffers, reused across router_route() calls. */
+struct router_record {
+	struct buf topic;
+	struct buf key;
+	bool key_null;		/* Kafka null key (StringConverter with a NULL key column) */
+	struct buf value;
+	bool value_null;	/* Kafka null value: a tombstone or a converter's null */
+	struct router_header *headers; /* owned; in send order */
+	size_t nheaders;
+	size_t headers_cap;
+	int32_t partition;	/* -1 = unassigned (the partitioner decides) */
+	int64_t timestamp_ms;	/* -1 = processing time */
+};
+
+void router_record_init(struct router_record *rec);
+/* router_record_reset() - empty for reuse; keeps the memory. */
+void router_record_reset(struct router_record *rec);
+void router_record_fini(struct router_record *rec);
+
+enum router_verdict {
+	ROUTER_PUBLISH,		/* @out holds the record */
+	ROUTER_DROP,		/* nothing to publish, nothing to say: DELETE, TRUNCATE */
+	ROUTER_DROP_WARN,	/* UPDATE, table.op.invalid.behavior=warn: log a warning */
+	ROUTER_DROP_ERROR,	/* UPDATE, table.op.invalid.behavior=error: log an error */
+	ROUTER_HALT,		/* UPDATE, table.op.invalid.behavior=fatal: stop the relay */
+	ROUTER_POISON,		/* a row Debezium's task would fail on (DESIGN.md "poison row") */
+};
+
+/**
+ * router_route() - apply the EventRouter to one row.
+ * @rel: borrowed; the row's relation. The caller has already checked router_selects().
+ * @notnull: borrowed; rel->ncols flags, true for a column declared NOT NULL (read once per
+ *	relation from pg_attribute.attnotnull: pgoutput does not carry it), which makes its
+ *	Connect schema required ("optional":false). NULL = every column optional.
+ * @op: 'I' insert, 'r' snapshot read, 'U' update, 'D' delete, 'T' truncate.
+ * @tup: borrowed; the new tuple ('I', 'r', 'U'); may be NULL for 'D'/'T'.
+ * @out: reset, then filled when the verdict is ROUTER_PUBLISH.
+ * @ret_verdict: what to do with the row.
+ *
+ * Return: 0 with a verdict (@errbuf holds the reason and the fix for every verdict but
+ * PUBLISH and DROP), or -EINVAL for a call that breaks this contract (unknown @op, a tuple
+ * whose column count differs from @rel).
+ */
+int router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull, char op,
+		 const struct pgoutput_tuple *tup, struct router_record *out,
+		 enum router_verdict *ret_verdict, char *errbuf, size_t errlen);
+
+#endif

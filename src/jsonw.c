@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/jsonw.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/*
+ * Doubles: Java 19+ (JDK-4511638) prints the shortest decimal of at least two significant
+ * digits that rounds back to the double, the closest one to the exact value if several.
+ * Java 17's FloatingDecimal usually agrees but sometimes prints a longer or not-closest form,
+ * mostly for large magnitudes (1.0E23 -> "9.999999999999999E22", 2.82879384806159E17 ->
+ * "2.82879384806159008E17", 8.41E21 -> "8.409999999999999E21"). That algorithm is not
+ * reproduced here yet: JSONW_DOUBLE_JDK17 currently prints the shortest form too. Values that
+ * come from PostgreSQL float columns or from JSON text with few digits (the outbox case) print
+ * the same under both.
+ */
+
+int
+jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *errbuf,
+			  size_t errlen)
+{
+	size_t n;
+
+	if (!s) {
+		*ret = JSONW_DOUBLE_JDK17;
+		return 0;
+	}
+	while (*s == ' ' || *s == '\t') {
+		s++;
+	}
+	n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) {
+		n--;
+	}
+	if (n == 5 && strncasecmp(s, "jdk17", 5) == 0) {
+		*ret = JSONW_DOUBLE_JDK17;
+		return 0;
+	}
+	if (n == 8 && strncasecmp(s, "shortest", 8) == 0) {
+		*ret = JSONW_DOUBLE_SHORTEST;
+		return 0;
+	}
+	if (errbuf && errlen) {
+		snprintf(errbuf, errlen,
+			 "outboxd.java.double.format: invalid value '%s'; use 'jdk17' (Java 17's "
+			 "Double.toString, what Debezium 3.6.1 on Java 17 prints) or 'shortest' "
+			 "(Java 19+)", s);
+	}
+	return -EINVAL;
+}
+
+/* Decode one UTF-8 sequence at @s; 0 on malformed input, else its length and *cp. */
+static size_t
+utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+	uint32_t c;
+	size_t n, i;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+		n = 2;
+		c = s[0] & 0x1F;
+	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		n = 3;
+		c = s[0] & 0x0F;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		n = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len < n) {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80) {
+			return 0;
+		}
+		c = (c << 6) | (s[i] & 0x3F);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
+	    (c >= 0xD800 && c <= 0xDFFF)) {
+		return 0;
+	}
+	*cp = c;
+	return n;
+}
+
+bool
+jsonw_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n;
+	uint32_t cp;
+
+	while (i < len) {
+		n = utf8_decode(p + i, len - i, &cp);
+		if (!n) {
+			return false;
+		}
+		i += n;
+	}
+	return true;
+}
+
+static void
+add_u_escape(struct buf *b, unsigned v)
+{
+	buf_add_fmt(b, "\\u%04X", v);
+}
+
+int
+jsonw_string(struct buf *b, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n;
+	uint32_t cp;
+
+	if (!jsonw_utf8_valid(s, len)) {
+		return -EINVAL;
+	}
+	buf_reserve(b, len + 2);
+	buf_add_char(b, '"');
+	while (i < len) {
+		n = utf8_decode(p + i, len - i, &cp);
+		if (cp >= 0x10000) {
+			cp -= 0x10000;
+			add_u_escape(b, 0xD800 + (cp >> 10));
+			add_u_escape(b, 0xDC00 + (cp & 0x3FF));
+		} else if (cp == '"' || cp == '\\') {
+			buf_add_char(b, '\\');
+			buf_add_char(b, (char)cp);
+		} else if (cp < 0x20) {
+			switch (cp) {
+			case '\b': buf_add_str(b, "\\b"); break;
+			case '\t': buf_add_str(b, "\\t"); break;
+			case '\n': buf_add_str(b, "\\n"); break;
+			case '\f': buf_add_str(b, "\\f"); break;
+			case '\r': buf_add_str(b, "\\r"); break;
+			default: add_u_escape(b, cp); break;
+			}
+		} else {
+			buf_add(b, p + i, n);
+		}
+		i += n;
+	}
+	buf_add_char(b, '"');
+	return 0;
+}
+
+void
+jsonw_int(struct buf *b, int64_t v)
+{
+	buf_add_fmt(b, "%lld", (long long)v);
+}
+
+/*
+ * Round-trip tests: does the decimal text @s read back as exactly @x? strtod/strtof round to
+ * nearest-even, which is the "rounds to v" of Java's specification.
+ */
+static bool
+roundtrips(const char *s, double x, bool is_float)
+{
+	if (is_float) {
+		return strtof(s, NULL) == (float)x;
+	}
+	return strtod(s, NULL) == x;
+}
+
+/*
+ * Shortest digits of |x| (> 0, finite): writes the significant digits to @digits (no trailing
+ * zeros beyond the first digit) and the decimal exponent of the first digit to *exp10.
+ */
+static void
+shortest_digits(double x, bool is_float, char *digits, int *exp10)
+{
+	char s[64], alt[64], best[64];
+	int maxp = is_float ? 9 : 17;
+	int p;
+
+	for (p = 2; p <= maxp; p++) {
+		snprintf(s, sizeof(s), "%.*e", p - 1, x);
+		if (roundtrips(s, x, is_float)) {
+			break;
+		}
+		/*
+		 * The nearest p-digit decimal lies outside the rounding interval; when the interval
+		 * is lopsided (x a power of two) the neighbour on the far side may still be inside.
+		 */
+		{
+			double r = strtod(s, NULL);
+			double step = pow(10.0, (double)(atoi(strchr(s, 'e') + 1) - (p - 1)));
+			double n = r < x ? r + step : r - step;
+
+			snprintf(alt, sizeof(alt), "%.*e", p - 1, n);
+			if (roundtrips(alt, x, is_float)) {
+				memcpy(s, alt, sizeof(s));
+				break;
+			}
+		}
+	}
+	if (p > maxp) {
+		snprintf(s, sizeof(s), "%.*e", maxp - 1, x);
+	}
+	/* s is "d.ddde[+-]xx" */
+	{
+		char *e = strchr(s, 'e');
+		size_t k = 0;
+
+		for (char *q = s; q < e; q++) {
+			if (*q != '.') {
+				best[k++] = *q;
+			}
+		}
+		while (k > 1 && best[k - 1] == '0') {
+			k--;
+		}
+		best[k] = '\0';
+		memcpy(digits, best, k + 1);
+		*exp10 = atoi(e + 1);
+	}
+}
+
+/* Java's layout of digits d1d2... x 10^e: plain for 1e-3 <= |x| < 1e7, else d.dddEn. */
+static void
+java_layout(struct buf *b, const char *digits, int e)
+{
+	size_t nd = strlen(digits);
+
+	if (e >= -3 && e < 7) {
+		if (e >= 0) {
+			for (int i = 0; i <= e; i++) {
+				buf_add_char(b, (size_t)i < nd ? digits[i] : '0');
+			}
+			buf_add_char(b, '.');
+			if ((size_t)e + 1 < nd) {
+				buf_add_str(b, digits + e + 1);
+			} else {
+				buf_add_char(b, '0');
+			}
+		} else {
+			buf_add_str(b, "0.");
+			for (int i = 0; i < -e - 1; i++) {
+				buf_add_char(b, '0');
+			}
+			buf_add_str(b, digits);
+		}
+		return;
+	}
+	buf_add_char(b, digits[0]);
+	buf_add_char(b, '.');
+	buf_add_str(b, nd > 1 ? digits + 1 : "0");
+	buf_add_fmt(b, "E%d", e);
+}
+
+static void
+java_number(struct buf *b, double x, bool is_float)
+{
+	char digits[64];
+	int e;
+
+	if (isnan(x)) {
+		buf_add_str(b, "NaN");
+		return;
+	}
+	if (signbit(x)) {
+		buf_add_char(b, '-');
+		x = -x;
+	}
+	if (isinf(x)) {
+		buf_add_str(b, "Infinity");
+		return;
+	}
+	if (x == 0) {
+		buf_add_str(b, "0.0");
+		return;
+	}
+	shortest_digits(x, is_float, digits, &e);
+	java_layout(b, digits, e);
+}
+
+void
+jsonw_java_double(struct buf *b, double x, enum jsonw_double_format fmt)
+{
+	/* @fmt: JDK17 is not reproduced yet; see the comment at the top */
+	java_number(b, x, false);
+}
+
+void
+jsonw_java_float(struct buf *b, float x, enum jsonw_double_format fmt)
+{
+	java_number(b, (double)x, true);
+}
+
+void
+jsonw_double(struct buf *b, double x, enum jsonw_double_format fmt)
+{
+	if (!isfinite(x)) {
+		buf_add_char(b, '"');
+		jsonw_java_double(b, x, fmt);
+		buf_add_char(b, '"');
+		return;
+	}
+	jsonw_java_double(b, x, fmt);
+}
+
+void
+jsonw_float(struct buf *b, float x, enum jsonw_double_format fmt)
+{
+	if (!isfinite(x)) {
+		buf_add_char(b, '"');
+		jsonw_java_float(b, x, fmt);
+		buf_add_char(b, '"');
+		return;
+	}
+	jsonw_java_float(b, x, fmt);
+}
+
+static void
+base64(struct buf *b, const void *data, size_t len, const char *alphabet)
+{
+	const unsigned char *p = data;
+	size_t i;
+
+	buf_reserve(b, (len + 2) / 3 * 4);
+	for (i = 0; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+
+		buf_add_char(b, alphabet[v >> 18]);
+		buf_add_char(b, alphabet[(v >> 12) & 63]);
+		buf_add_char(b, alphabet[(v >> 6) & 63]);
+		buf_add_char(b, alphabet[v & 63]);
+	}
+	if (len - i == 1) {
+		uint32_t v = (uint32_t)p[i] << 16;
+
+		buf_add_char(b, alphabet[v >> 18]);
+		buf_add_char(b, alphabet[(v >> 12) & 63]);
+		buf_add_str(b, "==");
+	} else if (len - i == 2) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+
+		buf_add_char(b, alphabet[v >> 18]);
+		buf_add_char(b, alphabet[(v >> 12) & 63]);
+		buf_add_char(b, alphabet[(v >> 6) & 63]);
+		buf_add_char(b, '=');
+	}
+}
+
+void
+jsonw_base64(struct buf *b, const void *p, size_t len)
+{
+	base64(b, p, len, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+}
+
+void
+jsonw_base64url(struct buf *b, const void *p, size_t len)
+{
+	base64(b, p, len, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+}

@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/relay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "outboxd/acktrack.h"
+#include "outboxd/log.h"
+#include "outboxd/mem.h"
+#include "outboxd/pgconn.h"
+#include "outboxd/pgoutput.h"
+#include "outboxd/pgsql.h"
+#include "outboxd/pgstream.h"
+#include "outboxd/producer.h"
+#include "outboxd/relcache.h"
+
+#define MOD "relay"
+
+/* Messages read per turn, so delivery reports and status updates are served during a backlog. */
+#define READ_BATCH 2000
+/* Silence from the server after which a status update asks for a reply (the liveness probe). */
+#define PROBE_AFTER_US (INT64_C(20) * 1000000)
+/* No reply within this after a probe: the server or the path to it is dead. */
+#define PROBE_DEADLINE_US (INT64_C(15) * 1000000)
+
+/* How one pipeline session ended. */
+enum outcome {
+	OUT_OK,		  /* go on */
+	OUT_STOP,	  /* signal: flushed, confirmed, exit 0 */
+	OUT_RESTART,	  /* transient: restart from the slot after a backoff */
+	OUT_HALT,	  /* exit 1 */
+	OUT_PRECONDITION, /* exit 2 */
+};
+
+/* What the relay keeps per relation beside relcache's copy of the Relation message. */
+struct relinfo {
+	bool selected;	  /* table.include.list selects it: its rows are outbox rows */
+	bool *notnull;	  /* per column: declared NOT NULL (pg_attribute) */
+};
+
+struct session {
+	const struct relay_params *p;
+	PGconn *sql;
+	struct pgstream *stream;
+	struct producer *prod;
+	struct acktrack *at;
+	struct relcache *rc;
+	struct pgoutput_decoder dec;
+	struct router_record rec;
+	struct producer_header *hdrs; /* the record's headers as the producer takes them */
+	size_t hdrs_cap;
+	bool pending;		/* rec is routed but waits for producer queue space */
+	uint64_t pending_seq;
+	uint64_t cur_seq;	/* the open transaction's acktrack sequence, or 0 */
+	lsn_t cur_final_lsn;	/* its commit LSN (from Begin), for messages naming a row */
+	lsn_t last_flush_sent;
+	int64_t next_status_us, last_rx_us, probe_deadline_us;
+	bool status_now;
+	bool delivery_failed;
+	char why[2048];		/* the reason for a restart or halt */
+	int wake[2];		/* librdkafka's wake-up pipe */
+	int signal_fd;
+	bool stopping;
+	uint64_t published, delivered;
+};
+
+static int64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void
+relinfo_free(void *user)
+{
+	struct relinfo *ri = user;
+
+	if (ri) {
+		free(ri->notnull);
+		free(ri);
+	}
+}
+
+static void
+on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
+{
+	struct session *s = opaque;
+	uint64_t seq = (uint64_t)(uintptr_t)msg_opaque;
+
+	/* Reports of rows purged by an earlier session are unknown to this acktrack: ignored. */
+	if (acktrack_row_delivered(s->at, seq, ok) < 0) {
+		return;
+	}
+	if (ok) {
+		s->delivered++;
+	} else if (!s->delivery_failed) {
+		s->delivery_failed = true;
+		snprintf(s->why, sizeof(s->why), "delivery failed: %s", reason ? reason : "unknown");
+	}
+}
+
+/* Checks the preconditions on the ordinary connection; returns the slot's confirmed LSN. */
+static enum outcome
+check_preconditions(struct session *s, lsn_t *ret_confirmed)
+{
+	struct pgsql_slot slot;
+	struct pgsql_pubtable *tables = NULL;
+	int n = 0, selected = 0, rc;
+
+	if (pgsql_check_role(s->sql, s->why, sizeof(s->why)) < 0 ||
+	    (rc = pgsql_check_slot(s->sql, s->p->slot, &slot, s->why, sizeof(s->why))) == -EIO) {
+		return OUT_PRECONDITION;
+	}
+	if (rc < 0) {
+		return OUT_PRECONDITION;
+	}
+	if (pgsql_publication_tables(s->sql, s->p->publication, &tables, &n, s->why,
+				     sizeof(s->why)) < 0) {
+		return OUT_PRECONDITION;
+	}
+	for (int i = 0; i < n; i++) {
+		selected += router_selects(s->p->router, tables[i].schema, tables[i].table);
+	}
+	pgsql_pubtables_free(tables, n);
+	if (selected == 0) {
+		snprintf(s->why, sizeof(s->why),
+			 "publication \"%s\" holds no table that table.include.list selects; add the "
+			 "outbox table to it (ALTER PUBLICATION %s ADD TABLE ...) or fix "
+			 "table.include.list",
+			 s->p->publication, s->p->publication);
+		return OUT_PRECONDITION;
+	}
+	*ret_confirmed = slot.confirmed_flush;
+	return OUT_OK;
+}
+
+static void on_signal(struct session *s);
+
+/* Starts streaming, retrying "slot is active for PID" as slot.max.retries allows. */
+static enum outcome
+start_stream(struct session *s)
+{
+	enum pgstream_failure f = PGSTREAM_TRANSIENT;
+
+	for (int attempt = 0;; attempt++) {
+		if (pgstream_start(s->p->pg, s->p->slot, s->p->publication, &s->stream, &f, s->why,
+				   sizeof(s->why)) == 0) {
+			return OUT_OK;
+		}
+		if (f != PGSTREAM_SLOT_BUSY || attempt >= s->p->slot_max_retries) {
+			return f == PGSTREAM_PRECONDITION ? OUT_PRECONDITION : OUT_RESTART;
+		}
+		log_warn(MOD, "%s; retrying in %lld ms (%d of %d)", s->why,
+			 (long long)s->p->slot_retry_delay_ms, attempt + 1, s->p->slot_max_retries);
+		struct pollfd pfd = { .fd = s->signal_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, (int)s->p->slot_retry_delay_ms) > 0) {
+			on_signal(s);
+		}
+		if (s->stopping) {
+			return OUT_STOP;
+		}
+	}
+}
+
+/* Opens everything one session needs. */
+static enum outcome
+session_open(struct session *s)
+{
+	enum pgconn_failure cf = PGCONN_TRANSIENT;
+	lsn_t confirmed = 0;
+	enum outcome o;
+	char at[LSN_STRLEN];
+
+	s->why[0] = '\0';
+	s->cur_final_lsn = 0;
+	if (pgconn_open(s->p->pg, false, &s->sql, &cf, s->why, sizeof(s->why)) < 0) {
+		return cf == PGCONN_PRECONDITION ? OUT_PRECONDITION : OUT_RESTART;
+	}
+	if ((o = check_preconditions(s, &confirmed)) != OUT_OK) {
+		return o;
+	}
+	if (pipe2(s->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
+		snprintf(s->why, sizeof(s->why), "pipe: %s", strerror(errno));
+		return OUT_HALT;
+	}
+	if (producer_new(s->p->producer, s->wake[1], on_delivery, s, &s->prod, s->why,
+			 sizeof(s->why)) < 0) {
+		return OUT_PRECONDITION;
+	}
+	s->at = acktrack_new(confirmed);
+	s->rc = relcache_new();
+	pgoutput_decoder_init(&s->dec, 1);
+	if ((o = start_stream(s)) != OUT_OK) {
+		return o;
+	}
+	s->last_flush_sent = confirmed;
+	s->last_rx_us = now_us();
+	s->next_status_us = s->last_rx_us;
+	log_info(MOD, "streaming slot \"%s\" from its confirmed_flush_lsn %s", s->p->slot,
+		 lsn_format(confirmed, at));
+	return OUT_OK;
+}
+
+static void
+session_close(struct session *s, bool orderly)
+{
+	/* Purging first: its failure reports must find this session's acktrack still there. */
+	producer_free(s->prod);
+	s->prod = NULL;
+	pgstream_free(s->stream, orderly);
+	s->stream = NULL;
+	PQfinish(s->sql);
+	s->sql = NULL;
+	acktrack_free(s->at);
+	s->at = NULL;
+	relcache_free(s->rc, relinfo_free);
+	s->rc = NULL;
+	pgoutput_decoder_fini(&s->dec);
+	for (int i = 0; i < 2; i++) {
+		if (s->wake[i] > 0) {
+			close(s->wake[i]);
+		}
+		s->wake[i] = -1;
+	}
+	s->pending = false;
+	s->cur_seq = 0;
+	s->delivery_failed = false;
+}
+
+/* A Relation message: cache it and decide once whether its rows are outbox rows. */
+static enum outcome
+on_relation(struct session *s, const struct pgoutput_msg *m)
+{
+	const struct relcache_rel *rel = relcache_apply(s->rc, m, relinfo_free);
+	struct relinfo *ri = znew(*ri);
+	const char **names;
+	char *flags;
+
+	ri->selected = router_selects(s->p->router, rel->nspname, rel->relname);
+	((struct relcache_rel *)rel)->user = ri;
+	if (!ri->selected) {
+		return OUT_OK;
+	}
+	/*
+	 * pgoutput does not say which columns are NOT NULL, but Debezium's schemas do ("optional").
+	 * One catalog query per Relation message (rare: after connect and after ALTER TABLE).
+	 */
+	names = xcalloc((size_t)rel->ncols + 1, sizeof(*names));
+	for (int i = 0; i < rel->ncols; i++) {
+		names[i] = rel->cols[i].name;
+	}
+	flags = pgsql_notnull_columns(s->sql, rel->nspname, rel->relname, names, rel->ncols,
+				      s->why, sizeof(s->why));
+	free(names);
+	if (!flags) {
+		return OUT_RESTART;
+	}
+	ri->notnull = xcalloc((size_t)rel->ncols + 1, sizeof(bool));
+	for (int i = 0; i < rel->ncols; i++) {
+		ri->notnull[i] = flags[i] == '1';
+	}
+	free(flags);
+	log_info(MOD, "outbox table %s.%s (relid %u, %d columns)", rel->nspname, rel->relname,
+		 rel->relid, rel->ncols);
+	return OUT_OK;
+}
+
+/* Hands the routed record to the producer; on a full queue keeps it and pauses reading. */
+static enum outcome
+produce_record(struct session *s, uint64_t seq)
+{
+	const struct router_record *r = &s->rec;
+	struct producer_record pr = {
+		.topic = buf_cstr(&r->topic),
+		.key = r->key_null ? NULL : buf_cstr(&r->key),
+		.key_len = r->key.len,
+		.value = r->value_null ? NULL : buf_cstr(&r->value),
+		.value_len = r->value.len,
+		.nheaders = r->nheaders,
+		.partition = r->partition,
+		.timestamp_ms = r->timestamp_ms < 0 ? 0 : r->timestamp_ms,
+	};
+	char err[512];
+	int rc;
+
+	if (s->hdrs_cap < r->nheaders) {
+		s->hdrs_cap = r->nheaders;
+		s->hdrs = xrealloc(s->hdrs, s->hdrs_cap * sizeof(*s->hdrs));
+	}
+	for (size_t i = 0; i < r->nheaders; i++) {
+		s->hdrs[i] = (struct producer_header){
+			.name = buf_cstr(&r->headers[i].name),
+			.value = r->headers[i].null ? NULL : buf_cstr(&r->headers[i].value),
+			.len = r->headers[i].value.len,
+		};
+	}
+	pr.headers = s->hdrs;
+	rc = producer_send(s->prod, &pr, (void *)(uintptr_t)seq, err, sizeof(err));
+	if (rc == 0) {
+		s->pending = false;
+		s->published++;
+		(void)acktrack_row_produced(s->at, seq);
+		return OUT_OK;
+	}
+	if (rc == -EAGAIN) {
+		s->pending = true;
+		s->pending_seq = seq;
+		return OUT_OK;
+	}
+	if (rc == -EMSGSIZE) {
+		snprintf(s->why, sizeof(s->why), "poison row: the record for topic %s is larger than "
+			 "message.max.bytes (%lld); raise producer.max.request.size and the topic's "
+			 "max.message.bytes, or set outboxd.errors.deadletterqueue.topic.name",
+			 pr.topic, (long long)producer_max_message_bytes(s->prod));
+		return OUT_HALT;
+	}
+	snprintf(s->why, sizeof(s->why), "produce to %s failed: %s", pr.topic, err);
+	return OUT_RESTART;
+}
+
+/* Names the row and its transaction in a halt message. */
+static void
+halt_row(struct session *s, const char *reason)
+{
+	char lsn[LSN_STRLEN];
+
+	snprintf(s->why, sizeof(s->why), "halt at the transaction committing at %s: %.1900s",
+		 lsn_format(s->cur_final_lsn, lsn), reason);
+}
+
+/* An Insert, Update or Delete on a relation. */
+static enum outcome
+on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *tup)
+{
+	struct relcache_rel *rel = relcache_get(s->rc, relid);
+	struct relinfo *ri;
+	enum router_verdict v = ROUTER_DROP;
+	char err[1024] = "";
+
+	if (!rel) {
+		snprintf(s->why, sizeof(s->why), "protocol: a row for relation %u came before its "
+			 "Relation message", relid);
+		return OUT_RESTART;
+	}
+	ri = rel->user;
+	if (!ri || !ri->selected) {
+		return OUT_OK;
+	}
+	if (router_route(s->p->router, rel, ri->notnull, op, tup, &s->rec, &v, err, sizeof(err)) < 0) {
+		halt_row(s, err);
+		return OUT_HALT;
+	}
+	switch (v) {
+	case ROUTER_PUBLISH:
+		return produce_record(s, s->cur_seq);
+	case ROUTER_DROP:
+		return OUT_OK;
+	case ROUTER_DROP_WARN:
+		log_warn(MOD, "%s", err);
+		return OUT_OK;
+	case ROUTER_DROP_ERROR:
+		log_error(MOD, "%s", err);
+		return OUT_OK;
+	case ROUTER_HALT:
+	case ROUTER_POISON:
+	default:
+		halt_row(s, err);
+		return OUT_HALT;
+	}
+}
+
+static enum outcome
+unexpected(struct session *s, const struct pgoutput_msg *m)
+{
+	snprintf(s->why, sizeof(s->why), "unexpected pgoutput message '%c' (streaming, two-phase "
+		 "and logical messages are off); check that no other client shares the slot",
+		 (char)m->type);
+	return OUT_HALT;
+}
+
+static enum outcome
+on_message(struct session *s, const struct pgoutput_msg *m)
+{
+	switch (m->type) {
+	case PGOUTPUT_MSG_BEGIN:
+		s->cur_seq = acktrack_begin(s->at, m->u.begin.final_lsn);
+		s->cur_final_lsn = m->u.begin.final_lsn;
+		if (!s->cur_seq) {
+			snprintf(s->why, sizeof(s->why), "protocol: Begin inside a transaction");
+			return OUT_RESTART;
+		}
+		return OUT_OK;
+	case PGOUTPUT_MSG_COMMIT:
+		if (acktrack_commit(s->at, m->u.commit.commit_lsn, m->u.commit.end_lsn) < 0) {
+			snprintf(s->why, sizeof(s->why), "protocol: Commit outside a transaction");
+			return OUT_RESTART;
+		}
+		s->cur_seq = 0;
+		return OUT_OK;
+	case PGOUTPUT_MSG_RELATION:
+		return on_relation(s, m);
+	case PGOUTPUT_MSG_INSERT:
+		return on_row(s, 'I', m->u.insert.relid, &m->u.insert.newtup);
+	case PGOUTPUT_MSG_UPDATE:
+		return on_row(s, 'U', m->u.update.relid, &m->u.update.newtup);
+	case PGOUTPUT_MSG_DELETE:
+	case PGOUTPUT_MSG_TRUNCATE:
+	case PGOUTPUT_MSG_TYPE:
+	case PGOUTPUT_MSG_ORIGIN:
+		/* Deletes and truncates publish nothing (Debezium drops them); Y and O carry nothing
+		 * the router uses. */
+		return OUT_OK;
+	default:
+		return unexpected(s, m);
+	}
+}
+
+/* One CopyData payload from the walsender. */
+static enum outcome
+on_copydata(struct session *s, const uint8_t *buf, size_t len)
+{
+	struct pgoutput_frame f;
+	struct pgoutput_msg m;
+	char err[512];
+
+	if (pgoutput_frame_decode(buf, len, &f, err, sizeof(err)) < 0 ||
+	    (f.kind == PGOUTPUT_FRAME_XLOGDATA &&
+	     pgoutput_decode(&s->dec, f.data, f.data_len, &m, err, sizeof(err)) < 0)) {
+		snprintf(s->why, sizeof(s->why), "malformed replication data: %s", err);
+		return OUT_HALT;
+	}
+	if (f.kind == PGOUTPUT_FRAME_KEEPALIVE) {
+		/* acktrack applies walEnd only between transactions with nothing in flight. */
+		if (!s->cur_seq) {
+			acktrack_keepalive(s->at, f.wal_end);
+		}
+		if (f.reply_requested) {
+			s->status_now = true;
+		}
+		return OUT_OK;
+	}
+	return on_message(s, &m);
+}
+
+/* Sends a status update when due, asked for, or when the confirmable LSN moved. */
+static enum outcome
+maybe_send_status(struct session *s, int64_t now)
+{
+	lsn_t flush = acktrack_confirmed(s->at);
+	bool probe = false;
+
+	if (!s->probe_deadline_us && now - s->last_rx_us > PROBE_AFTER_US) {
+		probe = true;
+		s->probe_deadline_us = now + PROBE_DEADLINE_US;
+	}
+	if (!s->status_now && !probe && now < s->next_status_us && flush == s->last_flush_sent) {
+		return OUT_OK;
+	}
+	if (pgstream_send_status(s->stream, acktrack_received(s->at), flush, probe, s->why,
+				 sizeof(s->why)) < 0) {
+		return OUT_RESTART;
+	}
+	s->last_flush_sent = flush;
+	s->status_now = false;
+	s->next_status_us = now + s->p->status_interval_ms * 1000;
+	return OUT_OK;
+}
+
+/* Reads a bounded batch from the walsender (nothing while a record waits for queue space). */
+static enum outcome
+read_batch(struct session *s)
+{
+	enum pgstream_failure f = PGSTREAM_TRANSIENT;
+	const uint8_t *buf;
+	size_t len;
+	enum outcome o = OUT_OK;
+
+	for (int i = 0; i < READ_BATCH && !s->pending && o == OUT_OK && !s->stopping; i++) {
+		int rc = pgstream_read(s->stream, &buf, &len, &f, s->why, sizeof(s->why));
+
+		if (rc == 0) {
+			break;
+		}
+		if (rc < 0) {
+			return f == PGSTREAM_PRECONDITION ? OUT_PRECONDITION : OUT_RESTART;
+		}
+		s->last_rx_us = now_us();
+		s->probe_deadline_us = 0;
+		o = on_copydata(s, buf, len);
+	}
+	return o;
+}
+
+static void
+drain_fd(int fd)
+{
+	char b[256];
+
+	while (read(fd, b, sizeof(b)) > 0) {
+	}
+}
+
+/* Signals: SIGTERM/SIGINT stop, SIGHUP is logged and ignored (no reload). */
+static void
+on_signal(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			log_info(MOD, "SIGHUP ignored: outboxd does not reload its configuration; "
+				 "restart it to apply changes");
+		} else if (!s->stopping) {
+			log_info(MOD, "%s: stopping", strsignal((int)si.ssi_signo));
+			s->stopping = true;
+		}
+	}
+}
+
+/* Delivery reports, producer health, and the pending record's retry. */
+static enum outcome
+serve_producer(struct session *s)
+{
+	char err[512];
+
+	drain_fd(s->wake[0]);
+	producer_poll(s->prod);
+	if (s->delivery_failed) {
+		return OUT_RESTART;
+	}
+	if (producer_fatal(s->prod, err, sizeof(err))) {
+		snprintf(s->why, sizeof(s->why), "fatal producer error: %s", err);
+		return OUT_RESTART;
+	}
+	if (s->pending) {
+		return produce_record(s, s->pending_seq);
+	}
+	return OUT_OK;
+}
+
+static int
+poll_timeout_ms(const struct session *s, int64_t now)
+{
+	int64_t until = s->next_status_us - now;
+
+	if (s->probe_deadline_us && s->probe_deadline_us - now < until) {
+		until = s->probe_deadline_us - now;
+	}
+	if (s->pending && until > 100000) {
+		until = 100000; /* retry the waiting record at least every 100 ms */
+	}
+	return until <= 0 ? 0 : (int)(until / 1000) + 1;
+}
+
+/* One turn of the main loop. */
+static enum outcome
+turn(struct session *s)
+{
+	struct pollfd fds[3] = {
+		{ .fd = pgstream_fd(s->stream), .events = POLLIN },
+		{ .fd = s->wake[0], .events = POLLIN },
+		{ .fd = s->signal_fd, .events = POLLIN },
+	};
+	int64_t now = now_us();
+	enum outcome o;
+
+	if (s->pending) {
+		fds[0].events = 0; /* backpressure: leave the data in the socket */
+	}
+	if (pgstream_wants_write(s->stream)) {
+		fds[0].events |= POLLOUT;
+	}
+	if (poll(fds, 3, poll_timeout_ms(s, now)) < 0 && errno != EINTR) {
+		snprintf(s->why, sizeof(s->why), "poll: %s", strerror(errno));
+		return OUT_HALT;
+	}
+	if (fds[2].revents) {
+		on_signal(s);
+	}
+	if ((o = serve_producer(s)) != OUT_OK || (o = read_batch(s)) != OUT_OK ||
+	    (o = serve_producer(s)) != OUT_OK) {
+		return o;
+	}
+	now = now_us();
+	if (s->probe_deadline_us && now > s->probe_deadline_us) {
+		snprintf(s->why, sizeof(s->why), "the server did not answer a status update asking "
+			 "for a reply within %lld s; the connection is dead",
+			 (long long)(PROBE_DEADLINE_US / 1000000));
+		return OUT_RESTART;
+	}
+	return maybe_send_status(s, now);
+}
+
+/* SIGTERM: stop reading, flush for a bounded time, confirm what is acknowledged. */
+static void
+shutdown_flush(struct session *s)
+{
+	char lsn[LSN_STRLEN], err[512];
+	int rc = producer_flush(s->prod, (int)s->p->shutdown_flush_ms);
+
+	if (rc < 0) {
+		log_warn(MOD, "%d records still unacknowledged after %lld ms; they stay unconfirmed "
+			 "and are sent again at the next start", producer_queue_len(s->prod),
+			 (long long)s->p->shutdown_flush_ms);
+	}
+	if (pgstream_send_status(s->stream, acktrack_received(s->at), acktrack_confirmed(s->at),
+				 false, err, sizeof(err)) < 0) {
+		log_warn(MOD, "final status update failed: %s; the slot resumes from the last one", err);
+		return;
+	}
+	log_info(MOD, "stopped: %llu records published, %llu acknowledged, confirmed %s",
+		 (unsigned long long)s->published, (unsigned long long)s->delivered,
+		 lsn_format(acktrack_confirmed(s->at), lsn));
+}
+
+static enum outcome
+session_run(struct session *s)
+{
+	enum outcome o = session_open(s);
+
+	while (o == OUT_OK && !s->stopping) {
+		o = turn(s);
+	}
+	if (o == OUT_OK && s->stopping) {
+		shutdown_flush(s);
+		o = OUT_STOP;
+	}
+	return o;
+}
+
+static void
+sleep_interruptible(struct session *s, int64_t ms)
+{
+	struct pollfd pfd = { .fd = s->signal_fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, (int)ms) > 0) {
+		on_signal(s);
+	}
+}
+
+/* Decides what follows a failed session: a restart after a backoff, or a halt. */
+static bool
+should_halt(const struct relay_params *p, lsn_t at, lsn_t *last_fail, int *same_fail)
+{
+	char lsn[LSN_STRLEN];
+
+	*same_fail = at && at == *last_fail ? *same_fail + 1 : 1;
+	*last_fail = at;
+	if (!at || *same_fail < p->halt_after_failures) {
+		return false;
+	}
+	log_error(MOD, "halt: the transaction committing at %s failed %d restarts in a row; fix "
+		  "the cause above and start outboxd again", lsn_format(at, lsn), *same_fail);
+	return true;
+}
+
+enum relay_exit
+relay_run(const struct relay_params *p, int signal_fd)
+{
+	struct session s = { .p = p, .signal_fd = signal_fd, .wake = { -1, -1 } };
+	enum relay_exit ret = RELAY_EXIT_CLEAN;
+	int64_t backoff = 500;
+	lsn_t last_fail = 0;
+	int same_fail = 0;
+
+	router_record_init(&s.rec);
+	for (;;) {
+		int64_t started = now_us();
+		enum outcome o = session_run(&s);
+		/* The transaction a failure concerns: the open one, or the one whose delivery failed. */
+		lsn_t at = s.cur_seq || s.delivery_failed ? s.cur_final_lsn : 0;
+
+		session_close(&s, o == OUT_STOP);
+		if (o == OUT_STOP) {
+			break;
+		}
+		if (o == OUT_PRECONDITION || o == OUT_HALT) {
+			log_error(MOD, "%s", s.why);
+			ret = o == OUT_HALT ? RELAY_EXIT_HALT : RELAY_EXIT_PRECONDITION;
+			break;
+		}
+		log_warn(MOD, "%s; restarting from the slot in %lld ms", s.why, (long long)backoff);
+		if (should_halt(p, at, &last_fail, &same_fail)) {
+			ret = RELAY_EXIT_HALT;
+			break;
+		}
+		sleep_interruptible(&s, backoff);
+		if (s.stopping) {
+			break;
+		}
+		/* A session that ran for a while starts the backoff over. */
+		backoff = now_us() - started > INT64_C(60) * 1000000 ? 500
+			  : backoff * 2 > p->backoff_max_ms ? p->backoff_max_ms
+							    : backoff * 2;
+	}
+	router_record_fini(&s.rec);
+	free(s.hdrs);
+	return ret;
+}

@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The relay end to end, against the real PostgreSQL and the real Kafka broker of the test
+ * stack. Every behaviour runs twice (loop index): 0 = a publication of the outbox alone with
+ * publish = 'insert'; 1 = a Debezium-style FOR ALL TABLES publication of every operation while
+ * another table of the same database is busy.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "itest.h"
+#include "outboxd/mem.h"
+#include "relayfix.h"
+
+enum { N_AGGS = 100 };
+
+static void
+sql(PGconn *c, const char *q)
+{
+	PQclear(itest_sql(c, q));
+}
+
+/* Two aggregate types, so rows spread over two topics. */
+static char *aggtypes[2];
+
+/*
+ * Inserts @ntx transactions of @per rows; row k of the whole run goes to aggregate k % N_AGGS
+ * and carries that aggregate's running sequence number in its payload.
+ */
+static void
+insert_load(struct relayfix *f, PGconn *c, int first_tx, int ntx, int per)
+{
+	struct buf q = BUF_INIT;
+
+	for (int t = first_tx; t < first_tx + ntx; t++) {
+		buf_reset(&q);
+		buf_add_fmt(&q,
+			    "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) "
+			    "SELECT gen_random_uuid(), CASE WHEN k %% 2 = 0 THEN '%s' ELSE '%s' END, "
+			    "'agg-' || (k %% %d), 'Created', "
+			    "jsonb_build_object('agg', k %% %d, 'seq', k / %d) "
+			    "FROM generate_series(%d, %d) AS k",
+			    f->name, aggtypes[0], aggtypes[1], N_AGGS, N_AGGS, N_AGGS, t * per,
+			    t * per + per - 1);
+		sql(c, buf_cstr(&q));
+	}
+	buf_fini(&q);
+}
+
+static void
+setup_types(struct relayfix *f)
+{
+	aggtypes[0] = relayfix_aggtype(f, "order");
+	aggtypes[1] = relayfix_aggtype(f, "customer");
+}
+
+static void
+free_types(void)
+{
+	free(aggtypes[0]);
+	free(aggtypes[1]);
+}
+
+static char *
+topic_of(int i)
+{
+	struct buf b = BUF_INIT;
+
+	buf_add_fmt(&b, "outbox.event.%s", aggtypes[i]);
+	return buf_steal(&b);
+}
+
+/* Starts outboxd on a fresh fixture and waits until it streams. */
+static void
+start_relay(struct relayfix *f, int mode, const char *connector_extra)
+{
+	relayfix_init(f, mode == 1);
+	setup_types(f);
+	relayfix_config(f, NULL, connector_extra);
+	relayfix_start(f);
+	ck_assert_msg(relayfix_wait_log(f, "streaming slot", 30), "outboxd did not start:\n%s",
+		      relayfix_log(f));
+	if (mode == 1) {
+		relayfix_busy(f, true);
+	}
+}
+
+/* Waits until the slot's confirmed_flush_lsn reaches @target; returns the seconds it took or -1. */
+static int
+wait_confirmed(struct relayfix *f, lsn_t target, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		if (relayfix_confirmed(f) >= target) {
+			return i / 10;
+		}
+		usleep(100 * 1000);
+	}
+	return -1;
+}
+
+/* The payload's sequence number: the value is the JSON string of jsonb text {"agg": a, "seq": n}. */
+static long
+seq_of(const struct itest_record *r)
+{
+	const char *p = r->value ? strstr(r->value, "seq\\\": ") : NULL;
+
+	ck_assert_msg(p != NULL, "unexpected value %s", r->value ? r->value : "(null)");
+	return strtol(p + 8, NULL, 10);
+}
+
+struct tally {
+	size_t records, distinct, duplicates;
+};
+
+/*
+ * Reads both topics back and checks every record: key bytes, id header, partition against the
+ * Java client's murmur2, per-aggregate order. Returns counts; @expect_ids rows are expected.
+ */
+static struct tally
+check_topics(struct relayfix *f, size_t expect_ids, int timeout_ms)
+{
+	struct tally t = { 0 };
+	struct itest_record *recs[2];
+	size_t n[2];
+	char **ids = xcalloc(expect_ids * 2 + 1, sizeof(*ids));
+	size_t nids = 0;
+	const char *keys[N_AGGS];
+	size_t lens[N_AGGS];
+	char keybuf[N_AGGS][16];
+	int *javapart;
+
+	for (int i = 0; i < 2; i++) {
+		char *topic = topic_of(i);
+
+		n[i] = itest_consume_all(topic, expect_ids / 2, timeout_ms, &recs[i]);
+		free(topic);
+	}
+	for (int a = 0; a < N_AGGS; a++) {
+		snprintf(keybuf[a], sizeof(keybuf[a]), "\"agg-%d\"", a);
+		keys[a] = keybuf[a];
+		lens[a] = strlen(keybuf[a]);
+	}
+	javapart = relayfix_java_partitions(keys, lens, N_AGGS, 3);
+	for (int i = 0; i < 2; i++) {
+		long last_seq[N_AGGS];
+		size_t per = expect_ids / N_AGGS + 2;
+		char *seen = xcalloc((size_t)N_AGGS * per, 1);
+
+		for (int a = 0; a < N_AGGS; a++) {
+			last_seq[a] = -1;
+		}
+		for (size_t j = 0; j < n[i]; j++) {
+			const struct itest_record *r = &recs[i][j];
+			const void *hv;
+			size_t hl;
+			int a;
+			long seq;
+
+			ck_assert_ptr_nonnull(r->key);
+			ck_assert_int_eq(sscanf(r->key, "\"agg-%d\"", &a), 1);
+			ck_assert_int_eq(r->partition, javapart[a]);
+			ck_assert_int_eq(rd_kafka_header_get_last(r->headers, "id", &hv, &hl), 0);
+			ck_assert_uint_eq(hl, 36);
+			ids[nids++] = xstrndup(hv, hl);
+			seq = seq_of(r);
+			ck_assert_int_lt(seq, (long)per);
+			/* (aggregate, seq) names a row. After dropping rows seen before
+			 * (redeliveries), an aggregate's rows must appear in commit order. */
+			if (!seen[(size_t)a * per + (size_t)seq]) {
+				ck_assert_msg(seq > last_seq[a], "aggregate %d: row %ld after row %ld",
+					      a, seq, last_seq[a]);
+				seen[(size_t)a * per + (size_t)seq] = 1;
+				last_seq[a] = seq;
+			}
+		}
+		free(seen);
+	}
+	t.records = n[0] + n[1];
+	qsort(ids, nids, sizeof(*ids), (int (*)(const void *, const void *))strcmp);
+	for (size_t i = 0; i < nids; i++) {
+		if (i && strcmp(ids[i], ids[i - 1]) == 0) {
+			t.duplicates++;
+		} else {
+			t.distinct++;
+		}
+	}
+	for (size_t i = 0; i < nids; i++) {
+		free(ids[i]);
+	}
+	free(ids);
+	free(javapart);
+	itest_records_free(recs[0], n[0]);
+	itest_records_free(recs[1], n[1]);
+	(void)f;
+	return t;
+}
+
+/* 10,000 rows in 1,000 transactions over 100 aggregates, plus what must publish nothing. */
+START_TEST(test_rows_arrive_once_in_order)
+{
+	struct relayfix f;
+	struct tally t;
+	struct buf q = BUF_INIT;
+	lsn_t end;
+	int took;
+
+	start_relay(&f, _i, NULL);
+	insert_load(&f, f.pg, 0, 1000, 10);
+	/* Rolled back: nothing. */
+	buf_add_fmt(&q, "BEGIN; INSERT INTO %s.outbox VALUES (gen_random_uuid(), '%s', 'agg-1', "
+			"'Rolled', '{}'); ROLLBACK", f.name, aggtypes[1]);
+	sql(f.pg, buf_cstr(&q));
+	/* Updates (a warning), deletes and truncates publish nothing. */
+	buf_reset(&q);
+	buf_add_fmt(&q, "UPDATE %s.outbox SET type = 'Changed' WHERE aggregateid = 'agg-3'", f.name);
+	sql(f.pg, buf_cstr(&q));
+	buf_reset(&q);
+	buf_add_fmt(&q, "DELETE FROM %s.outbox WHERE aggregateid = 'agg-4'", f.name);
+	sql(f.pg, buf_cstr(&q));
+	buf_reset(&q);
+	buf_add_fmt(&q, "TRUNCATE %s.outbox", f.name);
+	sql(f.pg, buf_cstr(&q));
+	buf_fini(&q);
+
+	end = relayfix_last_commit_end(&f);
+	took = wait_confirmed(&f, end, 60);
+	ck_assert_msg(took >= 0, "confirmed_flush_lsn never reached the last commit");
+	t = check_topics(&f, 10000, 60000);
+	printf("# mode %d: %zu records, %zu distinct ids, %zu duplicates; confirmed in %d s\n", _i,
+	       t.records, t.distinct, t.duplicates, took);
+	ck_assert_uint_eq(t.distinct, 10000);
+	/* Without faults: exactly once, and nothing else (rollback, update, delete, truncate). */
+	ck_assert_uint_eq(t.duplicates, 0);
+	ck_assert_uint_eq(t.records, 10000);
+	sleep(2);
+	{
+		char *t0 = topic_of(0), *t1 = topic_of(1);
+
+		ck_assert_int_eq(itest_topic_count(t0) + itest_topic_count(t1), 10000);
+		free(t0);
+		free(t1);
+	}
+	if (_i == 1) {
+		/* Only the FOR ALL TABLES publication sends the UPDATE: warned about, not published. */
+		ck_assert(relayfix_wait_log(&f, "UPDATE", 5));
+	}
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* The broker frozen: no confirm past the last acknowledged transaction; afterwards it catches up. */
+START_TEST(test_frozen_broker_never_confirms_ahead)
+{
+	struct relayfix f;
+	lsn_t acked, first_unacked, end;
+	int kpid = itest_kafka_pid();
+	int took;
+
+	start_relay(&f, _i, NULL);
+	insert_load(&f, f.pg, 0, 10, 10);
+	acked = relayfix_last_commit_end(&f);
+	ck_assert_int_ge(wait_confirmed(&f, acked, 30), 0);
+	ck_assert_int_eq(kill(kpid, SIGSTOP), 0);
+	/* The first transaction Kafka cannot acknowledge: nothing at or past its end may be
+	 * confirmed (earlier business-only transactions and keepalives may be). */
+	insert_load(&f, f.pg, 10, 1, 10);
+	first_unacked = relayfix_last_commit_end(&f);
+	insert_load(&f, f.pg, 11, 49, 10);
+	end = relayfix_last_commit_end(&f);
+	ck_assert_uint_gt(first_unacked, acked);
+	for (int i = 0; i < 24; i++) {
+		lsn_t c = relayfix_confirmed(&f);
+
+		ck_assert_msg(c < first_unacked,
+			      "confirmed %lX reaches an unacknowledged transaction ending at %lX",
+			      (unsigned long)c, (unsigned long)first_unacked);
+		usleep(500 * 1000);
+	}
+	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
+	took = wait_confirmed(&f, end, 15);
+	ck_assert_msg(took >= 0, "confirmed_flush_lsn did not reach the last commit within 15 s");
+	printf("# mode %d: caught up %d s after the broker resumed\n", _i, took);
+	ck_assert_uint_eq(check_topics(&f, 600, 60000).distinct, 600);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* The outbox idle, another table busy: the slot still advances (WAL is not pinned). */
+START_TEST(test_idle_outbox_does_not_pin_wal)
+{
+	struct relayfix f;
+	lsn_t start;
+	int moved = -1;
+
+	start_relay(&f, _i, NULL);
+	if (_i == 0) {
+		relayfix_busy(&f, true);
+	}
+	start = relayfix_confirmed(&f);
+	for (int i = 0; i < 300 && moved < 0; i++) {
+		if (relayfix_confirmed(&f) > start) {
+			moved = i / 10;
+		}
+		usleep(100 * 1000);
+	}
+	ck_assert_msg(moved >= 0, "confirmed_flush_lsn did not advance within 30 s");
+	printf("# mode %d: confirmed_flush_lsn advanced after %d s\n", _i, moved);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* SIGKILL in the middle of 10,000 rows, then start again: every row arrives. */
+START_TEST(test_sigkill_loses_nothing)
+{
+	struct relayfix f;
+	struct tally t;
+	pid_t writer;
+	int st;
+
+	start_relay(&f, _i, NULL);
+	writer = fork();
+	ck_assert_int_ge(writer, 0);
+	if (writer == 0) {
+		PGconn *c = PQconnectdb(getenv("OUTBOXD_TEST_PG_CONNINFO"));
+
+		insert_load(&f, c, 0, 1000, 10);
+		PQfinish(c);
+		_exit(0);
+	}
+	usleep(1500 * 1000);
+	ck_assert_int_eq(relayfix_stop(&f, SIGKILL), 128 + SIGKILL);
+	waitpid(writer, &st, 0);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	relayfix_start(&f);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 60), 0);
+	t = check_topics(&f, 10000, 60000);
+	printf("# mode %d: after SIGKILL: %zu records, %zu distinct, %zu duplicates\n", _i,
+	       t.records, t.distinct, t.duplicates);
+	ck_assert_uint_eq(t.distinct, 10000);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* Restarts the stack's broker with the same configuration and port. */
+static void
+broker_start(void)
+{
+	struct buf cmd = BUF_INIT;
+
+	buf_add_fmt(&cmd, "'%s/scripts/stack' --dir '%s' up >/dev/null",
+		    itest_env("OUTBOXD_TEST_SOURCE_DIR"), itest_env("OUTBOXD_TEST_STACK_DIR"));
+	ck_assert_int_eq(system(buf_cstr(&cmd)), 0);
+	buf_fini(&cmd);
+}
+
+/* The broker stopped for 20 s: the process keeps running and catches up by itself. */
+START_TEST(test_broker_down_20s)
+{
+	struct relayfix f;
+	int kpid = itest_kafka_pid();
+	int st;
+
+	start_relay(&f, _i, NULL);
+	insert_load(&f, f.pg, 0, 20, 10);
+	ck_assert_int_eq(kill(kpid, SIGTERM), 0);
+	for (int i = 0; i < 600 && kill(kpid, 0) == 0; i++) {
+		usleep(100 * 1000);
+	}
+	insert_load(&f, f.pg, 20, 20, 10);
+	sleep(20);
+	ck_assert_int_eq(waitpid(f.pid, &st, WNOHANG), 0); /* still running */
+	broker_start();
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 90), 0);
+	ck_assert_uint_eq(check_topics(&f, 400, 60000).distinct, 400);
+	ck_assert_int_eq(waitpid(f.pid, &st, WNOHANG), 0);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* One transaction of 200,000 rows: memory stays bounded (nothing buffers a whole transaction). */
+START_TEST(test_huge_transaction_bounded_memory)
+{
+	struct relayfix f;
+	long rss;
+	char *t0, *t1;
+
+	start_relay(&f, _i, NULL);
+	insert_load(&f, f.pg, 0, 1, 200000);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 180), 0);
+	rss = relayfix_peak_rss_kb(&f);
+	t0 = topic_of(0);
+	t1 = topic_of(1);
+	printf("# mode %d: 200,000-row transaction, peak RSS %ld kB\n", _i, rss);
+	ck_assert_int_eq(itest_topic_count(t0) + itest_topic_count(t1), 200000);
+	ck_assert_int_gt(rss, 0);
+	ck_assert_int_lt(rss, 64 * 1024);
+	free(t0);
+	free(t1);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* Runs outboxd with @connector_extra and expects exit 2 with one error line containing @needle. */
+static void
+expect_precondition(struct relayfix *f, const char *connector_extra, const char *needle)
+{
+	char *log, *line;
+	int errors = 0;
+
+	relayfix_config(f, NULL, connector_extra);
+	relayfix_start(f);
+	ck_assert_int_eq(relayfix_wait_exit(f, 60), 2);
+	log = relayfix_log(f);
+	ck_assert_msg(strstr(log, needle) != NULL, "no \"%s\" in:\n%s", needle, log);
+	for (line = strstr(log, " error "); line; line = strstr(line + 1, " error ")) {
+		errors++;
+	}
+	ck_assert_msg(errors == 1, "want one error line, got %d:\n%s", errors, log);
+	ck_assert_msg(strstr(log, itest_env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")) == NULL,
+		      "the password appears in the log");
+	free(log);
+}
+
+START_TEST(test_missing_slot_exits_2)
+{
+	struct relayfix f;
+
+	relayfix_init(&f, _i == 1);
+	expect_precondition(&f, "slot.name=no_such_slot", "\"no_such_slot\" does not exist");
+	relayfix_fini(&f);
+}
+END_TEST
+
+START_TEST(test_missing_publication_exits_2)
+{
+	struct relayfix f;
+
+	relayfix_init(&f, _i == 1);
+	expect_precondition(&f, "publication.name=no_such_pub", "\"no_such_pub\" does not exist");
+	relayfix_fini(&f);
+}
+END_TEST
+
+START_TEST(test_slot_with_other_plugin_exits_2)
+{
+	struct relayfix f;
+	struct buf extra = BUF_INIT;
+
+	relayfix_init(&f, _i == 1);
+	buf_add_fmt(&extra, "slot.name=%s", f.side_slot);
+	expect_precondition(&f, buf_cstr(&extra), "uses the plugin \"test_decoding\"");
+	buf_fini(&extra);
+	relayfix_fini(&f);
+}
+END_TEST
+
+START_TEST(test_wrong_password_exits_2)
+{
+	struct relayfix f;
+
+	relayfix_init(&f, _i == 1);
+	expect_precondition(&f, "database.password=wrong-password", "password authentication failed");
+	relayfix_fini(&f);
+}
+END_TEST
+
+START_TEST(test_update_fatal_halts)
+{
+	struct relayfix f;
+	struct buf q = BUF_INIT;
+	char *log;
+
+	/* Only a publication that sends updates can show this. */
+	start_relay(&f, 1, "transforms.outbox.table.op.invalid.behavior=fatal");
+	insert_load(&f, f.pg, 0, 1, 1);
+	buf_add_fmt(&q, "UPDATE %s.outbox SET type = 'Changed'", f.name);
+	sql(f.pg, buf_cstr(&q));
+	buf_fini(&q);
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 1);
+	log = relayfix_log(&f);
+	ck_assert_msg(strstr(log, "halt") != NULL, "%s", log);
+	free(log);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+static Suite *
+relay_suite(void)
+{
+	Suite *s = suite_create("relay");
+	TCase *flow = tcase_create("flow");
+	TCase *confirm = tcase_create("confirm");
+	TCase *faults = tcase_create("faults");
+	TCase *pre = tcase_create("preconditions");
+
+	tcase_set_timeout(flow, 300);
+	tcase_set_timeout(confirm, 300);
+	tcase_set_timeout(faults, 300);
+	tcase_set_timeout(pre, 120);
+	tcase_add_loop_test(flow, test_rows_arrive_once_in_order, 0, 2);
+	tcase_add_loop_test(flow, test_huge_transaction_bounded_memory, 0, 2);
+	tcase_add_test(flow, test_update_fatal_halts);
+	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
+	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
+	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);
+	tcase_add_loop_test(faults, test_broker_down_20s, 0, 2);
+	tcase_add_loop_test(pre, test_missing_slot_exits_2, 0, 2);
+	tcase_add_loop_test(pre, test_missing_publication_exits_2, 0, 2);
+	tcase_add_loop_test(pre, test_slot_with_other_plugin_exits_2, 0, 2);
+	tcase_add_loop_test(pre, test_wrong_password_exits_2, 0, 2);
+	suite_add_tcase(s, pre);
+	suite_add_tcase(s, flow);
+	suite_add_tcase(s, confirm);
+	suite_add_tcase(s, faults);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(relay_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,624 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "outboxd/buf.h"
+#include "outboxd/config.h"
+#include "outboxd/kv.h"
+#include "outboxd/mem.h"
+#include "outboxd/rdconf.h"
+
+/* Files of one test live in a fresh temporary directory. */
+static char dir[64];
+
+static void
+setup(void)
+{
+	strcpy(dir, "/tmp/check_config.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void
+teardown(void)
+{
+	struct buf cmd = BUF_INIT;
+
+	buf_add_fmt(&cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(buf_cstr(&cmd)), 0);
+	buf_fini(&cmd);
+}
+
+/* Write @text to @name in the test directory; the path is caller-frees. */
+static char *
+put(const char *name, const char *text)
+{
+	struct buf path = BUF_INIT;
+	FILE *f;
+
+	buf_add_fmt(&path, "%s/%s", dir, name);
+	f = fopen(buf_cstr(&path), "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return buf_steal(&path);
+}
+
+static const char WORKER[] =
+	"bootstrap.servers=kafka:9092\n"
+	"key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+	"value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+	"key.converter.schemas.enable=false\n"
+	"value.converter.schemas.enable=true\n"
+	"offset.storage.file.filename=/tmp/offsets\n"
+	"offset.flush.interval.ms=10000\n";
+
+static const char CONNECTOR[] =
+	"name=outbox-connector\n"
+	"connector.class=io.debezium.connector.postgresql.PostgresConnector\n"
+	"database.hostname=db\n"
+	"database.user=relay\n"
+	"database.password=hunter2\n"
+	"database.dbname=app\n"
+	"topic.prefix=app\n"
+	"plugin.name=pgoutput\n"
+	"table.include.list=public.outbox\n"
+	"transforms=outbox\n"
+	"transforms.outbox.type=io.debezium.transforms.outbox.EventRouter\n"
+	"transforms.outbox.route.by.field=aggregatetype\n";
+
+/* Load a worker file and a connector file with @extra appended to the connector. */
+static int
+load_pair(const char *worker_extra, const char *connector_extra, char *const *envp,
+	  struct config **ret, char *err, size_t errlen)
+{
+	struct buf w = BUF_INIT, c = BUF_INIT;
+	char *paths[2];
+	int r;
+
+	buf_add_fmt(&w, "%s%s", WORKER, worker_extra);
+	buf_add_fmt(&c, "%s%s", CONNECTOR, connector_extra);
+	paths[0] = put("worker.properties", buf_cstr(&w));
+	paths[1] = put("connector.properties", buf_cstr(&c));
+	r = config_load((const char *const *)paths, 2, envp, ret, err, errlen);
+	free(paths[0]);
+	free(paths[1]);
+	buf_fini(&w);
+	buf_fini(&c);
+	return r;
+}
+
+static struct config *
+pair_ok(const char *worker_extra, const char *connector_extra, char *const *envp)
+{
+	struct config *cfg = NULL;
+	char err[512] = "";
+
+	ck_assert_msg(load_pair(worker_extra, connector_extra, envp, &cfg, err, sizeof(err)) == 0,
+		      "load failed: %s", err);
+	return cfg;
+}
+
+/* The error of a pair that must fail; the text is compared with @want after the dir prefix. */
+static void
+pair_fails(const char *worker_extra, const char *connector_extra, const char *want)
+{
+	struct config *cfg = NULL;
+	char err[512] = "";
+	struct buf exp = BUF_INIT;
+
+	ck_assert_int_eq(load_pair(worker_extra, connector_extra, NULL, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(cfg);
+	buf_add_fmt(&exp, "%s/%s", dir, want);
+	ck_assert_str_eq(err, buf_cstr(&exp));
+	ck_assert_ptr_null(strstr(err, "hunter2"));
+	buf_fini(&exp);
+}
+
+#define ck_kv(kv, k, v)                                                                           \
+	do {                                                                                      \
+		const char *got_ = kv_get(&(kv), k);                                              \
+		ck_assert_msg(got_ != NULL, "key \"%s\" missing", k);                             \
+		ck_assert_str_eq(got_, v);                                                        \
+	} while (0)
+
+START_TEST(test_connect_pair_defaults)
+{
+	struct config *cfg = pair_ok("", "", NULL);
+
+	ck_assert_int_eq(cfg->flavour, CONFIG_CONNECT);
+	ck_assert_str_eq(cfg->name, "outbox-connector");
+	ck_kv(cfg->pg_conn, "host", "db");
+	ck_kv(cfg->pg_conn, "port", "5432");
+	ck_kv(cfg->pg_conn, "user", "relay");
+	ck_kv(cfg->pg_conn, "password", "hunter2");
+	ck_kv(cfg->pg_conn, "dbname", "app");
+	ck_kv(cfg->pg_conn, "sslmode", "prefer");
+	ck_kv(cfg->pg_conn, "connect_timeout", "10");
+	ck_kv(cfg->pg_conn, "keepalives", "1");
+	ck_kv(cfg->pg_conn, "application_name", "outboxd");
+	ck_assert_str_eq(cfg->slot_name, "debezium");
+	ck_assert_str_eq(cfg->publication_name, "dbz_publication");
+	ck_assert_str_eq(cfg->plugin_name, "pgoutput");
+	ck_assert(cfg->plugin_name_set);
+	ck_assert_str_eq(cfg->topic_prefix, "app");
+	ck_assert_str_eq(cfg->table_include_list, "public.outbox");
+	ck_assert_ptr_null(cfg->table_exclude_list);
+	ck_assert_str_eq(cfg->snapshot_mode, "initial");
+	ck_assert_int_eq(cfg->status_update_interval_ms, 10000);
+	ck_assert_int_eq(cfg->slot_max_retries, 6);
+	ck_assert_int_eq(cfg->slot_retry_delay_ms, 10000);
+	ck_assert_int_eq(cfg->heartbeat_interval_ms, 0);
+	ck_assert_ptr_null(cfg->heartbeat_action_query);
+	ck_assert_str_eq(cfg->topic_heartbeat_prefix, "__debezium-heartbeat");
+	ck_assert(cfg->extended_headers);
+	ck_assert_str_eq(cfg->time_precision_mode, "adaptive");
+	ck_assert_str_eq(cfg->decimal_handling_mode, "precise");
+	ck_assert_str_eq(cfg->bootstrap_servers, "kafka:9092");
+	ck_assert_str_eq(cfg->key_converter, "org.apache.kafka.connect.json.JsonConverter");
+	ck_assert_str_eq(cfg->header_converter, "org.apache.kafka.connect.storage.SimpleHeaderConverter");
+	ck_kv(cfg->key_converter_opts, "schemas.enable", "false");
+	ck_kv(cfg->value_converter_opts, "schemas.enable", "true");
+	ck_assert_uint_eq(cfg->header_converter_opts.n, 0);
+	ck_assert_str_eq(cfg->transform_alias, "outbox");
+	ck_kv(cfg->transform, "route.by.field", "aggregatetype");
+	ck_assert_ptr_null(kv_get(&cfg->transform, "type"));
+	ck_assert_uint_eq(cfg->producer.n, 0);
+	ck_assert_str_eq(cfg->errors_tolerance, "none");
+	ck_assert(!cfg->slot_create);
+	ck_assert_int_eq(cfg->http_port, 8080);
+	ck_assert_int_eq(cfg->shutdown_flush_ms, 10000);
+	ck_assert_int_eq(cfg->restart_backoff_max_ms, 30000);
+	ck_assert_int_eq(cfg->halt_after_failures, 5);
+	ck_assert_int_eq(cfg->stall_warn_ms, 60000);
+	ck_assert_ptr_null(cfg->dlq_topic);
+	ck_assert_str_eq(cfg->java_double_format, "jdk17");
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "offset.flush.interval.ms"));
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_connector_first_and_overrides)
+{
+	char *paths[2];
+	struct config *cfg = NULL;
+	char err[512] = "";
+
+	paths[0] = put("c.properties", CONNECTOR);
+	paths[1] = put("w.properties", WORKER);
+	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg->name, "outbox-connector");
+	config_free(cfg);
+	free(paths[0]);
+	free(paths[1]);
+
+	/* the connector's converter replaces the worker's, options included */
+	cfg = pair_ok("", "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+			  "database.port=6543\nslot.name=outbox_slot\nsnapshot.mode=NO_DATA\n"
+			  "status.update.interval.ms=2000\nheartbeat.interval.ms=5000\n"
+			  "heartbeat.action.query=UPDATE hb SET ts = now()\n"
+			  "database.sslmode=verify-full\ndatabase.sslrootcert=/ca.pem\n"
+			  "outboxd.slot.create=true\noutboxd.http.port=0\n", NULL);
+	ck_assert_str_eq(cfg->value_converter, "org.apache.kafka.connect.storage.StringConverter");
+	ck_assert_uint_eq(cfg->value_converter_opts.n, 0);
+	ck_kv(cfg->pg_conn, "port", "6543");
+	ck_kv(cfg->pg_conn, "sslmode", "verify-full");
+	ck_kv(cfg->pg_conn, "sslrootcert", "/ca.pem");
+	ck_assert_str_eq(cfg->slot_name, "outbox_slot");
+	ck_assert_str_eq(cfg->snapshot_mode, "no_data");
+	ck_assert_int_eq(cfg->status_update_interval_ms, 2000);
+	ck_assert_int_eq(cfg->heartbeat_interval_ms, 5000);
+	ck_assert_str_eq(cfg->heartbeat_action_query, "UPDATE hb SET ts = now()");
+	ck_assert(cfg->slot_create);
+	ck_assert_int_eq(cfg->http_port, 0);
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_json_connector)
+{
+	char *paths[2];
+	struct config *cfg = NULL;
+	char err[512] = "";
+	struct buf want = BUF_INIT;
+
+	paths[0] = put("w.properties", WORKER);
+	paths[1] = put("c.json",
+		       "{\n"
+		       "  \"name\": \"outbox\",\n"
+		       "  \"config\": {\n"
+		       "    \"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
+		       "    \"database.hostname\": \"db\",\n"
+		       "    \"database.port\": 5433,\n"
+		       "    \"database.user\": \"relay\",\n"
+		       "    \"database.dbname\": \"app\",\n"
+		       "    \"topic.prefix\": \"app\",\n"
+		       "    \"extended.headers.enabled\": false,\n"
+		       "    \"transforms\": \"outbox\",\n"
+		       "    \"transforms.outbox.type\": \"io.debezium.transforms.outbox.EventRouter\"\n"
+		       "  }\n"
+		       "}\n");
+	ck_assert_msg(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(cfg->name, "outbox");
+	ck_kv(cfg->pg_conn, "port", "5433");
+	ck_assert(!cfg->extended_headers);
+	ck_assert(!cfg->plugin_name_set);
+	config_free(cfg);
+	free(paths[1]);
+
+	paths[1] = put("c.json", "{\"name\": \"x\", \"config\": {\n"
+				 "\"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
+				 "\"slot.name\": {\"nested\": 1}}}\n");
+	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)), -EINVAL);
+	buf_add_fmt(&want, "%s:3: slot.name: the value must be a string, number or boolean", paths[1]);
+	ck_assert_str_eq(err, buf_cstr(&want));
+	free(paths[1]);
+
+	paths[1] = put("c.json", "{\"config\": {\n\"a\": \n");
+	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "invalid JSON"));
+	free(paths[0]);
+	free(paths[1]);
+	buf_fini(&want);
+}
+END_TEST
+
+static const char SERVER[] =
+	"debezium.sink.type=kafka\n"
+	"debezium.sink.kafka.producer.bootstrap.servers=${KAFKA:localhost:9092}\n"
+	"debezium.sink.kafka.producer.key.serializer=org.apache.kafka.common.serialization.StringSerializer\n"
+	"debezium.sink.kafka.producer.value.serializer=org.apache.kafka.common.serialization.StringSerializer\n"
+	"debezium.sink.kafka.producer.acks=all\n"
+	"debezium.source.connector.class=io.debezium.connector.postgresql.PostgresConnector\n"
+	"debezium.source.offset.storage.file.filename=data/offsets.dat\n"
+	"debezium.source.offset.flush.interval.ms=0\n"
+	"debezium.source.database.hostname=localhost\n"
+	"debezium.source.database.user=${PGUSER}\n"
+	"debezium.source.database.password=${PGPASSWORD:secret}\n"
+	"debezium.source.database.dbname=app\n"
+	"debezium.source.topic.prefix=app\n"
+	"debezium.source.plugin.name=pgoutput\n"
+	"debezium.transforms=outbox\n"
+	"debezium.transforms.outbox.type=io.debezium.transforms.outbox.EventRouter\n"
+	"debezium.transforms.outbox.table.fields.additional.placement=type:header:eventType\n"
+	"debezium.format.schemas.enable=false\n"
+	"debezium.format.value.schemas.enable=true\n"
+	"debezium.format.value=json\n"
+	"quarkus.log.level=INFO\n";
+
+START_TEST(test_server_form)
+{
+	char *envp[] = {
+		"PGUSER=relay",
+		"DEBEZIUM_SOURCE_DATABASE_HOSTNAME=db.internal",
+		"DEBEZIUM_SOURCE_DATABASE_TCPKEEPALIVE=false",
+		"DEBEZIUM_SOURCE_SLOT_NAME=from_env",
+		"DEBEZIUM_VERSION=3.6.1",
+		"OUTBOXD_SLOT_CREATE=true",
+		"OUTBOXD_TEST_BINARY=/x",
+		NULL,
+	};
+	char *path = put("application.properties", SERVER);
+	struct config *cfg = NULL;
+	char err[512] = "";
+
+	ck_assert_msg(config_load((const char *const *)&path, 1, envp, &cfg, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(cfg->flavour, CONFIG_SERVER);
+	ck_assert_str_eq(cfg->name, "kafka");
+	ck_assert_str_eq(cfg->bootstrap_servers, "localhost:9092");
+	ck_kv(cfg->pg_conn, "host", "db.internal");
+	ck_kv(cfg->pg_conn, "user", "relay");
+	ck_kv(cfg->pg_conn, "password", "secret");
+	ck_kv(cfg->pg_conn, "keepalives", "0");
+	ck_assert_str_eq(cfg->slot_name, "from_env");
+	ck_assert_str_eq(cfg->key_converter, "org.apache.kafka.connect.json.JsonConverter");
+	ck_assert_str_eq(cfg->header_converter, "org.apache.kafka.connect.json.JsonConverter");
+	ck_kv(cfg->key_converter_opts, "schemas.enable", "false");
+	ck_kv(cfg->header_converter_opts, "schemas.enable", "false");
+	ck_kv(cfg->value_converter_opts, "schemas.enable", "true");
+	ck_kv(cfg->transform, "table.fields.additional.placement", "type:header:eventType");
+	ck_kv(cfg->producer, "acks", "all");
+	ck_assert(cfg->slot_create);
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "debezium.sink.kafka.producer.key.serializer"));
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "debezium.source.offset.flush.interval.ms"));
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "quarkus.log.level"));
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "OUTBOXD_TEST_BINARY"));
+	ck_assert_str_eq(kv_find(&cfg->pg_conn, "host")->origin, "environment DEBEZIUM_SOURCE_DATABASE_HOSTNAME");
+	config_free(cfg);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_server_missing_variable)
+{
+	char *path = put("application.properties", SERVER);
+	struct config *cfg = NULL;
+	char err[512] = "";
+	struct buf want = BUF_INIT;
+
+	ck_assert_int_eq(config_load((const char *const *)&path, 1, NULL, &cfg, err, sizeof(err)), -EINVAL);
+	buf_add_fmt(&want, "%s:10: debezium.source.database.user: ${PGUSER} is not set (no environment "
+			   "variable PGUSER or PGUSER, no property PGUSER, no default)", path);
+	ck_assert_str_eq(err, buf_cstr(&want));
+	free(path);
+	buf_fini(&want);
+}
+END_TEST
+
+START_TEST(test_providers)
+{
+	char *envp[] = { "DB_USER=vault_user", NULL };
+	char *secrets = put("secrets.properties", "password=s3cret\n");
+	struct buf w = BUF_INIT, c = BUF_INIT, want = BUF_INIT;
+	struct config *cfg;
+	char err[512] = "";
+
+	buf_add_fmt(&w, "config.providers=file,env\n"
+			"config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
+			"config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n");
+	buf_add_fmt(&c, "database.password=${file:%s:password}\n"
+			"database.user=${env:DB_USER}\n"
+			"slot.name=${vault:x}\n", secrets);
+	cfg = pair_ok(buf_cstr(&w), buf_cstr(&c), envp);
+	ck_kv(cfg->pg_conn, "password", "s3cret");
+	ck_kv(cfg->pg_conn, "user", "vault_user");
+	ck_assert_str_eq(cfg->slot_name, "${vault:x}"); /* undeclared provider: left as is */
+	config_free(cfg);
+
+	buf_reset(&c);
+	buf_add_fmt(&c, "database.password=${file:%s:nope}\n", secrets);
+	ck_assert_int_eq(load_pair(buf_cstr(&w), buf_cstr(&c), envp, &cfg, err, sizeof(err)), -EINVAL);
+	buf_add_fmt(&want, "%s/connector.properties:13: database.password: cannot resolve ${file:%s:nope}: "
+			   "key \"nope\" not found in %s", dir, secrets, secrets);
+	ck_assert_str_eq(err, buf_cstr(&want));
+	free(secrets);
+	buf_fini(&w);
+	buf_fini(&c);
+	buf_fini(&want);
+}
+END_TEST
+
+START_TEST(test_unknown_keys)
+{
+	pair_fails("", "slot.nmae=x\n",
+		   "connector.properties:13: unknown key \"slot.nmae\" (not a Kafka Connect, producer, "
+		   "Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails("offset.flush.intervall.ms=1\n", "",
+		   "worker.properties:8: unknown key \"offset.flush.intervall.ms\" (not a Kafka Connect, "
+		   "producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails("producer.ackss=all\n", "",
+		   "worker.properties:8: unknown key \"producer.ackss\" (not a Kafka Connect, producer, "
+		   "Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails("", "transforms.outbox.route.by.feld=x\n",
+		   "connector.properties:13: unknown key \"transforms.outbox.route.by.feld\" (not a Kafka "
+		   "Connect, producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails("value.converter.schema.enable=true\n", "",
+		   "worker.properties:8: unknown key \"value.converter.schema.enable\" (not a Kafka Connect, "
+		   "producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails("", "outboxd.slot.crate=true\n",
+		   "connector.properties:13: unknown key \"outboxd.slot.crate\" (not an outboxd setting); "
+		   "check the spelling");
+}
+END_TEST
+
+START_TEST(test_rejected_keys)
+{
+	pair_fails("", "slot.drop.on.stop=true\n",
+		   "connector.properties:13: slot.drop.on.stop: outboxd never drops the slot (it belongs to "
+		   "operations; `outboxd slot drop` does it on purpose); set it to false or remove it");
+	pair_fails("", "plugin.name=decoderbufs\n",
+		   "connector.properties:13: plugin.name: \"decoderbufs\" is not supported; outboxd decodes "
+		   "pgoutput only: set plugin.name=pgoutput (a slot created for another plugin must be recreated)");
+	pair_fails("", "snapshot.mode=never\n",
+		   "connector.properties:13: snapshot.mode: \"never\" was removed in Debezium 3 (3.6.1 "
+		   "rejects it); use no_data");
+	pair_fails("", "transforms=outbox,unwrap\n",
+		   "connector.properties:13: transforms: more than one transform is listed; outboxd "
+		   "implements exactly one io.debezium.transforms.outbox.EventRouter and nothing else (e.g. "
+		   "transforms=outbox, transforms.outbox.type=io.debezium.transforms.outbox.EventRouter)");
+	pair_fails("", "transforms.outbox.predicate=isOutbox\n",
+		   "connector.properties:13: transforms.outbox.predicate: predicates are not supported; "
+		   "outboxd routes every row of the outbox tables (select them with table.include.list); remove it");
+	pair_fails("", "transforms.outbox.type=org.apache.kafka.connect.transforms.RegexRouter\n",
+		   "connector.properties:13: transforms.outbox.type: transform "
+		   "\"org.apache.kafka.connect.transforms.RegexRouter\" is not supported; outboxd implements "
+		   "io.debezium.transforms.outbox.EventRouter only");
+	pair_fails("", "errors.tolerance=all\n",
+		   "connector.properties:13: errors.tolerance: \"all\" makes Kafka Connect skip a failing "
+		   "source record silently, losing the outbox event; set "
+		   "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter topic, or "
+		   "remove errors.tolerance");
+	pair_fails("", "value.converter=io.confluent.connect.avro.AvroConverter\n",
+		   "connector.properties:13: value.converter: converter "
+		   "\"io.confluent.connect.avro.AvroConverter\" is not supported; outboxd writes the bytes of "
+		   "JsonConverter, StringConverter, ByteArrayConverter and BinaryDataConverter");
+	pair_fails("producer.ssl.truststore.location=/t.jks\n", "",
+		   "worker.properties:8: producer.ssl.truststore.location: a JKS trust store cannot be read "
+		   "by librdkafka; export the CA certificates to a PEM file and set ssl.ca.location (or "
+		   "ssl.truststore.type=PEM)");
+	pair_fails("", "table.exclude.list=public.x\n",
+		   "connector.properties:13: table.exclude.list: cannot be set together with "
+		   "table.include.list (Debezium refuses both); keep one");
+	pair_fails("", "database.port=70000\n",
+		   "connector.properties:13: database.port: invalid value \"70000\"");
+}
+END_TEST
+
+START_TEST(test_errors_tolerance_with_dlq)
+{
+	struct config *cfg = pair_ok("", "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=dlq\n", NULL);
+
+	ck_assert_str_eq(cfg->errors_tolerance, "all");
+	ck_assert_str_eq(cfg->dlq_topic, "dlq");
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_ignored_listing)
+{
+	struct config *cfg = pair_ok("group.id=connect\n",
+				     "publication.autocreate.mode=filtered\n"
+				     "transforms.outbox.table.fields.additional.error.on.missing=false\n"
+				     "database.server.name=legacy\n"
+				     "slot.drop.on.stop=false\n"
+				     "topic.creation.default.partitions=3\n", NULL);
+	const struct kv *ig = config_ignored(cfg);
+
+	ck_assert_str_eq(kv_get(ig, "publication.autocreate.mode"),
+			 "outboxd never creates publications; create it with the statement in sql/publication.sql");
+	ck_assert_str_eq(kv_get(ig, "transforms.outbox.table.fields.additional.error.on.missing"),
+			 "read by Debezium 2.5 to 3.5 only; 3.6.1 reads table.field.additional.missing");
+	ck_assert_ptr_nonnull(kv_get(ig, "database.server.name"));
+	ck_assert_ptr_nonnull(kv_get(ig, "group.id"));
+	ck_assert_ptr_nonnull(kv_get(ig, "topic.creation.default.partitions"));
+	ck_assert_str_eq(kv_find(ig, "publication.autocreate.mode")->origin,
+			 kv_find(ig, "publication.autocreate.mode")->origin); /* has an origin */
+	ck_assert_ptr_null(kv_get(&cfg->transform, "table.fields.additional.error.on.missing"));
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_producer_translation)
+{
+	struct config *cfg = pair_ok(
+		"security.protocol=SASL_SSL\n"
+		"sasl.mechanism=SCRAM-SHA-512\n"
+		"producer.security.protocol=SASL_SSL\n"
+		"producer.sasl.mechanism=SCRAM-SHA-256\n"
+		"producer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+		"username=\"relay\" password=\"pa\\\\\"ss\";\n"
+		"producer.max.request.size=2097152\n"
+		"producer.buffer.memory=33554432\n"
+		"producer.delivery.timeout.ms=120000\n"
+		"producer.linger.ms=5\n"
+		"producer.max.block.ms=60000\n"
+		"producer.ssl.truststore.type=PEM\n"
+		"producer.ssl.truststore.location=/ca.pem\n"
+		"producer.ssl.keystore.type=PKCS12\n"
+		"producer.ssl.keystore.location=/client.p12\n"
+		"producer.ssl.keystore.password=kspass\n"
+		"producer.acks=1\n",
+		"producer.override.linger.ms=20\n", NULL);
+
+	ck_kv(cfg->producer, "security.protocol", "SASL_SSL");
+	ck_kv(cfg->producer, "sasl.mechanisms", "SCRAM-SHA-256");
+	ck_kv(cfg->producer, "sasl.username", "relay");
+	ck_kv(cfg->producer, "sasl.password", "pa\"ss");
+	ck_kv(cfg->producer, "message.max.bytes", "2097152");
+	ck_kv(cfg->producer, "queue.buffering.max.kbytes", "32768");
+	ck_kv(cfg->producer, "message.timeout.ms", "120000");
+	ck_kv(cfg->producer, "linger.ms", "20");
+	ck_kv(cfg->producer, "ssl.ca.location", "/ca.pem");
+	ck_kv(cfg->producer, "ssl.keystore.location", "/client.p12");
+	ck_kv(cfg->producer, "ssl.keystore.password", "kspass");
+	ck_kv(cfg->producer, "acks", "1");
+	ck_assert_ptr_null(kv_get(&cfg->producer, "sasl.jaas.config"));
+	ck_assert_ptr_null(kv_get(&cfg->producer, "max.block.ms"));
+	ck_assert_ptr_null(kv_get(&cfg->producer, "bootstrap.servers"));
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "producer.max.block.ms"));
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "producer.ssl.truststore.type"));
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_jaas)
+{
+	char *u = NULL, *p = NULL;
+
+	ck_assert_int_eq(rdconf_jaas_credentials(
+		"org.apache.kafka.common.security.plain.PlainLoginModule required\n  username=alice\n"
+		"  password=\"x y\";", &u, &p), 0);
+	ck_assert_str_eq(u, "alice");
+	ck_assert_str_eq(p, "x y");
+	free(u);
+	free(p);
+	ck_assert_int_eq(rdconf_jaas_credentials(
+		"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;", &u, &p), -ENOTSUP);
+	ck_assert_int_eq(rdconf_jaas_credentials(
+		"org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\";", &u, &p), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_secret_never_shown)
+{
+	struct config *cfg = NULL;
+	char err[512] = "";
+	struct buf out = BUF_INIT;
+
+	ck_assert_int_eq(load_pair("producer.sasl.jaas.config=org.apache.kafka.common.security.plain."
+				   "PlainLoginModule required username=\"u\" password=\"hunter2\n", "",
+				   NULL, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(strstr(err, "hunter2"));
+	ck_assert_ptr_nonnull(strstr(err, "producer.sasl.jaas.config"));
+	ck_assert_int_eq(load_pair("", "database.sslpassword=hunter2\ndatabase.password=hunter2\n"
+				   "database.sslmode=bogus\n", NULL, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(strstr(err, "hunter2"));
+
+	cfg = pair_ok("producer.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+		      "required username=\"u\" password=\"hunter2\";\n", "", NULL);
+	config_describe(cfg, &out);
+	ck_assert_ptr_null(strstr(buf_cstr(&out), "hunter2"));
+	ck_assert_ptr_nonnull(strstr(buf_cstr(&out), "topic.prefix = app"));
+	config_free(cfg);
+	buf_fini(&out);
+}
+END_TEST
+
+START_TEST(test_missing_required)
+{
+	struct config *cfg = NULL;
+	char err[512] = "";
+	char *path = put("connector.properties", CONNECTOR);
+	struct buf want = BUF_INIT;
+
+	ck_assert_int_eq(config_load((const char *const *)&path, 1, NULL, &cfg, err, sizeof(err)), -EINVAL);
+	buf_add_fmt(&want, "%s: no worker file; pass the Kafka Connect worker .properties and the "
+			   "connector .properties or JSON (the connector file is the one with connector.class)", path);
+	ck_assert_str_eq(err, buf_cstr(&want));
+	free(path);
+	buf_fini(&want);
+
+	pair_fails("", "topic.prefix=\n",
+		   "connector.properties: missing required key \"topic.prefix\"");
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("load");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_connect_pair_defaults);
+	tcase_add_test(tc, test_connector_first_and_overrides);
+	tcase_add_test(tc, test_json_connector);
+	tcase_add_test(tc, test_server_form);
+	tcase_add_test(tc, test_server_missing_variable);
+	tcase_add_test(tc, test_providers);
+	tcase_add_test(tc, test_unknown_keys);
+	tcase_add_test(tc, test_rejected_keys);
+	tcase_add_test(tc, test_errors_tolerance_with_dlq);
+	tcase_add_test(tc, test_ignored_listing);
+	tcase_add_test(tc, test_producer_translation);
+	tcase_add_test(tc, test_jaas);
+	tcase_add_test(tc, test_secret_never_shown);
+	tcase_add_test(tc, test_missing_required);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

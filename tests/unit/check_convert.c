@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/convert.h"
+
+#define JSON "org.apache.kafka.connect.json.JsonConverter"
+#define STRING "org.apache.kafka.connect.storage.StringConverter"
+#define BYTEARRAY "org.apache.kafka.connect.converters.ByteArrayConverter"
+#define SIMPLE "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+/* Every expected byte string comes from reference §3.5 or from running Kafka 4.3.0. */
+
+static struct convert *
+mk(const char *cls, enum convert_role role, const char *k, const char *v)
+{
+	struct kv o = KV_INIT;
+	struct convert *c = NULL;
+	char err[512];
+
+	if (k) {
+		kv_set(&o, k, v, "test:1");
+	}
+	ck_assert_msg(convert_new(cls, &o, role, &c, err, sizeof(err)) == 0, "%s", err);
+	kv_fini(&o);
+	return c;
+}
+
+/* Write @v and compare with @want (NULL = Kafka null). */
+static void
+expect(struct convert *c, const struct cvalue *v, const char *want)
+{
+	struct buf out = BUF_INIT;
+	bool null = false;
+	char err[512] = "";
+
+	ck_assert_msg(convert_write(c, v, &out, &null, err, sizeof(err)) == 0, "%s", err);
+	if (!want) {
+		ck_assert(null);
+		ck_assert_uint_eq(out.len, 0);
+	} else {
+		ck_assert(!null);
+		ck_assert_str_eq(buf_cstr(&out), want);
+		ck_assert_uint_eq(out.len, strlen(want));
+	}
+	buf_fini(&out);
+}
+
+static const struct cvalue key42 = { .type = CVALUE_STRING, .u.s = { "42", 2 } };
+static const struct cvalue payload = { .type = CVALUE_STRING, .optional = true,
+				       .name = "io.debezium.data.Json", .version = 1,
+				       .u.s = { "{\"x\": 1}", 8 } };
+
+START_TEST(test_worked_example_json_schemas_off)
+{
+	struct convert *c = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
+
+	expect(c, &key42, "\"42\"");
+	expect(c, &payload, "\"{\\\"x\\\": 1}\"");
+	convert_free(c);
+}
+END_TEST
+
+START_TEST(test_worked_example_json_schemas_on)
+{
+	struct convert *c = mk(JSON, CONVERT_KEY, NULL, NULL);
+
+	expect(c, &key42, "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":\"42\"}");
+	expect(c, &payload,
+	       "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Json\","
+	       "\"version\":1},\"payload\":\"{\\\"x\\\": 1}\"}");
+	convert_free(c);
+}
+END_TEST
+
+START_TEST(test_worked_example_string_converter)
+{
+	struct convert *c = mk(STRING, CONVERT_VALUE, "converter.encoding", "UTF-8");
+
+	expect(c, &key42, "42");
+	expect(c, &payload, "{\"x\": 1}");
+	convert_free(c);
+}
+END_TEST
+
+START_TEST(test_null_payload_and_null_key)
+{
+	struct cvalue np = payload, nk = { .type = CVALUE_STRING, .optional = true, .is_null = true };
+	struct convert *off = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
+	struct convert *on = mk(JSON, CONVERT_VALUE, NULL, NULL);
+	struct convert *s = mk(STRING, CONVERT_VALUE, NULL, NULL);
+
+	np.is_null = true;
+	expect(off, &np, "null");
+	expect(on, &np, "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":"
+			"\"io.debezium.data.Json\",\"version\":1},\"payload\":null}");
+	expect(s, &np, NULL);
+	expect(off, &nk, "null");
+	expect(on, &nk, "{\"schema\":{\"type\":\"string\",\"optional\":true},\"payload\":null}");
+	expect(s, &nk, NULL);
+	/* no schema and no value: a tombstone for every converter */
+	expect(on, NULL, NULL);
+	expect(off, &(struct cvalue){ .type = CVALUE_NONE, .is_null = true }, NULL);
+	convert_free(off);
+	convert_free(on);
+	convert_free(s);
+}
+END_TEST
+
+START_TEST(test_int_key_and_bytea_payload)
+{
+	struct cvalue k = { .type = CVALUE_INT32, .u.i = 1232 };
+	struct cvalue bytea = { .type = CVALUE_BYTES, .optional = true,
+				.u.s = { "\x00\x01\xfe\xff\x41", 5 } };
+	struct convert *off = mk(JSON, CONVERT_KEY, "schemas.enable", "false");
+	struct convert *on = mk(JSON, CONVERT_KEY, NULL, NULL);
+	struct convert *ba = mk(BYTEARRAY, CONVERT_VALUE, NULL, NULL);
+	struct buf out = BUF_INIT;
+	bool null;
+
+	expect(off, &k, "1232");
+	expect(on, &k, "{\"schema\":{\"type\":\"int32\",\"optional\":false},\"payload\":1232}");
+	expect(off, &bytea, "\"AAH+/0E=\"");
+	expect(on, &bytea, "{\"schema\":{\"type\":\"bytes\",\"optional\":true},\"payload\":\"AAH+/0E=\"}");
+	ck_assert_int_eq(convert_write(ba, &bytea, &out, &null, NULL, 0), 0);
+	ck_assert_uint_eq(out.len, 5);
+	ck_assert_mem_eq(out.data, "\x00\x01\xfe\xff\x41", 5);
+	buf_fini(&out);
+	convert_free(off);
+	convert_free(on);
+	convert_free(ba);
+}
+END_TEST
+
+START_TEST(test_bytearray_rejects_strings)
+{
+	struct convert *ba = mk(BYTEARRAY, CONVERT_KEY, NULL, NULL);
+	struct buf out = BUF_INIT;
+	bool null = false;
+	char err[512];
+
+	ck_assert_int_eq(convert_write(ba, &key42, &out, &null, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "ByteArrayConverter"));
+	ck_assert_ptr_nonnull(strstr(err, "STRING") ? strstr(err, "STRING") : strstr(err, "string"));
+	ck_assert_ptr_nonnull(strstr(err, "JsonConverter"));
+	buf_fini(&out);
+	convert_free(ba);
+}
+END_TEST
+
+START_TEST(test_simple_header_converter)
+{
+	struct convert *h = mk(SIMPLE, CONVERT_HEADER, NULL, NULL);
+	struct cvalue uuid = { .type = CVALUE_STRING, .name = "io.debezium.data.Uuid", .version = 1,
+			       .u.s = slice_from_str("a1b2c3d4-0000-4000-8000-000000000001") };
+	struct cvalue micro = { .type = CVALUE_INT64, .name = "io.debezium.time.MicroTimestamp",
+				.version = 1, .u.i = 1553460779000000LL };
+	struct cvalue d = { .type = CVALUE_FLOAT64, .u.f = 1e10 };
+	struct cvalue d2 = { .type = CVALUE_FLOAT64, .u.f = 0.1 + 0.2 };
+	struct cvalue bin = { .type = CVALUE_BYTES, .u.s = { "\x01\x02\x03\xff", 4 } };
+	struct cvalue_param dp[] = { { "scale", "2" }, { "connect.decimal.precision", "10" } };
+	struct cvalue dec = { .type = CVALUE_BYTES, .name = CVALUE_DECIMAL_NAME, .version = 1,
+			      .params = dp, .nparams = 2, .u.s = { "\x04\xd2", 2 } };
+	struct cvalue vsdf[] = { { .type = CVALUE_INT32, .field = "scale", .u.i = 2 },
+				 { .type = CVALUE_BYTES, .field = "value", .u.s = { "\x04\xd2", 2 } } };
+	struct cvalue vsd = { .type = CVALUE_STRUCT, .u.fields = { vsdf, 2 } };
+	struct cvalue nul = { .type = CVALUE_STRING, .optional = true, .is_null = true };
+
+	expect(h, &uuid, "a1b2c3d4-0000-4000-8000-000000000001");
+	expect(h, &micro, "1553460779000000");
+	expect(h, &d, "1.0E10");
+	expect(h, &d2, "0.30000000000000004");
+	expect(h, &bin, "AQID/w==");
+	expect(h, &dec, "12.34");
+	expect(h, &vsd, "{\"scale\":2,\"value\":\"BNI=\"}");
+	expect(h, &(struct cvalue){ .type = CVALUE_BOOLEAN, .u.b = true }, "true");
+	expect(h, &(struct cvalue){ .type = CVALUE_STRING, .u.s = { "a\"b", 3 } }, "a\"b");
+	expect(h, &nul, NULL);
+	convert_free(h);
+}
+END_TEST
+
+START_TEST(test_json_header_converter_and_defaults)
+{
+	struct convert *h = mk(JSON, CONVERT_HEADER, NULL, NULL);
+	struct convert *hs = mk(JSON, CONVERT_HEADER, "schemas.enable", "false");
+	struct cvalue uuid = { .type = CVALUE_STRING, .name = "io.debezium.data.Uuid", .version = 1,
+			       .u.s = slice_from_str("a1b2c3d4-0000-4000-8000-000000000001") };
+	struct cvalue dflt = { .type = CVALUE_STRING, .u.s = { "dflt", 4 } };
+	struct cvalue withdef = { .type = CVALUE_STRING, .optional = true, .is_null = true,
+				  .def = &dflt };
+	struct convert *nodef = mk(JSON, CONVERT_VALUE, "replace.null.with.default", "false");
+
+	expect(h, &uuid, "{\"schema\":{\"type\":\"string\",\"optional\":false,\"name\":"
+			 "\"io.debezium.data.Uuid\",\"version\":1},\"payload\":"
+			 "\"a1b2c3d4-0000-4000-8000-000000000001\"}");
+	expect(hs, &uuid, "\"a1b2c3d4-0000-4000-8000-000000000001\"");
+	expect(h, &withdef, "{\"schema\":{\"type\":\"string\",\"optional\":true,\"default\":"
+			    "\"dflt\"},\"payload\":\"dflt\"}");
+	expect(nodef, &withdef, "{\"schema\":{\"type\":\"string\",\"optional\":true,\"default\":"
+				"\"dflt\"},\"payload\":null}");
+	convert_free(h);
+	convert_free(hs);
+	convert_free(nodef);
+}
+END_TEST
+
+START_TEST(test_decimals_structs_and_envelope)
+{
+	struct cvalue_param dp[] = { { "scale", "8" }, { "connect.decimal.precision", "10" } };
+	struct cvalue dec = { .type = CVALUE_BYTES, .optional = true, .name = CVALUE_DECIMAL_NAME,
+			      .version = 1, .params = dp, .nparams = 2, .u.s = { "\x01", 1 } };
+	struct convert *num = mk(JSON, CONVERT_VALUE, "decimal.format", "numeric");
+	struct convert *on = mk(JSON, CONVERT_VALUE, NULL, NULL);
+	struct convert *off = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
+	struct convert *s = mk(STRING, CONVERT_VALUE, NULL, NULL);
+	struct cvalue f[2] = { payload, { .type = CVALUE_STRING, .field = "eventType",
+					  .u.s = slice_from_str("OrderCreated") } };
+	struct cvalue env = { .type = CVALUE_STRUCT, .name = "dbserver1.public.outbox.order.Value",
+			      .u.fields = { f, 2 } };
+	struct buf out = BUF_INIT;
+
+	f[0].field = "payload";
+	expect(num, &dec, "{\"schema\":{\"type\":\"bytes\",\"optional\":true,\"name\":"
+			  "\"org.apache.kafka.connect.data.Decimal\",\"version\":1,\"parameters\":"
+			  "{\"scale\":\"8\",\"connect.decimal.precision\":\"10\"}},\"payload\":1E-8}");
+	expect(on, &dec, "{\"schema\":{\"type\":\"bytes\",\"optional\":true,\"name\":"
+			 "\"org.apache.kafka.connect.data.Decimal\",\"version\":1,\"parameters\":"
+			 "{\"scale\":\"8\",\"connect.decimal.precision\":\"10\"}},\"payload\":\"AQ==\"}");
+	convert_decimal_string((const uint8_t *)"\x49\x8d\x58\x80", 4, 8, &out);
+	ck_assert_str_eq(buf_cstr(&out), "12.34000000");
+	buf_reset(&out);
+	convert_decimal_string((const uint8_t *)"\xfd\x05\x0f\x80", 4, 8, &out);
+	ck_assert_str_eq(buf_cstr(&out), "-0.50000000");
+	buf_reset(&out);
+	convert_decimal_string((const uint8_t *)"\x00", 1, 8, &out);
+	ck_assert_str_eq(buf_cstr(&out), "0E-8");
+	buf_fini(&out);
+	expect(off, &env, "{\"payload\":\"{\\\"x\\\": 1}\",\"eventType\":\"OrderCreated\"}");
+	expect(on, &env,
+	       "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,"
+	       "\"name\":\"io.debezium.data.Json\",\"version\":1,\"field\":\"payload\"},{\"type\":"
+	       "\"string\",\"optional\":false,\"field\":\"eventType\"}],\"optional\":false,\"name\":"
+	       "\"dbserver1.public.outbox.order.Value\"},\"payload\":{\"payload\":\"{\\\"x\\\": 1}\","
+	       "\"eventType\":\"OrderCreated\"}}");
+	expect(s, &env, "Struct{payload={\"x\": 1},eventType=OrderCreated}");
+	convert_free(num);
+	convert_free(on);
+	convert_free(off);
+	convert_free(s);
+}
+END_TEST
+
+START_TEST(test_required_null_fails)
+{
+	struct convert *on = mk(JSON, CONVERT_VALUE, NULL, NULL);
+	struct cvalue req = { .type = CVALUE_STRING, .is_null = true };
+	struct buf out = BUF_INIT;
+	bool null;
+	char err[512];
+
+	ck_assert_int_eq(convert_write(on, &req, &out, &null, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "required"));
+	buf_fini(&out);
+	convert_free(on);
+}
+END_TEST
+
+START_TEST(test_configuration_errors)
+{
+	struct convert *c = NULL;
+	struct kv o = KV_INIT;
+	char err[512];
+
+	ck_assert_int_eq(convert_new("io.confluent.connect.avro.AvroConverter", NULL, CONVERT_VALUE,
+				     &c, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "AvroConverter"));
+	ck_assert_ptr_nonnull(strstr(err, JSON));
+	ck_assert_int_eq(convert_new(SIMPLE, NULL, CONVERT_VALUE, &c, err, sizeof(err)), -EINVAL);
+	kv_set(&o, "schemas.enabled", "false", "f:3");
+	ck_assert_int_eq(convert_new(JSON, &o, CONVERT_VALUE, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "schemas.enabled"));
+	ck_assert_ptr_nonnull(strstr(err, "f:3"));
+	kv_fini(&o);
+	kv_set(&o, "schemas.enable", "yes", NULL);
+	ck_assert_int_eq(convert_new(JSON, &o, CONVERT_VALUE, &c, err, sizeof(err)), -EINVAL);
+	kv_fini(&o);
+	kv_set(&o, "decimal.format", "HEX", NULL);
+	ck_assert_int_eq(convert_new(JSON, &o, CONVERT_VALUE, &c, err, sizeof(err)), -EINVAL);
+	kv_fini(&o);
+	kv_set(&o, "converter.encoding", "ISO-8859-1", NULL);
+	ck_assert_int_eq(convert_new(STRING, &o, CONVERT_VALUE, &c, err, sizeof(err)), -EINVAL);
+	kv_fini(&o);
+	ck_assert_ptr_null(c);
+}
+END_TEST
+
+static Suite *
+convert_suite(void)
+{
+	Suite *s = suite_create("convert");
+	TCase *tc = tcase_create("worked-example");
+
+	tcase_add_test(tc, test_worked_example_json_schemas_off);
+	tcase_add_test(tc, test_worked_example_json_schemas_on);
+	tcase_add_test(tc, test_worked_example_string_converter);
+	tcase_add_test(tc, test_null_payload_and_null_key);
+	tcase_add_test(tc, test_int_key_and_bytea_payload);
+	tcase_add_test(tc, test_bytearray_rejects_strings);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("headers");
+	tcase_add_test(tc, test_simple_header_converter);
+	tcase_add_test(tc, test_json_header_converter_and_defaults);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("logical-types");
+	tcase_add_test(tc, test_decimals_structs_and_envelope);
+	tcase_add_test(tc, test_required_null_fails);
+	tcase_add_test(tc, test_configuration_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(convert_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
