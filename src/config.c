@@ -597,16 +597,70 @@ finish_errors(struct ctx *c)
 		free(t);
 		return -EINVAL;
 	}
-	if (strcmp(t, "all") == 0 && !cfg->dlq_topic) {
+	if (strcmp(t, "all") == 0) {
+		/* With dead-letter topics (a later version) this becomes "unless one is set". */
 		config_seterr(c, "%s: errors.tolerance: \"all\" makes Kafka Connect skip a failing source "
-			      "record silently, losing the outbox event; set "
-			      "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter "
-			      "topic, or remove errors.tolerance", e->origin);
+			      "record silently, losing the outbox event; outboxd halts on such a row "
+			      "instead, naming it; remove errors.tolerance", e->origin);
 		free(t);
 		return -EINVAL;
 	}
 	free(cfg->errors_tolerance);
 	cfg->errors_tolerance = t;
+	return 0;
+}
+
+/*
+ * Settings this version accepts in the vocabulary but does not implement yet: refused with the
+ * reason, so that nobody believes they act (a feature is either real or absent).
+ */
+static const struct refusal unimplemented[] = {
+	{ "heartbeat.interval.ms", "0", "heartbeat records are not produced by this version of "
+	  "outboxd; the slot advances without them (idle keepalives are confirmed); set 0 or remove it" },
+	{ "heartbeat.action.query", NULL, "this version of outboxd does not run a heartbeat query; "
+	  "remove it" },
+	{ "database.initial.statements", NULL, "this version of outboxd does not run initial "
+	  "statements; remove it" },
+	{ "table.exclude.list", NULL, "this version of outboxd selects the outbox table with "
+	  "table.include.list only; use it instead" },
+	{ "schema.include.list", NULL, "this version of outboxd selects the outbox table with "
+	  "table.include.list only; use it instead" },
+	{ "schema.exclude.list", NULL, "this version of outboxd selects the outbox table with "
+	  "table.include.list only; use it instead" },
+};
+
+static int
+finish_unimplemented(struct ctx *c)
+{
+	const struct cfgsrc *src = c->src;
+
+	for (size_t i = 0; i < sizeof(unimplemented) / sizeof(unimplemented[0]); i++) {
+		const struct refusal *u = &unimplemented[i];
+		const struct kv_entry *e = kv_find(&c->cfg->connector, u->key);
+		char *v;
+		bool allowed;
+
+		if (!e) {
+			continue;
+		}
+		v = config_trimmed(e->value);
+		/* u->value, when set, is the one value that is accepted (the default). */
+		allowed = u->value ? strcmp(v, u->value) == 0 : *v == '\0';
+		free(v);
+		if (!allowed) {
+			config_seterr(c, "%s: %s: %s", e->origin, u->key, u->why);
+			return -EINVAL;
+		}
+	}
+	if (c->cfg->dlq_topic) {
+		const struct kv_entry *e = kv_find(&src->outboxd, "outboxd.errors.deadletterqueue.topic.name");
+
+		config_seterr(c, "%s: outboxd.errors.deadletterqueue.topic.name: dead-letter topics are "
+			      "not supported by this version of outboxd; a poison row halts it with a "
+			      "message naming the row; remove the setting",
+			      e && e->origin ? e->origin : "configuration");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -633,6 +687,7 @@ load(struct ctx *c)
 	}
 	r = r ? r : finish_connector(c);
 	r = r ? r : finish_errors(c);
+	r = r ? r : finish_unimplemented(c);
 	r = r ? r : config_kafka_finish(c);
 	return r;
 }

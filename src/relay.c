@@ -69,6 +69,7 @@ struct session {
 	int wake[2];		/* librdkafka's wake-up pipe */
 	int signal_fd;
 	bool stopping;
+	bool closing;		/* purging: the reports that follow say nothing new */
 	uint64_t published, delivered;
 };
 
@@ -99,7 +100,7 @@ on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
 	uint64_t seq = (uint64_t)(uintptr_t)msg_opaque;
 
 	/* Reports of rows purged by an earlier session are unknown to this acktrack: ignored. */
-	if (acktrack_row_delivered(s->at, seq, ok) < 0) {
+	if (s->closing || acktrack_row_delivered(s->at, seq, ok) < 0) {
 		return;
 	}
 	if (ok) {
@@ -216,7 +217,8 @@ session_open(struct session *s)
 static void
 session_close(struct session *s, bool orderly)
 {
-	/* Purging first: its failure reports must find this session's acktrack still there. */
+	/* Purged records report failures; the session already knows why it ends. */
+	s->closing = true;
 	producer_free(s->prod);
 	s->prod = NULL;
 	pgstream_free(s->stream, orderly);
@@ -237,6 +239,7 @@ session_close(struct session *s, bool orderly)
 	s->pending = false;
 	s->cur_seq = 0;
 	s->delivery_failed = false;
+	s->closing = false;
 }
 
 /* A Relation message: cache it and decide once whether its rows are outbox rows. */

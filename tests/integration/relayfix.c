@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -143,6 +144,8 @@ relayfix_start(struct relayfix *f)
 		FILE *out = freopen(buf_cstr(&log), "a", stderr);
 
 		(void)out;
+		/* A test that fails mid-way must not leave outboxd running. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl(bin, bin, "run", buf_cstr(&wk), buf_cstr(&cn), (char *)NULL);
 		_exit(127);
 	}
@@ -265,15 +268,19 @@ relayfix_last_commit_end(struct relayfix *f)
 	/*
 	 * test_decoding reports each COMMIT at the transaction's end LSN, the position pgoutput's
 	 * Commit carries as end_lsn. Only transactions that wrote the outbox are of interest.
+	 * Changes are consumed (get, not peek) so each call decodes only what is new.
 	 */
 	buf_add_fmt(&q,
-		    "WITH c AS (SELECT lsn, xid, data FROM pg_logical_slot_peek_changes('%s', NULL, "
+		    "WITH c AS (SELECT lsn, xid, data FROM pg_logical_slot_get_changes('%s', NULL, "
 		    "NULL)) SELECT max(c.lsn) FROM c WHERE c.data LIKE 'COMMIT%%' AND c.xid IN "
 		    "(SELECT xid FROM c WHERE data LIKE 'table %s.outbox: INSERT:%%')",
 		    f->side_slot, f->name);
 	l = lsn_query(f->pg, buf_cstr(&q));
 	buf_fini(&q);
-	return l;
+	if (l > f->last_end) {
+		f->last_end = l;
+	}
+	return f->last_end;
 }
 
 char *
@@ -299,17 +306,22 @@ relayfix_busy(struct relayfix *f, bool on)
 	f->busy_pid = fork();
 	ck_assert_int_ge(f->busy_pid, 0);
 	if (f->busy_pid == 0) {
-		PGconn *c = PQconnectdb(getenv("OUTBOXD_TEST_PG_CONNINFO"));
+		PGconn *c;
 		struct buf q = BUF_INIT;
 
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		c = PQconnectdb(getenv("OUTBOXD_TEST_PG_CONNINFO"));
+		/* Inserts, updates and deletes in steady state: the table stays small. */
 		buf_add_fmt(&q,
-			    "INSERT INTO %s.business (v) SELECT 'x' FROM generate_series(1, 20); "
-			    "UPDATE %s.business SET v = 'y' WHERE id %% 3 = 0; "
-			    "DELETE FROM %s.business WHERE id %% 5 = 0",
-			    f->name, f->name, f->name);
+			    "INSERT INTO %s.business (v) SELECT 'x' FROM generate_series(1, 10); "
+			    "UPDATE %s.business SET v = 'y' WHERE id IN (SELECT id FROM %s.business "
+			    "ORDER BY id DESC LIMIT 5); "
+			    "DELETE FROM %s.business WHERE id IN (SELECT id FROM %s.business ORDER BY id "
+			    "LIMIT 10)",
+			    f->name, f->name, f->name, f->name, f->name);
 		for (;;) {
 			PQclear(PQexec(c, buf_cstr(&q)));
-			usleep(20 * 1000);
+			usleep(50 * 1000);
 		}
 	}
 }

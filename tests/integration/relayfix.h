@@ -24,6 +24,7 @@ struct relayfix {
 	PGconn *pg;
 	pid_t pid;	 /* running outboxd, or 0 */
 	pid_t busy_pid;	 /* background writer on the business table, or 0 */
+	lsn_t last_end;	 /* newest outbox commit end seen on the side slot */
 };
 
 /* relayfix_init() - create schema, tables, publication, slots, folder. Fails the test on error. */

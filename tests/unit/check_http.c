@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "outboxd/buf.h"
+#include "outboxd/http.h"
+#include "outboxd/metrics.h"
+
+/* One HTTP exchange, as a client sees it. */
+struct reply {
+	struct buf raw;	    /* everything the server sent */
+	char *head;	    /* owned: status line and headers, each ending in CRLF */
+	const char *status; /* the status line: @head up to its first CR */
+	const char *body;   /* after the blank line, in @raw */
+};
+
+/* Connects to 127.0.0.1:@port. Return: the socket, or -errno. */
+static int
+connect_local(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { .tv_sec = 10 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/* Sends @request as is and reads until the server closes. */
+static void
+exchange(int port, const char *request, struct reply *r)
+{
+	int fd = connect_local(port);
+	size_t off = 0, len = strlen(request);
+	char chunk[4096];
+	char *sep;
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	while (off < len) {
+		n = send(fd, request + off, len - off, MSG_NOSIGNAL);
+		ck_assert_int_gt(n, 0);
+		off += (size_t)n;
+	}
+	r->raw = BUF_INIT;
+	while ((n = recv(fd, chunk, sizeof(chunk), 0)) > 0) {
+		buf_add(&r->raw, chunk, (size_t)n);
+	}
+	ck_assert_msg(n == 0, "recv: %s", strerror(errno));
+	close(fd);
+
+	sep = strstr(buf_cstr(&r->raw), "\r\n\r\n");
+	ck_assert_msg(sep != NULL, "no header end in: %s", buf_cstr(&r->raw));
+	r->head = strndup(r->raw.data, (size_t)(sep - r->raw.data) + 2);
+	r->body = sep + 4;
+	r->status = r->head;
+}
+
+static void
+reply_fini(struct reply *r)
+{
+	buf_fini(&r->raw);
+	free(r->head);
+}
+
+/* The status line of @r (up to CRLF), compared whole. */
+static void
+assert_status(const struct reply *r, const char *line)
+{
+	size_t n = strcspn(r->status, "\r");
+
+	ck_assert_msg(n == strlen(line) && strncmp(r->status, line, n) == 0,
+		      "status line %.*s, want %s", (int)n, r->status, line);
+}
+
+/* A header line "Name: value" (case-insensitive name) is present in @r. */
+static void
+assert_header(const struct reply *r, const char *name, const char *value)
+{
+	size_t nl = strlen(name);
+
+	for (const char *p = strstr(r->head, "\r\n"); p; p = strstr(p + 2, "\r\n")) {
+		const char *h = p + 2;
+
+		if (strncasecmp(h, name, nl) == 0 && h[nl] == ':') {
+			h += nl + 1;
+			h += strspn(h, " ");
+			if (strncmp(h, value, strlen(value)) == 0 && h[strlen(value)] == '\r') {
+				return;
+			}
+		}
+	}
+	ck_abort_msg("no header %s: %s in\n%s", name, value, r->head);
+}
+
+static struct metrics *m;
+static struct http *h;
+static int port;
+
+static void
+setup(void)
+{
+	char err[256] = "";
+
+	m = metrics_new();
+	ck_assert_int_eq(http_start("127.0.0.1", 0, m, &h, err, sizeof(err)), 0);
+	port = http_port(h);
+	ck_assert_int_gt(port, 0);
+}
+
+static void
+teardown(void)
+{
+	http_stop(h);
+	h = NULL;
+	metrics_free(m);
+	m = NULL;
+}
+
+START_TEST(test_metrics)
+{
+	struct reply r;
+
+	metrics_count(m, METRICS_RECORDS_PUBLISHED, 12);
+	metrics_set_state(m, METRICS_STATE_STREAMING, NULL);
+	exchange(port, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+		 &r);
+	assert_status(&r, "HTTP/1.1 200 OK");
+	assert_header(&r, "Content-Type", "text/plain; version=0.0.4");
+	ck_assert_ptr_nonnull(strstr(r.body, "# TYPE outboxd_records_published_total counter\n"
+					     "outboxd_records_published_total 12\n"));
+	ck_assert_ptr_nonnull(strstr(r.body, "\noutboxd_state{state=\"streaming\"} 1\n"));
+	reply_fini(&r);
+}
+END_TEST
+
+START_TEST(test_health)
+{
+	struct reply r;
+
+	exchange(port, "GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 503 Service Unavailable");
+	assert_header(&r, "Content-Type", "application/json");
+	ck_assert_str_eq(r.body, "{\"status\":\"starting\",\"stalled\":false,\"reason\":null}");
+	reply_fini(&r);
+
+	/* libmicrohttpd answers an HTTP/1.0 request with an HTTP/1.1 status line. */
+	metrics_set_state(m, METRICS_STATE_STREAMING, NULL);
+	exchange(port, "GET /health HTTP/1.0\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 200 OK");
+	ck_assert_str_eq(r.body, "{\"status\":\"streaming\",\"stalled\":false,\"reason\":null}");
+	reply_fini(&r);
+
+	metrics_set_state(m, METRICS_STATE_HALTED, "poison row \"7\"");
+	exchange(port, "GET /health HTTP/1.0\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 503 Service Unavailable");
+	ck_assert_str_eq(r.body, "{\"status\":\"halted\",\"stalled\":false,"
+				 "\"reason\":\"poison row \\\"7\\\"\"}");
+	reply_fini(&r);
+}
+END_TEST
+
+START_TEST(test_not_found)
+{
+	struct reply r;
+
+	exchange(port, "GET /nope HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 404 Not Found");
+	ck_assert_str_eq(r.body, "not found\n");
+	reply_fini(&r);
+
+	exchange(port, "GET /metrics/ HTTP/1.0\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 404 Not Found");
+	reply_fini(&r);
+}
+END_TEST
+
+START_TEST(test_method_not_allowed)
+{
+	struct reply r;
+
+	exchange(port,
+		 "POST /metrics HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n"
+		 "Connection: close\r\n\r\nhello",
+		 &r);
+	assert_status(&r, "HTTP/1.1 405 Method Not Allowed");
+	assert_header(&r, "Allow", "GET, HEAD");
+	ck_assert_str_eq(r.body, "method not allowed\n");
+	reply_fini(&r);
+
+	exchange(port, "DELETE /health HTTP/1.0\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 405 Method Not Allowed");
+	reply_fini(&r);
+}
+END_TEST
+
+START_TEST(test_head)
+{
+	struct reply r;
+
+	metrics_set_state(m, METRICS_STATE_STREAMING, NULL);
+	exchange(port, "HEAD /health HTTP/1.0\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 200 OK");
+	assert_header(&r, "Content-Type", "application/json");
+	ck_assert_str_eq(r.body, "");
+	reply_fini(&r);
+}
+END_TEST
+
+START_TEST(test_port_in_use)
+{
+	struct http *other = (struct http *)0x1;
+	char err[256] = "";
+	char want[32];
+
+	ck_assert_int_eq(http_start("127.0.0.1", port, m, &other, err, sizeof(err)), -EADDRINUSE);
+	ck_assert_ptr_eq(other, (struct http *)0x1); /* untouched on failure */
+	snprintf(want, sizeof(want), "port %d", port);
+	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "outboxd.http.port") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "0 disables") != NULL, "%s", err);
+
+	/* All addresses overlap the loopback one. */
+	ck_assert_int_eq(http_start(NULL, port, m, &other, err, sizeof(err)), -EADDRINUSE);
+	ck_assert_int_eq(http_start(NULL, port, m, &other, NULL, 0), -EADDRINUSE);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+	struct http *other = NULL;
+	char err[256] = "";
+
+	ck_assert_int_eq(http_start("localhost", 0, m, &other, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "localhost"));
+	ck_assert_int_eq(http_start("127.0.0.1", 65536, m, &other, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "outboxd.http.port"));
+	ck_assert_int_eq(http_start("127.0.0.1", -1, m, &other, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(other);
+}
+END_TEST
+
+START_TEST(test_stop_closes_socket)
+{
+	struct metrics *m2 = metrics_new();
+	struct http *h2 = NULL;
+	char err[256] = "";
+	int p2, fd;
+
+	ck_assert_int_eq(http_start("127.0.0.1", 0, m2, &h2, err, sizeof(err)), 0);
+	p2 = http_port(h2);
+	http_stop(h2);
+	fd = connect_local(p2);
+	ck_assert_int_eq(fd, -ECONNREFUSED);
+	/* The port is free again at once. */
+	ck_assert_int_eq(http_start("127.0.0.1", p2, m2, &h2, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_port(h2), p2);
+	http_stop(h2);
+	http_stop(NULL);
+	metrics_free(m2);
+}
+END_TEST
+
+START_TEST(test_ipv6_loopback)
+{
+	struct http *h6 = NULL;
+	char err[256] = "";
+	int rc = http_start("::1", 0, m, &h6, err, sizeof(err));
+
+	/* Containers without IPv6 refuse the address; anything else must work. */
+	if (rc == -EADDRNOTAVAIL || rc == -EAFNOSUPPORT) {
+		return;
+	}
+	ck_assert_msg(rc == 0, "%d %s", rc, err);
+	ck_assert_int_gt(http_port(h6), 0);
+	http_stop(h6);
+}
+END_TEST
+
+static Suite *
+http_suite(void)
+{
+	Suite *s = suite_create("http");
+	TCase *serve = tcase_create("serve");
+	TCase *start = tcase_create("start");
+
+	tcase_add_checked_fixture(serve, setup, teardown);
+	tcase_add_test(serve, test_metrics);
+	tcase_add_test(serve, test_health);
+	tcase_add_test(serve, test_not_found);
+	tcase_add_test(serve, test_method_not_allowed);
+	tcase_add_test(serve, test_head);
+	tcase_add_checked_fixture(start, setup, teardown);
+	tcase_add_test(start, test_port_in_use);
+	tcase_add_test(start, test_bad_arguments);
+	tcase_add_test(start, test_stop_closes_socket);
+	tcase_add_test(start, test_ipv6_loopback);
+	suite_add_tcase(s, serve);
+	suite_add_tcase(s, start);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(http_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

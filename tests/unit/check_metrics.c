@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/buf.h"
+#include "outboxd/metrics.h"
+#include "outboxd/version.h"
+
+/* A clock the test moves by hand. */
+static int64_t
+fake_clock(void *arg)
+{
+	return *(int64_t *)arg;
+}
+
+/* True if @text has @line as one whole line. */
+static bool
+has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)); p++) {
+		if ((p == text || p[-1] == '\n') && p[n] == '\n') {
+			return true;
+		}
+	}
+	return false;
+}
+
+#define ck_assert_line(text, line) ck_assert_msg(has_line(text, line), "missing line: %s", line)
+
+static char *
+render(const struct metrics *m)
+{
+	struct buf b = BUF_INIT;
+
+	metrics_render(m, &b);
+	return buf_steal(&b);
+}
+
+static char *
+health(const struct metrics *m, int *status)
+{
+	struct buf b = BUF_INIT;
+
+	*status = metrics_health(m, &b);
+	return buf_steal(&b);
+}
+
+START_TEST(test_fresh_render)
+{
+	struct metrics *m = metrics_new();
+	char *t = render(m);
+	struct buf info = BUF_INIT;
+
+	ck_assert_line(t, "# HELP outboxd_records_published_total Records handed to the Kafka "
+			  "producer.");
+	ck_assert_line(t, "# TYPE outboxd_records_published_total counter");
+	ck_assert_line(t, "outboxd_records_published_total 0");
+	ck_assert_line(t, "# TYPE outboxd_rows_skipped_total counter");
+	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"other_table\"} 0");
+	ck_assert_line(t, "# TYPE outboxd_confirmed_lsn gauge");
+	ck_assert_line(t, "outboxd_in_flight_records 0");
+	ck_assert_line(t, "outboxd_last_ack_age_seconds 0.000");
+	ck_assert_line(t, "outboxd_stalled 0");
+	ck_assert_line(t, "outboxd_up 1");
+	ck_assert_line(t, "outboxd_state{state=\"starting\"} 1");
+	ck_assert_line(t, "outboxd_state{state=\"streaming\"} 0");
+	buf_add_fmt(&info, "outboxd_build_info{version=\"%s\"} 1", version_string());
+	ck_assert_line(t, buf_cstr(&info));
+	ck_assert_uint_eq(t[strlen(t) - 1], '\n');
+	buf_fini(&info);
+	free(t);
+	metrics_free(m);
+}
+END_TEST
+
+/* Every sample line belongs to a family announced by exactly one HELP and one TYPE before it. */
+START_TEST(test_every_family_has_help_and_type)
+{
+	struct metrics *m = metrics_new();
+	char *t = render(m);
+	char *save = NULL;
+	char family[128] = "";
+	int families = 0;
+
+	for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n;
+
+		if (strncmp(line, "# HELP ", 7) == 0) {
+			n = strcspn(line + 7, " ");
+			ck_assert_uint_lt(n, sizeof(family));
+			memcpy(family, line + 7, n);
+			family[n] = '\0';
+			families++;
+			continue;
+		}
+		if (strncmp(line, "# TYPE ", 7) == 0) {
+			ck_assert_int_eq(strncmp(line + 7, family, strlen(family)), 0);
+			continue;
+		}
+		n = strcspn(line, "{ ");
+		ck_assert_msg(n == strlen(family) && strncmp(line, family, n) == 0,
+			      "sample %s outside its family %s", line, family);
+	}
+	ck_assert_int_eq(families, 16);
+	free(t);
+	metrics_free(m);
+}
+END_TEST
+
+START_TEST(test_counters_and_gauges)
+{
+	struct metrics *m = metrics_new();
+	char *t;
+
+	metrics_count(m, METRICS_RECORDS_PUBLISHED, 5);
+	metrics_count(m, METRICS_RECORDS_PUBLISHED, 2);
+	metrics_count(m, METRICS_RECORDS_ACKNOWLEDGED, 6);
+	metrics_count(m, METRICS_TRANSACTIONS, 3);
+	metrics_count(m, METRICS_PIPELINE_RESTARTS, 1);
+	metrics_count(m, METRICS_STATUS_UPDATES, 9);
+	metrics_skipped(m, METRICS_SKIP_UPDATE);
+	metrics_skipped(m, METRICS_SKIP_DELETE);
+	metrics_skipped(m, METRICS_SKIP_DELETE);
+	metrics_skipped(m, METRICS_SKIP_TRUNCATE);
+	metrics_skipped(m, METRICS_SKIP_OTHER_TABLE);
+	metrics_skipped(m, METRICS_SKIP_OTHER_TABLE);
+	metrics_skipped(m, METRICS_SKIP_OTHER_TABLE);
+	metrics_gauge(m, METRICS_CONFIRMED_LSN, 0x16B3748);
+	metrics_gauge(m, METRICS_RECEIVED_LSN, (int64_t)UINT64_C(0xFFFFFFFF00000000));
+	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, 1);
+	metrics_gauge(m, METRICS_PENDING_TRANSACTIONS, 2);
+	metrics_gauge(m, METRICS_PRODUCER_QUEUE_RECORDS, 4);
+	/* Out-of-range enums are ignored. */
+	metrics_count(m, METRICS_COUNTER_COUNT_, 1);
+	metrics_skipped(m, METRICS_SKIP_COUNT_);
+	metrics_gauge(m, METRICS_GAUGE_COUNT_, 1);
+	t = render(m);
+	ck_assert_line(t, "outboxd_records_published_total 7");
+	ck_assert_line(t, "outboxd_records_acknowledged_total 6");
+	ck_assert_line(t, "outboxd_transactions_total 3");
+	ck_assert_line(t, "outboxd_pipeline_restarts_total 1");
+	ck_assert_line(t, "outboxd_status_updates_total 9");
+	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"update\"} 1");
+	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"delete\"} 2");
+	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"truncate\"} 1");
+	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"other_table\"} 3");
+	ck_assert_line(t, "outboxd_confirmed_lsn 23803720");
+	ck_assert_line(t, "outboxd_received_lsn 18446744069414584320");
+	ck_assert_line(t, "outboxd_in_flight_records 1");
+	ck_assert_line(t, "outboxd_pending_transactions 2");
+	ck_assert_line(t, "outboxd_producer_queue_records 4");
+	free(t);
+	metrics_free(m);
+}
+END_TEST
+
+START_TEST(test_last_ack_age)
+{
+	struct metrics *m = metrics_new();
+	int64_t now = 1000000;
+	char *t;
+
+	metrics_set_clock(m, fake_clock, &now);
+	/* An old report does not count once nothing was awaited: the wait starts in flight. */
+	metrics_count(m, METRICS_RECORDS_ACKNOWLEDGED, 1);
+	now += 50000000;
+	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, 3);
+	now += 2500000;
+	t = render(m);
+	ck_assert_line(t, "outboxd_last_ack_age_seconds 2.500");
+	free(t);
+
+	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, 5); /* no reset while already in flight */
+	now += 1000;
+	t = render(m);
+	ck_assert_line(t, "outboxd_last_ack_age_seconds 2.501");
+	free(t);
+
+	metrics_count(m, METRICS_RECORDS_ACKNOWLEDGED, 2);
+	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, 3);
+	now += 125000;
+	t = render(m);
+	ck_assert_line(t, "outboxd_last_ack_age_seconds 0.125");
+	free(t);
+
+	metrics_count(m, METRICS_RECORDS_ACKNOWLEDGED, 0); /* adds nothing, stamps nothing */
+	now += 1000000;
+	t = render(m);
+	ck_assert_line(t, "outboxd_last_ack_age_seconds 1.125");
+	free(t);
+
+	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, 0);
+	t = render(m);
+	ck_assert_line(t, "outboxd_last_ack_age_seconds 0.000");
+	free(t);
+
+	metrics_set_clock(m, NULL, NULL); /* back to the real clock */
+	metrics_free(m);
+}
+END_TEST
+
+static void
+assert_only_state(const char *t, const char *state)
+{
+	static const char *const all[] = { "starting", "streaming", "restarting", "halted",
+					   "stopping" };
+	struct buf line = BUF_INIT;
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		buf_reset(&line);
+		buf_add_fmt(&line, "outboxd_state{state=\"%s\"} %d", all[i],
+			    strcmp(all[i], state) == 0);
+		ck_assert_line(t, buf_cstr(&line));
+	}
+	buf_fini(&line);
+}
+
+START_TEST(test_state_transitions)
+{
+	static const enum metrics_state seq[] = {
+		METRICS_STATE_STARTING,	  METRICS_STATE_STREAMING, METRICS_STATE_RESTARTING,
+		METRICS_STATE_STREAMING,  METRICS_STATE_HALTED,	   METRICS_STATE_STOPPING,
+	};
+	struct metrics *m = metrics_new();
+	char *t;
+
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		metrics_set_state(m, seq[i], i % 2 ? "why" : NULL);
+		t = render(m);
+		assert_only_state(t, metrics_state_name(seq[i]));
+		free(t);
+	}
+	metrics_set_state(m, METRICS_STATE_COUNT_, NULL); /* ignored */
+	t = render(m);
+	assert_only_state(t, "stopping");
+	free(t);
+	ck_assert_str_eq(metrics_state_name(METRICS_STATE_HALTED), "halted");
+	ck_assert_str_eq(metrics_state_name(METRICS_STATE_COUNT_), "unknown");
+	metrics_free(m);
+}
+END_TEST
+
+START_TEST(test_health_codes)
+{
+	struct metrics *m = metrics_new();
+	int status;
+	char *j;
+
+	j = health(m, &status);
+	ck_assert_int_eq(status, 503);
+	ck_assert_str_eq(j, "{\"status\":\"starting\",\"stalled\":false,\"reason\":null}");
+	free(j);
+
+	metrics_set_state(m, METRICS_STATE_STREAMING, NULL);
+	j = health(m, &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(j, "{\"status\":\"streaming\",\"stalled\":false,\"reason\":null}");
+	free(j);
+
+	metrics_set_stalled(m, true, "42 records waiting, no delivery report for 61s");
+	j = health(m, &status);
+	ck_assert_int_eq(status, 503);
+	ck_assert_str_eq(j, "{\"status\":\"streaming\",\"stalled\":true,\"reason\":\"42 records "
+			    "waiting, no delivery report for 61s\"}");
+	free(j);
+	j = render(m);
+	ck_assert_line(j, "outboxd_stalled 1");
+	free(j);
+
+	metrics_set_stalled(m, false, NULL);
+	j = health(m, &status);
+	ck_assert_int_eq(status, 200);
+	free(j);
+
+	metrics_set_state(m, METRICS_STATE_RESTARTING, "broker unreachable");
+	j = health(m, &status);
+	ck_assert_int_eq(status, 503);
+	ck_assert_str_eq(j, "{\"status\":\"restarting\",\"stalled\":false,\"reason\":\"broker "
+			    "unreachable\"}");
+	free(j);
+
+	metrics_set_state(m, METRICS_STATE_STOPPING, NULL);
+	j = health(m, &status);
+	ck_assert_int_eq(status, 503);
+	ck_assert_str_eq(j, "{\"status\":\"stopping\",\"stalled\":false,\"reason\":null}");
+	free(j);
+	metrics_free(m);
+}
+END_TEST
+
+START_TEST(test_health_reason_escaped)
+{
+	struct metrics *m = metrics_new();
+	int status;
+	char *j;
+
+	metrics_set_state(m, METRICS_STATE_HALTED,
+			  "row \"a\\b\"\n\tat 0/16B3748: caf\xc3\xa9 \x01");
+	j = health(m, &status);
+	ck_assert_int_eq(status, 503);
+	ck_assert_str_eq(j, "{\"status\":\"halted\",\"stalled\":false,\"reason\":\"row \\\"a\\\\b"
+			    "\\\"\\n\\tat 0/16B3748: caf\xc3\xa9 \\u0001\"}");
+	free(j);
+
+	/* Not UTF-8: the bytes are replaced so the document stays valid JSON. */
+	metrics_set_state(m, METRICS_STATE_HALTED, "bad \xff\xfe byte");
+	j = health(m, &status);
+	ck_assert_str_eq(j, "{\"status\":\"halted\",\"stalled\":false,\"reason\":\"bad ?? byte\"}");
+	free(j);
+
+	/* While halted the state's reason wins over a stall's. */
+	metrics_set_stalled(m, true, "stalled");
+	j = health(m, &status);
+	ck_assert_str_eq(j, "{\"status\":\"halted\",\"stalled\":true,\"reason\":\"bad ?? byte\"}");
+	free(j);
+	metrics_free(m);
+}
+END_TEST
+
+START_TEST(test_free_null)
+{
+	metrics_free(NULL);
+}
+END_TEST
+
+#define ROUNDS 20000
+
+static void *
+writer(void *arg)
+{
+	struct metrics *m = arg;
+
+	for (int i = 0; i < ROUNDS; i++) {
+		metrics_count(m, METRICS_RECORDS_PUBLISHED, 1);
+		metrics_count(m, METRICS_RECORDS_ACKNOWLEDGED, 1);
+		metrics_skipped(m, (enum metrics_skip_reason)(i % METRICS_SKIP_COUNT_));
+		metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, i % 3);
+		metrics_set_state(m, (enum metrics_state)(i % METRICS_STATE_COUNT_),
+				  i % 2 ? "reason text" : NULL);
+		metrics_set_stalled(m, i % 2, i % 2 ? "stalled" : NULL);
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_update_and_render)
+{
+	struct metrics *m = metrics_new();
+	struct buf b = BUF_INIT;
+	pthread_t th;
+	char *t;
+
+	ck_assert_int_eq(pthread_create(&th, NULL, writer, m), 0);
+	for (int i = 0; i < ROUNDS / 10; i++) {
+		buf_reset(&b);
+		metrics_render(m, &b);
+		ck_assert(has_line(buf_cstr(&b), "outboxd_up 1"));
+		buf_reset(&b);
+		(void)metrics_health(m, &b);
+		ck_assert_uint_eq(b.data[0], '{');
+	}
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	t = render(m);
+	ck_assert_line(t, "outboxd_records_published_total 20000");
+	ck_assert_line(t, "outboxd_records_acknowledged_total 20000");
+	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"update\"} 5000");
+	free(t);
+	buf_fini(&b);
+	metrics_free(m);
+}
+END_TEST
+
+static Suite *
+metrics_suite(void)
+{
+	Suite *s = suite_create("metrics");
+	TCase *render_tc = tcase_create("render");
+	TCase *state = tcase_create("state-and-health");
+	TCase *threads = tcase_create("threads");
+
+	tcase_add_test(render_tc, test_fresh_render);
+	tcase_add_test(render_tc, test_every_family_has_help_and_type);
+	tcase_add_test(render_tc, test_counters_and_gauges);
+	tcase_add_test(render_tc, test_last_ack_age);
+	tcase_add_test(state, test_state_transitions);
+	tcase_add_test(state, test_health_codes);
+	tcase_add_test(state, test_health_reason_escaped);
+	tcase_add_test(state, test_free_null);
+	tcase_add_test(threads, test_concurrent_update_and_render);
+	tcase_set_timeout(threads, 30);
+	suite_add_tcase(s, render_tc);
+	suite_add_tcase(s, state);
+	suite_add_tcase(s, threads);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(metrics_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
