@@ -11,6 +11,7 @@ struct txn {
 	uint64_t pending;  /* rows produced, report not yet seen */
 	bool committed;
 	bool failed;	   /* a row's delivery failed: never confirmable */
+	int64_t first_produced_us; /* when its first row went to the producer */
 };
 
 /* A ring of transactions; ring[(head + i) % cap] has sequence number head_seq + i. */
@@ -105,12 +106,15 @@ acktrack_begin(struct acktrack *at, lsn_t final_lsn)
 }
 
 int
-acktrack_row_produced(struct acktrack *at, uint64_t seq)
+acktrack_row_produced(struct acktrack *at, uint64_t seq, int64_t now_us)
 {
 	struct txn *t = lookup(at, seq);
 
 	if (!t) {
 		return -EINVAL;
+	}
+	if (t->pending == 0 && t->first_produced_us == 0) {
+		t->first_produced_us = now_us;
 	}
 	t->pending++;
 	at->in_flight++;
@@ -180,6 +184,19 @@ acktrack_confirmed(struct acktrack *at)
 		at->head_seq++;
 	}
 	return at->confirmed;
+}
+
+int64_t
+acktrack_oldest_wait_since(const struct acktrack *at)
+{
+	for (size_t i = 0; i < at->count; i++) {
+		const struct txn *t = nth(at, i);
+
+		if (t->pending) {
+			return t->first_produced_us;
+		}
+	}
+	return 0;
 }
 
 lsn_t

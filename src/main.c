@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "outboxd/config.h"
+#include "outboxd/http.h"
 #include "outboxd/log.h"
 #include "outboxd/lsn.h"
+#include "outboxd/metrics.h"
 #include "outboxd/pgconn.h"
 #include "outboxd/pgsql.h"
 #include "outboxd/producer.h"
@@ -213,18 +215,29 @@ cmd_run(int nfiles, char **files)
 {
 	struct config *cfg = load_config(nfiles, files);
 	struct router *router = NULL;
+	struct metrics *metrics = metrics_new();
+	struct http *http = NULL;
 	struct kv prod = KV_INIT;
-	char rid[37];
-	int sfd, rc = EXIT_USAGE;
+	char rid[37], err[512];
+	int sfd = -1, rc = EXIT_USAGE;
 
 	if (!cfg) {
+		metrics_free(metrics);
 		return EXIT_USAGE;
 	}
+	/* Before any thread exists (libmicrohttpd, librdkafka): they inherit the blocked mask. */
+	sfd = signal_fd();
 	run_id(rid);
 	if (build_router(cfg, rid, &router) < 0 || maybe_create_slot(cfg) < 0) {
 		goto out;
 	}
-	sfd = signal_fd();
+	if (cfg->http_port > 0) {
+		if (http_start(NULL, (int)cfg->http_port, metrics, &http, err, sizeof(err)) < 0) {
+			log_error(MOD, "%s", err);
+			goto out;
+		}
+		log_info(MOD, "serving /metrics and /health on port %d", http_port(http));
+	}
 	producer_settings(cfg, &prod);
 	log_info(MOD, "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix \"%s\", "
 		 "runId %s", version_string(), cfg->slot_name, cfg->publication_name,
@@ -242,12 +255,18 @@ cmd_run(int nfiles, char **files)
 			.shutdown_flush_ms = cfg->shutdown_flush_ms,
 			.backoff_max_ms = cfg->restart_backoff_max_ms,
 			.halt_after_failures = (int)cfg->halt_after_failures,
+			.stall_warn_ms = cfg->stall_warn_ms,
+			.metrics = metrics,
 		};
 
 		rc = (int)relay_run(&p, sfd);
 	}
-	close(sfd);
 out:
+	if (sfd >= 0) {
+		close(sfd);
+	}
+	http_stop(http);
+	metrics_free(metrics);
 	kv_fini(&prod);
 	router_free(router);
 	config_free(cfg);

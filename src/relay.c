@@ -70,6 +70,8 @@ struct session {
 	int signal_fd;
 	bool stopping;
 	bool closing;		/* purging: the reports that follow say nothing new */
+	int64_t last_ack_us;	/* last successful delivery report, or when waiting began */
+	int64_t next_stall_warn_us; /* 0 = not stalled */
 	uint64_t published, delivered;
 };
 
@@ -105,6 +107,8 @@ on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
 	}
 	if (ok) {
 		s->delivered++;
+		s->last_ack_us = now_us();
+		metrics_count(s->p->metrics, METRICS_RECORDS_ACKNOWLEDGED, 1);
 	} else if (!s->delivery_failed) {
 		s->delivery_failed = true;
 		snprintf(s->why, sizeof(s->why), "delivery failed: %s", reason ? reason : "unknown");
@@ -186,6 +190,7 @@ session_open(struct session *s)
 
 	s->why[0] = '\0';
 	s->cur_final_lsn = 0;
+	metrics_set_state(s->p->metrics, METRICS_STATE_STARTING, NULL);
 	if (pgconn_open(s->p->pg, false, &s->sql, &cf, s->why, sizeof(s->why)) < 0) {
 		return cf == PGCONN_PRECONDITION ? OUT_PRECONDITION : OUT_RESTART;
 	}
@@ -211,6 +216,8 @@ session_open(struct session *s)
 	s->next_status_us = s->last_rx_us;
 	log_info(MOD, "streaming slot \"%s\" from its confirmed_flush_lsn %s", s->p->slot,
 		 lsn_format(confirmed, at));
+	s->last_ack_us = s->last_rx_us;
+	metrics_set_state(s->p->metrics, METRICS_STATE_STREAMING, NULL);
 	return OUT_OK;
 }
 
@@ -312,9 +319,15 @@ produce_record(struct session *s, uint64_t seq)
 	pr.headers = s->hdrs;
 	rc = producer_send(s->prod, &pr, (void *)(uintptr_t)seq, err, sizeof(err));
 	if (rc == 0) {
+		int64_t now = now_us();
+
+		if (acktrack_in_flight(s->at) == 0) {
+			s->last_ack_us = now; /* waiting starts now, not at the last report */
+		}
 		s->pending = false;
 		s->published++;
-		(void)acktrack_row_produced(s->at, seq);
+		(void)acktrack_row_produced(s->at, seq, now);
+		metrics_count(s->p->metrics, METRICS_RECORDS_PUBLISHED, 1);
 		return OUT_OK;
 	}
 	if (rc == -EAGAIN) {
@@ -359,6 +372,11 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 	}
 	ri = rel->user;
 	if (!ri || !ri->selected) {
+		metrics_skipped(s->p->metrics, METRICS_SKIP_OTHER_TABLE);
+		return OUT_OK;
+	}
+	if (op == 'D') {
+		metrics_skipped(s->p->metrics, METRICS_SKIP_DELETE);
 		return OUT_OK;
 	}
 	if (router_route(s->p->router, rel, ri->notnull, op, tup, &s->rec, &v, err, sizeof(err)) < 0) {
@@ -372,15 +390,31 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 		return OUT_OK;
 	case ROUTER_DROP_WARN:
 		log_warn(MOD, "%s", err);
+		metrics_skipped(s->p->metrics, METRICS_SKIP_UPDATE);
 		return OUT_OK;
 	case ROUTER_DROP_ERROR:
 		log_error(MOD, "%s", err);
+		metrics_skipped(s->p->metrics, METRICS_SKIP_UPDATE);
 		return OUT_OK;
 	case ROUTER_HALT:
 	case ROUTER_POISON:
 	default:
 		halt_row(s, err);
 		return OUT_HALT;
+	}
+}
+
+/* Truncates publish nothing (Debezium drops them); counted when they hit an outbox table. */
+static void
+on_truncate(struct session *s, const struct pgoutput_msg *m)
+{
+	for (int i = 0; i < m->u.truncate.nrels; i++) {
+		struct relcache_rel *rel = relcache_get(s->rc, m->u.truncate.relids[i]);
+		struct relinfo *ri = rel ? rel->user : NULL;
+
+		if (ri && ri->selected) {
+			metrics_skipped(s->p->metrics, METRICS_SKIP_TRUNCATE);
+		}
 	}
 }
 
@@ -411,6 +445,7 @@ on_message(struct session *s, const struct pgoutput_msg *m)
 			return OUT_RESTART;
 		}
 		s->cur_seq = 0;
+		metrics_count(s->p->metrics, METRICS_TRANSACTIONS, 1);
 		return OUT_OK;
 	case PGOUTPUT_MSG_RELATION:
 		return on_relation(s, m);
@@ -419,11 +454,14 @@ on_message(struct session *s, const struct pgoutput_msg *m)
 	case PGOUTPUT_MSG_UPDATE:
 		return on_row(s, 'U', m->u.update.relid, &m->u.update.newtup);
 	case PGOUTPUT_MSG_DELETE:
+		/* Deletes publish nothing (Debezium drops them). */
+		return on_row(s, 'D', m->u.del.relid, NULL);
 	case PGOUTPUT_MSG_TRUNCATE:
+		on_truncate(s, m);
+		return OUT_OK;
 	case PGOUTPUT_MSG_TYPE:
 	case PGOUTPUT_MSG_ORIGIN:
-		/* Deletes and truncates publish nothing (Debezium drops them); Y and O carry nothing
-		 * the router uses. */
+		/* Y and O carry nothing the router uses. */
 		return OUT_OK;
 	default:
 		return unexpected(s, m);
@@ -477,6 +515,7 @@ maybe_send_status(struct session *s, int64_t now)
 	}
 	s->last_flush_sent = flush;
 	s->status_now = false;
+	metrics_count(s->p->metrics, METRICS_STATUS_UPDATES, 1);
 	s->next_status_us = now + s->p->status_interval_ms * 1000;
 	return OUT_OK;
 }
@@ -564,7 +603,52 @@ poll_timeout_ms(const struct session *s, int64_t now)
 	if (s->pending && until > 100000) {
 		until = 100000; /* retry the waiting record at least every 100 ms */
 	}
+	if (until > 1000000) {
+		until = 1000000; /* the stall watchdog and the gauges look once a second */
+	}
 	return until <= 0 ? 0 : (int)(until / 1000) + 1;
+}
+
+/*
+ * The stall watchdog: delivery timeouts are off (message.timeout.ms=0), so a stuck broker shows
+ * only as records that wait without a delivery report. Warns, then every stall.warn.ms again.
+ */
+static void
+watch_stall(struct session *s, int64_t now)
+{
+	uint64_t waiting = acktrack_in_flight(s->at);
+	int64_t quiet = now - s->last_ack_us;
+	char text[512];
+
+	if (waiting && quiet > s->p->stall_warn_ms * 1000) {
+		if (now < s->next_stall_warn_us) {
+			return;
+		}
+		snprintf(text, sizeof(text), "no delivery report for %lld s while %llu records wait "
+			 "(producer queue %d, the oldest waiting %lld s); nothing is confirmed meanwhile; "
+			 "check the brokers", (long long)(quiet / 1000000), (unsigned long long)waiting,
+			 producer_queue_len(s->prod),
+			 (long long)((now - acktrack_oldest_wait_since(s->at)) / 1000000));
+		log_warn(MOD, "%s", text);
+		metrics_set_stalled(s->p->metrics, true, text);
+		s->next_stall_warn_us = now + s->p->stall_warn_ms * 1000;
+	} else if (s->next_stall_warn_us && (!waiting || quiet <= s->p->stall_warn_ms * 1000)) {
+		log_info(MOD, "deliveries resumed");
+		metrics_set_stalled(s->p->metrics, false, NULL);
+		s->next_stall_warn_us = 0;
+	}
+}
+
+static void
+publish_gauges(struct session *s)
+{
+	struct metrics *m = s->p->metrics;
+
+	metrics_gauge(m, METRICS_CONFIRMED_LSN, (int64_t)acktrack_confirmed(s->at));
+	metrics_gauge(m, METRICS_RECEIVED_LSN, (int64_t)acktrack_received(s->at));
+	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, (int64_t)acktrack_in_flight(s->at));
+	metrics_gauge(m, METRICS_PENDING_TRANSACTIONS, (int64_t)acktrack_pending_txns(s->at));
+	metrics_gauge(m, METRICS_PRODUCER_QUEUE_RECORDS, producer_queue_len(s->prod));
 }
 
 /* One turn of the main loop. */
@@ -597,6 +681,8 @@ turn(struct session *s)
 		return o;
 	}
 	now = now_us();
+	watch_stall(s, now);
+	publish_gauges(s);
 	if (s->probe_deadline_us && now > s->probe_deadline_us) {
 		snprintf(s->why, sizeof(s->why), "the server did not answer a status update asking "
 			 "for a reply within %lld s; the connection is dead",
@@ -637,6 +723,7 @@ session_run(struct session *s)
 		o = turn(s);
 	}
 	if (o == OUT_OK && s->stopping) {
+		metrics_set_state(s->p->metrics, METRICS_STATE_STOPPING, NULL);
 		shutdown_flush(s);
 		o = OUT_STOP;
 	}
@@ -689,16 +776,22 @@ relay_run(const struct relay_params *p, int signal_fd)
 		if (o == OUT_STOP) {
 			break;
 		}
+		metrics_set_stalled(p->metrics, false, NULL);
+		s.next_stall_warn_us = 0;
 		if (o == OUT_PRECONDITION || o == OUT_HALT) {
 			log_error(MOD, "%s", s.why);
+			metrics_set_state(p->metrics, METRICS_STATE_HALTED, s.why);
 			ret = o == OUT_HALT ? RELAY_EXIT_HALT : RELAY_EXIT_PRECONDITION;
 			break;
 		}
 		log_warn(MOD, "%s; restarting from the slot in %lld ms", s.why, (long long)backoff);
 		if (should_halt(p, at, &last_fail, &same_fail)) {
+			metrics_set_state(p->metrics, METRICS_STATE_HALTED, s.why);
 			ret = RELAY_EXIT_HALT;
 			break;
 		}
+		metrics_set_state(p->metrics, METRICS_STATE_RESTARTING, s.why);
+		metrics_count(p->metrics, METRICS_PIPELINE_RESTARTS, 1);
 		sleep_interruptible(&s, backoff);
 		if (s.stopping) {
 			break;

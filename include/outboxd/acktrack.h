@@ -41,9 +41,17 @@ uint64_t acktrack_open_txn(const struct acktrack *at);
 /**
  * acktrack_row_produced() - a row of transaction @seq was accepted by the producer; its
  * delivery report is now awaited.
+ * @now_us: a monotonic clock reading, remembered for the transaction's first row (the stall
+ *          watchdog reports how long the oldest record has waited).
  * Return: 0, or -EINVAL if @seq is not a tracked, uncommitted-or-committed transaction.
  */
-int acktrack_row_produced(struct acktrack *at, uint64_t seq);
+int acktrack_row_produced(struct acktrack *at, uint64_t seq, int64_t now_us);
+
+/*
+ * acktrack_oldest_wait_since() - the @now_us given for the first row of the oldest transaction
+ * that still waits for a delivery report; 0 when nothing is in flight.
+ */
+int64_t acktrack_oldest_wait_since(const struct acktrack *at);
 
 /**
  * acktrack_row_delivered() - a delivery report for a row of @seq arrived.

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "outboxd/kv.h"
+#include "outboxd/metrics.h"
 #include "outboxd/router.h"
 
 struct relay_params {
@@ -27,6 +28,8 @@ struct relay_params {
 	int64_t shutdown_flush_ms;     /* outboxd.shutdown.flush.ms */
 	int64_t backoff_max_ms;	       /* outboxd.restart.backoff.max.ms */
 	int halt_after_failures;       /* outboxd.halt.after.failures */
+	int64_t stall_warn_ms;	       /* outboxd.stall.warn.ms */
+	struct metrics *metrics;       /* borrowed; updated as the relay works */
 };
 
 /* How relay_run() ended: the process exit code. */

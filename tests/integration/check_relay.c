@@ -93,17 +93,24 @@ topic_of(int i)
 
 /* Starts outboxd on a fresh fixture and waits until it streams. */
 static void
-start_relay(struct relayfix *f, int mode, const char *connector_extra)
+start_relay_with(struct relayfix *f, int mode, const char *worker_extra,
+		 const char *connector_extra)
 {
 	relayfix_init(f, mode == 1);
 	setup_types(f);
-	relayfix_config(f, NULL, connector_extra);
+	relayfix_config(f, worker_extra, connector_extra);
 	relayfix_start(f);
 	ck_assert_msg(relayfix_wait_log(f, "streaming slot", 30), "outboxd did not start:\n%s",
 		      relayfix_log(f));
 	if (mode == 1) {
 		relayfix_busy(f, true);
 	}
+}
+
+static void
+start_relay(struct relayfix *f, int mode, const char *connector_extra)
+{
+	start_relay_with(f, mode, NULL, connector_extra);
 }
 
 /* Waits until the slot's confirmed_flush_lsn reaches @target; returns the seconds it took or -1. */
@@ -277,9 +284,17 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	struct relayfix f;
 	lsn_t acked, first_unacked, end;
 	int kpid = itest_kafka_pid();
-	int took;
+	int took, port = itest_free_port();
+	struct buf worker = BUF_INIT;
+	char *body;
 
-	start_relay(&f, _i, NULL);
+	/* The stall watchdog and /health watch the same freeze. */
+	buf_add_fmt(&worker, "outboxd.http.port=%d\noutboxd.stall.warn.ms=2000", port);
+	start_relay_with(&f, _i, buf_cstr(&worker), NULL);
+	buf_fini(&worker);
+	ck_assert_int_eq(itest_http_get(port, "/health", &body), 200);
+	ck_assert_ptr_nonnull(strstr(body, "streaming"));
+	free(body);
 	insert_load(&f, f.pg, 0, 10, 10);
 	acked = relayfix_last_commit_end(&f);
 	ck_assert_int_ge(wait_confirmed(&f, acked, 30), 0);
@@ -299,11 +314,20 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 			      (unsigned long)c, (unsigned long)first_unacked);
 		usleep(500 * 1000);
 	}
+	ck_assert_msg(relayfix_wait_log(&f, "no delivery report for", 5), "no stall warning");
+	ck_assert_int_eq(itest_http_get(port, "/health", &body), 503);
+	ck_assert_ptr_nonnull(strstr(body, "\"stalled\":true"));
+	free(body);
 	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
 	took = wait_confirmed(&f, end, 15);
 	ck_assert_msg(took >= 0, "confirmed_flush_lsn did not reach the last commit within 15 s");
 	note("# mode %d: caught up %d s after the broker resumed\n", _i, took);
 	ck_assert_uint_eq(check_topics(&f, 600, 60000).distinct, 600);
+	ck_assert(relayfix_wait_log(&f, "deliveries resumed", 5));
+	ck_assert_int_eq(itest_http_get(port, "/health", NULL), 200);
+	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
+	ck_assert_ptr_nonnull(strstr(body, "outboxd_records_acknowledged_total 600"));
+	free(body);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
 	relayfix_fini(&f);
 	free_types();

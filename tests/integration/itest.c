@@ -7,6 +7,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "outboxd/buf.h"
 #include "outboxd/mem.h"
@@ -217,4 +220,57 @@ itest_kafka_pid(void)
 	fclose(in);
 	buf_fini(&path);
 	return pid;
+}
+
+int
+itest_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+int
+itest_http_get(int port, const char *path, char **ret_body)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct buf req = BUF_INIT, resp = BUF_INIT;
+	char chunk[4096];
+	const char *body;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), code = -1;
+
+	if (ret_body) {
+		*ret_body = NULL;
+	}
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		if (fd >= 0) {
+			close(fd);
+		}
+		return -1;
+	}
+	buf_add_fmt(&req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+	if (write(fd, req.data, req.len) == (ssize_t)req.len) {
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+			buf_add(&resp, chunk, (size_t)n);
+		}
+	}
+	close(fd);
+	if (sscanf(buf_cstr(&resp), "HTTP/%*s %d", &code) != 1) {
+		code = -1;
+	}
+	body = strstr(buf_cstr(&resp), "\r\n\r\n");
+	if (ret_body && body) {
+		*ret_body = xstrdup(body + 4);
+	}
+	buf_fini(&req);
+	buf_fini(&resp);
+	return code;
 }

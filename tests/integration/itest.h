@@ -52,6 +52,15 @@ void itest_records_free(struct itest_record *r, size_t n);
 /* itest_topic_count() - records in @topic (sum of high watermarks); 0 if it does not exist. */
 long itest_topic_count(const char *topic);
 
+/* itest_free_port() - a TCP port on 127.0.0.1 that was free a moment ago. */
+int itest_free_port(void);
+
+/*
+ * itest_http_get() - GET http://127.0.0.1:@port@path; returns the status code (-1 if nothing
+ * answers) and the body in *@ret_body (caller frees; may be NULL).
+ */
+int itest_http_get(int port, const char *path, char **ret_body);
+
 /* itest_kafka_pid() - the stack's broker process. */
 int itest_kafka_pid(void);
 

@@ -13,7 +13,7 @@ txn(struct acktrack *at, lsn_t end, int rows)
 
 	ck_assert_uint_ne(seq, 0);
 	for (int i = 0; i < rows; i++) {
-		ck_assert_int_eq(acktrack_row_produced(at, seq), 0);
+		ck_assert_int_eq(acktrack_row_produced(at, seq, 1), 0);
 	}
 	ck_assert_int_eq(acktrack_commit(at, end - 0x30, end), 0);
 	return seq;
@@ -57,7 +57,7 @@ START_TEST(test_not_before_commit)
 	struct acktrack *at = acktrack_new(0);
 	uint64_t s = acktrack_begin(at, 0x500);
 
-	acktrack_row_produced(at, s);
+	acktrack_row_produced(at, s, 1);
 	acktrack_row_delivered(at, s, true);
 	/* every row is acked but the Commit has not arrived: nothing to confirm */
 	ck_assert_uint_eq(acktrack_confirmed(at), 0);
@@ -90,7 +90,7 @@ START_TEST(test_keepalive_only_when_idle)
 	s = acktrack_begin(at, 0x300);
 	acktrack_keepalive(at, 0x280);
 	ck_assert_uint_eq(acktrack_confirmed(at), 0x200);
-	acktrack_row_produced(at, s);
+	acktrack_row_produced(at, s, 1);
 	acktrack_commit(at, 0x300, 0x330);
 	/* committed but in flight: no */
 	acktrack_keepalive(at, 0x400);
@@ -142,6 +142,28 @@ START_TEST(test_failed_delivery_blocks)
 }
 END_TEST
 
+START_TEST(test_oldest_wait)
+{
+	struct acktrack *at = acktrack_new(0);
+	uint64_t a = acktrack_begin(at, 0x10);
+	uint64_t b;
+
+	ck_assert_int_eq(acktrack_oldest_wait_since(at), 0);
+	acktrack_row_produced(at, a, 100);
+	acktrack_row_produced(at, a, 150);
+	acktrack_commit(at, 0x10, 0x40);
+	b = acktrack_begin(at, 0x50);
+	acktrack_row_produced(at, b, 200);
+	ck_assert_int_eq(acktrack_oldest_wait_since(at), 100);
+	acktrack_row_delivered(at, a, true);
+	acktrack_row_delivered(at, a, true);
+	ck_assert_int_eq(acktrack_oldest_wait_since(at), 200);
+	acktrack_row_delivered(at, b, true);
+	ck_assert_int_eq(acktrack_oldest_wait_since(at), 0);
+	acktrack_free(at);
+}
+END_TEST
+
 START_TEST(test_protocol_misuse)
 {
 	struct acktrack *at = acktrack_new(0);
@@ -151,7 +173,7 @@ START_TEST(test_protocol_misuse)
 	s = acktrack_begin(at, 0x10);
 	ck_assert_uint_eq(acktrack_begin(at, 0x20), 0);
 	ck_assert_int_eq(acktrack_row_delivered(at, s, true), -EINVAL);
-	ck_assert_int_eq(acktrack_row_produced(at, s + 1), -EINVAL);
+	ck_assert_int_eq(acktrack_row_produced(at, s + 1, 1), -EINVAL);
 	acktrack_free(at);
 }
 END_TEST
@@ -195,6 +217,7 @@ acktrack_suite(void)
 	tcase_add_test(keep, test_never_backwards);
 	tcase_add_test(fail, test_failed_delivery_blocks);
 	tcase_add_test(fail, test_protocol_misuse);
+	tcase_add_test(keep, test_oldest_wait);
 	suite_add_tcase(s, confirm);
 	suite_add_tcase(s, keep);
 	suite_add_tcase(s, fail);
