@@ -652,6 +652,17 @@ finish_unimplemented(struct ctx *c)
 			return -EINVAL;
 		}
 	}
+	if (c->cfg->flavour == CONFIG_SERVER) {
+		const struct kv_entry *e = kv_find(&c->cfg->transform, "table.fields.additional.placement");
+
+		if (e) {
+			config_seterr(c, "%s: table.fields.additional.placement: Debezium Server drops "
+				      "null headers and ignores partition placements, which this version "
+				      "of outboxd does not emulate yet; remove the placements or use Kafka "
+				      "Connect files", e->origin ? e->origin : "configuration");
+			return -EINVAL;
+		}
+	}
 	if (c->cfg->dlq_topic) {
 		const struct kv_entry *e = kv_find(&src->outboxd, "outboxd.errors.deadletterqueue.topic.name");
 
@@ -687,8 +698,8 @@ load(struct ctx *c)
 	}
 	r = r ? r : finish_connector(c);
 	r = r ? r : finish_errors(c);
-	r = r ? r : finish_unimplemented(c);
 	r = r ? r : config_kafka_finish(c);
+	r = r ? r : finish_unimplemented(c);
 	return r;
 }
 

@@ -49,7 +49,7 @@ static char *aggtypes[2];
  * and carries that aggregate's running sequence number in its payload.
  */
 static void
-insert_load(struct relayfix *f, PGconn *c, int first_tx, int ntx, int per)
+insert_paced(struct relayfix *f, PGconn *c, int first_tx, int ntx, int per, int pause_us)
 {
 	struct buf q = BUF_INIT;
 
@@ -64,8 +64,17 @@ insert_load(struct relayfix *f, PGconn *c, int first_tx, int ntx, int per)
 			    f->name, aggtypes[0], aggtypes[1], N_AGGS, N_AGGS, N_AGGS, t * per,
 			    t * per + per - 1);
 		sql(c, buf_cstr(&q));
+		if (pause_us) {
+			usleep((useconds_t)pause_us);
+		}
 	}
 	buf_fini(&q);
+}
+
+static void
+insert_load(struct relayfix *f, PGconn *c, int first_tx, int ntx, int per)
+{
+	insert_paced(f, c, first_tx, ntx, per, 0);
 }
 
 static void
@@ -374,7 +383,8 @@ START_TEST(test_sigkill_loses_nothing)
 	if (writer == 0) {
 		PGconn *c = PQconnectdb(getenv("OUTBOXD_TEST_PG_CONNINFO"));
 
-		insert_load(&f, c, 0, 1000, 10);
+		/* Paced (about 5 s in all), so the kill lands in the middle on any machine. */
+		insert_paced(&f, c, 0, 1000, 10, 5000);
 		PQfinish(c);
 		_exit(0);
 	}
