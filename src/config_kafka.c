@@ -331,12 +331,67 @@ server_converter(struct ctx *c, enum conv which, char **ret_cls, struct kv *opts
 	return r;
 }
 
+/*
+ * Whether @opt is an option of converter @cls. Kafka's converters parse their options with a
+ * ConfigDef that ignores keys it does not define, so a leftover option of another converter
+ * (schemas.enable beside a StringConverter) is harmless there: here it is listed as ignored.
+ */
+static bool
+converter_has_option(const char *cls, const char *opt)
+{
+	static const char *const json[] = { "schemas.enable", "schemas.cache.size", "decimal.format",
+					    "replace.null.with.default", NULL };
+	static const char *const string[] = { "converter.encoding", NULL };
+	const char *const *own = NULL;
+
+	if (strcmp(opt, "converter.type") == 0) {
+		return true;
+	}
+	if (strcmp(cls, "org.apache.kafka.connect.json.JsonConverter") == 0) {
+		own = json;
+	} else if (strcmp(cls, "org.apache.kafka.connect.storage.StringConverter") == 0) {
+		own = string;
+	} else if (strcmp(cls, "io.debezium.converters.BinaryDataConverter") == 0) {
+		return config_starts_with(opt, "delegate.converter.type");
+	}
+	for (; own && *own; own++) {
+		if (strcmp(opt, *own) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void
+drop_foreign_options(struct ctx *c, const char *role, const char *cls, struct kv *opts)
+{
+	struct buf shown = BUF_INIT, why = BUF_INIT;
+
+	for (size_t i = 0; i < opts->n;) {
+		const struct kv_entry *e = &opts->v[i];
+
+		if (!cls || converter_has_option(cls, e->key)) {
+			i++;
+			continue;
+		}
+		buf_reset(&shown);
+		buf_reset(&why);
+		buf_add_fmt(&shown, "%s.converter.%s", role, e->key);
+		buf_add_fmt(&why, "not an option of %s, which ignores it", cls);
+		config_ignore(c, buf_cstr(&shown), buf_cstr(&why), e->origin);
+		kv_del(opts, opts->v[i].key);
+	}
+	buf_fini(&shown);
+	buf_fini(&why);
+}
+
 static int
 finish_converters(struct ctx *c)
 {
 	struct config *cfg = c->cfg;
 	char **cls[] = { &cfg->key_converter, &cfg->value_converter, &cfg->header_converter };
 	struct kv *opts[] = { &cfg->key_converter_opts, &cfg->value_converter_opts, &cfg->header_converter_opts };
+	static const char *const role[] = { "key", "value", "header" };
 
 	for (int i = 0; i < 3; i++) {
 		int r = c->src->flavour == CFGSRC_SERVER ? server_converter(c, (enum conv)i, cls[i], opts[i])
@@ -345,6 +400,7 @@ finish_converters(struct ctx *c)
 		if (r) {
 			return r;
 		}
+		drop_foreign_options(c, role[i], *cls[i], opts[i]);
 	}
 	return 0;
 }

@@ -287,6 +287,28 @@ on_relation(struct session *s, const struct pgoutput_msg *m)
 	return OUT_OK;
 }
 
+/* Names the row and its transaction in a halt message. */
+static void
+halt_row(struct session *s, const char *id, const char *reason)
+{
+	char lsn[LSN_STRLEN];
+
+	snprintf(s->why, sizeof(s->why), "halt: row id=%.100s committing at %s: %.1800s", id,
+		 lsn_format(s->cur_final_lsn, lsn), reason);
+}
+
+/* The routed record's "id" header as text (the row id under SimpleHeaderConverter). */
+static const char *
+record_id(const struct router_record *r)
+{
+	for (size_t i = 0; i < r->nheaders; i++) {
+		if (strcmp(buf_cstr(&r->headers[i].name), "id") == 0 && !r->headers[i].null) {
+			return buf_cstr(&r->headers[i].value);
+		}
+	}
+	return "(unknown)";
+}
+
 /* Hands the routed record to the producer; on a full queue keeps it and pauses reading. */
 static enum outcome
 produce_record(struct session *s, uint64_t seq)
@@ -336,24 +358,27 @@ produce_record(struct session *s, uint64_t seq)
 		return OUT_OK;
 	}
 	if (rc == -EMSGSIZE) {
-		snprintf(s->why, sizeof(s->why), "poison row: the record for topic %s is larger than "
-			 "message.max.bytes (%lld); raise producer.max.request.size and the topic's "
-			 "max.message.bytes, or set outboxd.errors.deadletterqueue.topic.name",
-			 pr.topic, (long long)producer_max_message_bytes(s->prod));
+		snprintf(err, sizeof(err), "the record for topic %s is larger than message.max.bytes "
+			 "(%lld); raise producer.max.request.size and the topic's max.message.bytes, "
+			 "then start outboxd again", pr.topic,
+			 (long long)producer_max_message_bytes(s->prod));
+		halt_row(s, record_id(r), err);
 		return OUT_HALT;
 	}
 	snprintf(s->why, sizeof(s->why), "produce to %s failed: %s", pr.topic, err);
 	return OUT_RESTART;
 }
 
-/* Names the row and its transaction in a halt message. */
-static void
-halt_row(struct session *s, const char *reason)
+static enum outcome
+halt_on(struct session *s, const struct relcache_rel *rel, const struct pgoutput_tuple *tup,
+	const char *reason)
 {
-	char lsn[LSN_STRLEN];
+	struct buf id = BUF_INIT;
 
-	snprintf(s->why, sizeof(s->why), "halt at the transaction committing at %s: %.1900s",
-		 lsn_format(s->cur_final_lsn, lsn), reason);
+	router_row_id(s->p->router, rel, tup, &id);
+	halt_row(s, buf_cstr(&id), reason);
+	buf_fini(&id);
+	return OUT_HALT;
 }
 
 /* An Insert, Update or Delete on a relation. */
@@ -380,8 +405,7 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 		return OUT_OK;
 	}
 	if (router_route(s->p->router, rel, ri->notnull, op, tup, &s->rec, &v, err, sizeof(err)) < 0) {
-		halt_row(s, err);
-		return OUT_HALT;
+		return halt_on(s, rel, tup, err);
 	}
 	switch (v) {
 	case ROUTER_PUBLISH:
@@ -399,8 +423,7 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 	case ROUTER_HALT:
 	case ROUTER_POISON:
 	default:
-		halt_row(s, err);
-		return OUT_HALT;
+		return halt_on(s, rel, tup, err);
 	}
 }
 

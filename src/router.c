@@ -1017,3 +1017,18 @@ router_route(struct router *r, const struct relcache_rel *rel, const bool *notnu
 	*ret_verdict = ROUTER_PUBLISH;
 	return 0;
 }
+
+void
+router_row_id(const struct router *r, const struct relcache_rel *rel,
+	      const struct pgoutput_tuple *tup, struct buf *out)
+{
+	int i = tup ? find_col(rel, r->col_id) : -1;
+
+	if (i < 0 || i >= tup->ncols) {
+		buf_add_fmt(out, "(no %s column)", r->col_id);
+	} else if (tup->cols[i].kind != 't' && tup->cols[i].kind != 'b') {
+		buf_add_str(out, "NULL");
+	} else {
+		buf_add(out, tup->cols[i].value.p, tup->cols[i].value.len);
+	}
+}

@@ -114,4 +114,12 @@ int router_route(struct router *r, const struct relcache_rel *rel, const bool *n
 		 const struct pgoutput_tuple *tup, struct router_record *out,
 		 enum router_verdict *ret_verdict, char *errbuf, size_t errlen);
 
+/**
+ * router_row_id() - append the row's event id (the table.field.event.id column's text) to
+ * @out, for messages that must name a row; "NULL" or "(no id column)" when it has none.
+ * @rel, @tup: borrowed.
+ */
+void router_row_id(const struct router *r, const struct relcache_rel *rel,
+		   const struct pgoutput_tuple *tup, struct buf *out);
+
 #endif

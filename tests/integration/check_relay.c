@@ -554,6 +554,94 @@ START_TEST(test_update_fatal_halts)
 }
 END_TEST
 
+/*
+ * Partitions equal the Java producer's (Utils.murmur2 of the serialized key) for the empty key,
+ * 1 to 4 byte tails and non-ASCII keys. StringConverter keys are the raw text bytes.
+ */
+START_TEST(test_partitions_match_java)
+{
+	static const char *const keys[] = {
+		"", "a", "ab", "abc", "abcd", "abcde", "abcdef", "abcdefg", "abcdefgh", "µ", "ключ",
+		"日本語キー", "😀x", "order-42",
+	};
+	enum { N = sizeof(keys) / sizeof(keys[0]) };
+	size_t lens[N];
+	struct relayfix f;
+	struct buf q = BUF_INIT;
+	struct itest_record *recs;
+	char *topic;
+	int *want;
+	size_t n;
+
+	start_relay_with(&f, _i, "key.converter=org.apache.kafka.connect.storage.StringConverter",
+			 NULL);
+	for (int k = 0; k < N; k++) {
+		char *lit = PQescapeLiteral(f.pg, keys[k], strlen(keys[k]));
+
+		lens[k] = strlen(keys[k]);
+		buf_reset(&q);
+		/* the id names the key: 00000000-0000-4000-8000-0000000000kk */
+		buf_add_fmt(&q, "INSERT INTO %s.outbox VALUES ('00000000-0000-4000-8000-%012d', '%s', "
+				"%s, 'T', '{}')", f.name, k, aggtypes[0], lit);
+		sql(f.pg, buf_cstr(&q));
+		PQfreemem(lit);
+	}
+	buf_fini(&q);
+	want = relayfix_java_partitions(keys, lens, N, 3);
+	topic = topic_of(0);
+	n = itest_consume_all(topic, N, 60000, &recs);
+	ck_assert_uint_eq(n, N);
+	for (size_t i = 0; i < n; i++) {
+		const void *hv;
+		size_t hl;
+		int k;
+
+		ck_assert_int_eq(rd_kafka_header_get_last(recs[i].headers, "id", &hv, &hl), 0);
+		ck_assert_int_eq(sscanf((const char *)hv + 24, "%12d", &k), 1);
+		ck_assert_uint_eq(recs[i].key_len, lens[k]);
+		ck_assert_msg(recs[i].partition == want[k], "key \"%s\": partition %d, Java %d",
+			      keys[k], recs[i].partition, want[k]);
+	}
+	note("# mode %d: %d keys on the Java client's partitions\n", _i, N);
+	itest_records_free(recs, n);
+	free(want);
+	free(topic);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* A row Debezium's task would fail on halts outboxd (exit 1), named, and is never skipped. */
+START_TEST(test_poison_row_halts_and_is_not_skipped)
+{
+	static const char *const id = "0badc0de-0000-4000-8000-000000000001";
+	struct relayfix f;
+	struct buf q = BUF_INIT;
+	lsn_t end;
+	char *log;
+
+	start_relay(&f, _i, NULL);
+	buf_add_fmt(&q, "ALTER TABLE %s.outbox ALTER aggregatetype DROP NOT NULL; "
+			"INSERT INTO %s.outbox VALUES ('%s', NULL, 'agg-1', 'T', '{}')",
+		    f.name, f.name, id);
+	sql(f.pg, buf_cstr(&q));
+	buf_fini(&q);
+	end = relayfix_last_commit_end(&f);
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 1);
+	log = relayfix_log(&f);
+	ck_assert_msg(strstr(log, id) && strstr(log, "is NULL"), "%s", log);
+	free(log);
+	ck_assert_uint_lt(relayfix_confirmed(&f), end);
+	/* Started again, it meets the same row again: nothing was skipped. */
+	relayfix_start(&f);
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 1);
+	ck_assert_uint_lt(relayfix_confirmed(&f), end);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 static Suite *
 relay_suite(void)
 {
@@ -570,6 +658,8 @@ relay_suite(void)
 	tcase_add_loop_test(flow, test_rows_arrive_once_in_order, 0, 2);
 	tcase_add_loop_test(flow, test_huge_transaction_bounded_memory, 0, 2);
 	tcase_add_test(flow, test_update_fatal_halts);
+	tcase_add_loop_test(flow, test_partitions_match_java, 0, 2);
+	tcase_add_loop_test(flow, test_poison_row_halts_and_is_not_skipped, 0, 2);
 	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
 	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);

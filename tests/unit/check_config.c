@@ -510,6 +510,14 @@ START_TEST(test_ignored_listing)
 			 kv_find(ig, "publication.autocreate.mode")->origin); /* has an origin */
 	ck_assert_ptr_null(kv_get(&cfg->transform, "table.fields.additional.error.on.missing"));
 	config_free(cfg);
+
+	/* A leftover JsonConverter option beside a StringConverter: Connect ignores it, so do we. */
+	cfg = pair_ok("key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+		      "key.converter.schemas.enable=true\n", "", NULL);
+	ig = config_ignored(cfg);
+	ck_assert_ptr_nonnull(kv_get(ig, "key.converter.schemas.enable"));
+	ck_assert_ptr_null(kv_get(&cfg->key_converter_opts, "schemas.enable"));
+	config_free(cfg);
 }
 END_TEST
 
