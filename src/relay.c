@@ -152,24 +152,36 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 
 static void on_signal(struct session *s);
 
-/* Starts streaming, retrying "slot is active for PID" as slot.max.retries allows. */
+/*
+ * Starts streaming, retrying "slot is active for PID" as slot.max.retries allows: after a crash
+ * the old walsender may hold the slot until it notices the dead connection. When the retries
+ * run out another client really streams from the slot, which is the operator's to fix.
+ */
 static enum outcome
 start_stream(struct session *s)
 {
 	enum pgstream_failure f = PGSTREAM_TRANSIENT;
+	char busy[sizeof(s->why)];
 
 	for (int attempt = 0;; attempt++) {
+		struct pollfd pfd = { .fd = s->signal_fd, .events = POLLIN };
+
 		if (pgstream_start(s->p->pg, s->p->slot, s->p->publication, &s->stream, &f, s->why,
 				   sizeof(s->why)) == 0) {
 			return OUT_OK;
 		}
-		if (f != PGSTREAM_SLOT_BUSY || attempt >= s->p->slot_max_retries) {
+		if (f != PGSTREAM_SLOT_BUSY) {
 			return f == PGSTREAM_PRECONDITION ? OUT_PRECONDITION : OUT_RESTART;
+		}
+		if (attempt >= s->p->slot_max_retries) {
+			snprintf(busy, sizeof(busy), "%s", s->why);
+			snprintf(s->why, sizeof(s->why), "%.1500s (still after %d retries, "
+				 "slot.max.retries); another client streams from this slot: stop it, or "
+				 "give outboxd a slot of its own", busy, attempt);
+			return OUT_PRECONDITION;
 		}
 		log_warn(MOD, "%s; retrying in %lld ms (%d of %d)", s->why,
 			 (long long)s->p->slot_retry_delay_ms, attempt + 1, s->p->slot_max_retries);
-		struct pollfd pfd = { .fd = s->signal_fd, .events = POLLIN };
-
 		if (poll(&pfd, 1, (int)s->p->slot_retry_delay_ms) > 0) {
 			on_signal(s);
 		}

@@ -533,6 +533,75 @@ START_TEST(test_wrong_password_exits_2)
 }
 END_TEST
 
+/* A second outboxd on a slot that is in use: retried, then exit 2 naming the problem. */
+START_TEST(test_second_relay_on_the_slot_exits_2)
+{
+	struct relayfix f, g;
+	char *log;
+
+	start_relay(&f, _i, NULL);
+	/* A second fixture's files, pointed at the first one's slot and publication. */
+	relayfix_init(&g, _i == 1);
+	{
+		struct buf extra = BUF_INIT;
+
+		buf_add_fmt(&extra, "slot.name=%s\npublication.name=%s\ntable.include.list=%s.outbox\n"
+				    "slot.max.retries=2\nslot.retry.delay.ms=200", f.slot, f.pub, f.name);
+		relayfix_config(&g, NULL, buf_cstr(&extra));
+		buf_fini(&extra);
+	}
+	relayfix_start(&g);
+	ck_assert_int_eq(relayfix_wait_exit(&g, 30), 2);
+	log = relayfix_log(&g);
+	ck_assert_msg(strstr(log, "is active for PID") && strstr(log, "another client streams"),
+		      "%s", log);
+	free(log);
+	/* The first one is unaffected. */
+	insert_load(&f, f.pg, 0, 5, 10);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
+	relayfix_fini(&g);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* outboxd check: a diagnosis, exit 0 when it can run, 2 with FAIL lines otherwise. */
+START_TEST(test_check_command)
+{
+	struct relayfix f;
+	struct buf cmd = BUF_INIT;
+	char out[8192];
+	size_t n;
+	FILE *p;
+	int st;
+
+	relayfix_init(&f, _i == 1);
+	relayfix_config(&f, NULL, NULL);
+	buf_add_fmt(&cmd, "'%s' check '%s/worker.properties' '%s/connector.properties' 2>&1",
+		    itest_env("OUTBOXD_BIN"), f.dir, f.dir);
+	p = popen(buf_cstr(&cmd), "r");
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	ck_assert_msg(WEXITSTATUS(st) == 0, "%s", out);
+	ck_assert_msg(strstr(out, "ok   slot") && strstr(out, "ok   publication") &&
+		      strstr(out, "ok   kafka") && strstr(out, "ok   privileges"), "%s", out);
+	ck_assert_msg(strstr(out, itest_env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")) == NULL,
+		      "the password appears in the diagnosis");
+	relayfix_config(&f, NULL, "slot.name=no_such_slot");
+	p = popen(buf_cstr(&cmd), "r");
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	ck_assert_int_eq(WEXITSTATUS(st), 2);
+	ck_assert_msg(strstr(out, "FAIL slot") && strstr(out, "\"no_such_slot\" does not exist"),
+		      "%s", out);
+	buf_fini(&cmd);
+	relayfix_fini(&f);
+}
+END_TEST
+
 START_TEST(test_update_fatal_halts)
 {
 	struct relayfix f;
@@ -668,6 +737,8 @@ relay_suite(void)
 	tcase_add_loop_test(pre, test_missing_publication_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_slot_with_other_plugin_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_wrong_password_exits_2, 0, 2);
+	tcase_add_loop_test(pre, test_second_relay_on_the_slot_exits_2, 0, 2);
+	tcase_add_loop_test(pre, test_check_command, 0, 2);
 	suite_add_tcase(s, pre);
 	suite_add_tcase(s, flow);
 	suite_add_tcase(s, confirm);
