@@ -4,12 +4,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <json.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/errbuf.h"
 #include "outboxd/buf.h"
 #include "outboxd/mem.h"
 #include "outboxd/properties.h"
@@ -29,22 +29,6 @@ struct file {
 	enum file_kind kind;
 	struct kv keys;
 };
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static bool
 starts_with(const char *s, const char *prefix)
@@ -128,7 +112,7 @@ parse_json(const char *path, const char *text, size_t len, struct kv *ret, char 
 
 	root = json_tokener_parse_ex(tok, text, (int)len);
 	if (!root || json_tokener_get_error(tok) != json_tokener_success) {
-		seterr(errbuf, errlen, "%s:%d: invalid JSON: %s", path,
+		errbuf_set(errbuf, errlen, "%s:%d: invalid JSON: %s", path,
 		       line_of(text, json_tokener_get_parse_end(tok)),
 		       json_tokener_error_desc(json_tokener_get_error(tok)));
 		json_object_put(root);
@@ -137,7 +121,7 @@ parse_json(const char *path, const char *text, size_t len, struct kv *ret, char 
 	}
 	json_tokener_free(tok);
 	if (!json_object_is_type(root, json_type_object)) {
-		seterr(errbuf, errlen, "%s:1: expected a JSON object {\"name\": ..., \"config\": {...}}", path);
+		errbuf_set(errbuf, errlen, "%s:1: expected a JSON object {\"name\": ..., \"config\": {...}}", path);
 		json_object_put(root);
 		return -EINVAL;
 	}
@@ -150,7 +134,7 @@ parse_json(const char *path, const char *text, size_t len, struct kv *ret, char 
 		cfg = root;
 	}
 	if (!json_object_is_type(cfg, json_type_object)) {
-		seterr(errbuf, errlen, "%s:%d: \"config\" must be a JSON object", path, line_of(text, from));
+		errbuf_set(errbuf, errlen, "%s:%d: \"config\" must be a JSON object", path, line_of(text, from));
 		json_object_put(root);
 		return -EINVAL;
 	}
@@ -162,7 +146,7 @@ parse_json(const char *path, const char *text, size_t len, struct kv *ret, char 
 		buf_add_fmt(&origin, "%s:%d", path, line);
 		if (!json_object_is_type(val, json_type_string) && !json_object_is_type(val, json_type_int) &&
 		    !json_object_is_type(val, json_type_double) && !json_object_is_type(val, json_type_boolean)) {
-			seterr(errbuf, errlen, "%s: %s: the value must be a string, number or boolean",
+			errbuf_set(errbuf, errlen, "%s: %s: the value must be a string, number or boolean",
 			       buf_cstr(&origin), key);
 			r = -EINVAL;
 			break;
@@ -375,7 +359,7 @@ resolve_providers(const struct kv *worker, char *const *envp, struct kv_entry *e
 		key = c2 ? (*c2 = '\0', c2 + 1) : c1 + 1;
 		r = read_provided(cls, path, key, envp, &out, why, sizeof(why));
 		if (r) {
-			seterr(errbuf, errlen, "%s: %s: cannot resolve ${%s:%s%s%s}: %s", e->origin,
+			errbuf_set(errbuf, errlen, "%s: %s: cannot resolve ${%s:%s%s%s}: %s", e->origin,
 			       e->key, inner, path, *path ? ":" : "", key, why);
 		}
 		free(inner);
@@ -415,7 +399,7 @@ check_providers(const struct kv *worker, char *errbuf, size_t errlen)
 			ok = ok || strcmp(e->value, known[k]) == 0;
 		}
 		if (!ok) {
-			seterr(errbuf, errlen,
+			errbuf_set(errbuf, errlen,
 			       "%s: %s: config provider \"%s\" is not supported; outboxd resolves "
 			       "FileConfigProvider, EnvVarConfigProvider and DirectoryConfigProvider",
 			       e->origin, e->key, e->value);
@@ -609,7 +593,7 @@ server_expand(struct kv *raw, char *const *envp, char *errbuf, size_t errlen)
 		buf_reset(&out);
 		r = expand(raw, envp, raw->v[i].value, 0, &out, &why);
 		if (r) {
-			seterr(errbuf, errlen, "%s: %s: %s", raw->v[i].origin, raw->v[i].key, buf_cstr(&why));
+			errbuf_set(errbuf, errlen, "%s: %s: %s", raw->v[i].origin, raw->v[i].key, buf_cstr(&why));
 		} else {
 			values[i] = xstrdup(buf_cstr(&out));
 		}
@@ -673,7 +657,7 @@ load_connect(struct file *files, int n, char *const *envp, struct cfgsrc *src, c
 		struct file **slot = files[i].kind == FILE_WORKER ? &worker : &connector;
 
 		if (*slot) {
-			seterr(errbuf, errlen,
+			errbuf_set(errbuf, errlen,
 			       "%s: %s is also a %s file; pass one worker file and one connector file",
 			       files[i].path, (*slot)->path,
 			       files[i].kind == FILE_WORKER ? "Kafka Connect worker" : "connector");
@@ -682,7 +666,7 @@ load_connect(struct file *files, int n, char *const *envp, struct cfgsrc *src, c
 		*slot = &files[i];
 	}
 	if (!worker || !connector) {
-		seterr(errbuf, errlen,
+		errbuf_set(errbuf, errlen,
 		       "%s: no %s file; pass the Kafka Connect worker .properties and the connector "
 		       ".properties or JSON (the connector file is the one with connector.class)",
 		       files[0].path, worker ? "connector" : "worker");
@@ -709,7 +693,7 @@ cfgsrc_load(const char *const *paths, int npaths, char *const *envp, struct cfgs
 	int r = 0, nread = 0;
 
 	if (npaths < 1) {
-		seterr(errbuf, errlen, "no configuration file given");
+		errbuf_set(errbuf, errlen, "no configuration file given");
 		return -EINVAL;
 	}
 	files = xcalloc((size_t)npaths, sizeof(*files));
@@ -718,7 +702,7 @@ cfgsrc_load(const char *const *paths, int npaths, char *const *envp, struct cfgs
 	}
 	for (int i = 0; r == 0 && i < npaths; i++) {
 		if (files[i].kind == FILE_SERVER && npaths > 1) {
-			seterr(errbuf, errlen,
+			errbuf_set(errbuf, errlen,
 			       "%s: a Debezium Server application.properties is the whole configuration; "
 			       "pass it alone", files[i].path);
 			r = -EINVAL;

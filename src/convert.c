@@ -2,11 +2,11 @@
 #include "outboxd/convert.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "outboxd/errbuf.h"
 #include "outboxd/mem.h"
 
 /*
@@ -42,22 +42,6 @@ static const struct {
 	{ "org.apache.kafka.connect.converters.ByteArrayConverter", KIND_BYTEARRAY },
 	{ "org.apache.kafka.connect.storage.SimpleHeaderConverter", KIND_SIMPLEHEADER },
 };
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Java ConfigDef BOOLEAN: trimmed, "true"/"false" in any case. */
 static int
@@ -106,7 +90,7 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 		bool *dst = e->key[0] == 's' ? &c->schemas_enable : &c->replace_null;
 
 		if (parse_bool(e->value, dst) < 0) {
-			seterr(errbuf, errlen, "%s: JsonConverter option %s='%s' is not a boolean; "
+			errbuf_set(errbuf, errlen, "%s: JsonConverter option %s='%s' is not a boolean; "
 			       "use true or false", e->origin ? e->origin : "config", e->key,
 			       e->value);
 			return -EINVAL;
@@ -118,7 +102,7 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 			c->decimal_numeric = trimmed_eq(e->value, "NUMERIC");
 			return 0;
 		}
-		seterr(errbuf, errlen, "%s: JsonConverter decimal.format='%s' is invalid; use BASE64 "
+		errbuf_set(errbuf, errlen, "%s: JsonConverter decimal.format='%s' is invalid; use BASE64 "
 		       "or NUMERIC", e->origin ? e->origin : "config", e->value);
 		return -EINVAL;
 	}
@@ -127,7 +111,7 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 		long v = strtol(e->value, &end, 10);
 
 		if (end == e->value || *end || v < 0) {
-			seterr(errbuf, errlen, "%s: JsonConverter schemas.cache.size='%s' is not a "
+			errbuf_set(errbuf, errlen, "%s: JsonConverter schemas.cache.size='%s' is not a "
 			       "non-negative integer", e->origin ? e->origin : "config", e->value);
 			return -EINVAL;
 		}
@@ -146,7 +130,7 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 		    trimmed_eq(e->value, "header")) {
 			return 0;
 		}
-		seterr(errbuf, errlen, "%s: converter.type='%s' is invalid; use key, value or header",
+		errbuf_set(errbuf, errlen, "%s: converter.type='%s' is invalid; use key, value or header",
 		       e->origin ? e->origin : "config", e->value);
 		return -EINVAL;
 	}
@@ -161,12 +145,12 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 		if (trimmed_eq(e->value, "UTF-8") || trimmed_eq(e->value, "UTF8")) {
 			return 0;
 		}
-		seterr(errbuf, errlen, "%s: StringConverter %s='%s' is not supported; outboxd "
+		errbuf_set(errbuf, errlen, "%s: StringConverter %s='%s' is not supported; outboxd "
 		       "writes UTF-8 only (remove the option or set UTF-8)",
 		       e->origin ? e->origin : "config", e->key, e->value);
 		return -EINVAL;
 	}
-	seterr(errbuf, errlen, "%s: unknown option '%s' for %s; check the spelling (it is not "
+	errbuf_set(errbuf, errlen, "%s: unknown option '%s' for %s; check the spelling (it is not "
 	       "an option of this converter)", e->origin ? e->origin : "config", e->key,
 	       c->class_name);
 	return -EINVAL;
@@ -188,7 +172,7 @@ convert_new(const char *class_name, const struct kv *options, enum convert_role 
 	    (classes[i].kind == KIND_SIMPLEHEADER && role != CONVERT_HEADER) ||
 	    (classes[i].kind != KIND_SIMPLEHEADER && classes[i].kind != KIND_JSON &&
 	     role == CONVERT_HEADER)) {
-		seterr(errbuf, errlen, "%s converter class '%s' is not supported; use %s",
+		errbuf_set(errbuf, errlen, "%s converter class '%s' is not supported; use %s",
 		       role == CONVERT_KEY ? "key" : role == CONVERT_VALUE ? "value" : "header",
 		       class_name ? class_name : "(none)",
 		       role == CONVERT_HEADER ?
@@ -344,7 +328,7 @@ static int
 json_str(struct buf *out, const char *s, size_t len, char *errbuf, size_t errlen)
 {
 	if (jsonw_string(out, s, len) < 0) {
-		seterr(errbuf, errlen, "a string value is not valid UTF-8 (Kafka Connect cannot "
+		errbuf_set(errbuf, errlen, "a string value is not valid UTF-8 (Kafka Connect cannot "
 		       "write it); check the database encoding and client_encoding=UTF8");
 		return -EINVAL;
 	}
@@ -497,7 +481,7 @@ json_value(const struct convert *c, const struct cvalue *v, struct buf *out, cha
 		buf_add_str(out, "null");
 		return 0;
 	}
-	seterr(errbuf, errlen, "JsonConverter: null value for %s%s%s that is required and has no "
+	errbuf_set(errbuf, errlen, "JsonConverter: null value for %s%s%s that is required and has no "
 	       "default value (Kafka Connect fails with DataException 'Conversion error: null "
 	       "value for field that is required and has no default value')",
 	       v->field ? "field '" : "a value", v->field ? v->field : "", v->field ? "'" : "");
@@ -678,13 +662,13 @@ convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
 			return 0;
 		}
 		if (convert_java_string(v, c->dfmt, out) < 0) {
-			seterr(errbuf, errlen, "StringConverter: a string value is not valid UTF-8");
+			errbuf_set(errbuf, errlen, "StringConverter: a string value is not valid UTF-8");
 			return -EINVAL;
 		}
 		break;
 	case KIND_BYTEARRAY:
 		if (v->type != CVALUE_BYTES) {
-			seterr(errbuf, errlen, "ByteArrayConverter: invalid schema type %s (Kafka "
+			errbuf_set(errbuf, errlen, "ByteArrayConverter: invalid schema type %s (Kafka "
 			       "Connect fails with DataException); it only writes BYTES values (a "
 			       "bytea column); use org.apache.kafka.connect.json.JsonConverter or "
 			       "org.apache.kafka.connect.storage.StringConverter for this %s",

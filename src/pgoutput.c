@@ -138,8 +138,9 @@ rd_bytes(struct rd *r, size_t n)
 	return q ? (struct slice){ (const char *)q, n } : SLICE_NULL;
 }
 
+/* Writes the message and returns -EPROTO, so decoders can "return proto_err(...)". */
 static int __attribute__((format(printf, 3, 4)))
-seterr(char *errbuf, size_t errlen, const char *fmt, ...)
+proto_err(char *errbuf, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -165,7 +166,7 @@ static int
 frame_xlogdata(struct rd *r, size_t len, struct pgoutput_frame *f, char *errbuf, size_t errlen)
 {
 	if (len < XLOGDATA_HDR) {
-		return seterr(errbuf, errlen, "XLogData: %zu bytes, the header alone needs %d", len,
+		return proto_err(errbuf, errlen, "XLogData: %zu bytes, the header alone needs %d", len,
 			      XLOGDATA_HDR);
 	}
 	f->kind = PGOUTPUT_FRAME_XLOGDATA;
@@ -182,7 +183,7 @@ static int
 frame_keepalive(struct rd *r, size_t len, struct pgoutput_frame *f, char *errbuf, size_t errlen)
 {
 	if (len != KEEPALIVE_LEN) {
-		return seterr(errbuf, errlen, "keepalive: %zu bytes, expected %d", len,
+		return proto_err(errbuf, errlen, "keepalive: %zu bytes, expected %d", len,
 			      KEEPALIVE_LEN);
 	}
 	f->kind = PGOUTPUT_FRAME_KEEPALIVE;
@@ -202,7 +203,7 @@ pgoutput_frame_decode(const uint8_t *buf, size_t len, struct pgoutput_frame *ret
 	int err;
 
 	if (!len) {
-		return seterr(errbuf, errlen, "empty CopyData message");
+		return proto_err(errbuf, errlen, "empty CopyData message");
 	}
 	r = (struct rd){ buf, buf + len, false };
 	kind = rd_u8(&r);
@@ -211,7 +212,7 @@ pgoutput_frame_decode(const uint8_t *buf, size_t len, struct pgoutput_frame *ret
 	} else if (kind == PGOUTPUT_FRAME_KEEPALIVE) {
 		err = frame_keepalive(&r, len, &f, errbuf, errlen);
 	} else {
-		err = seterr(errbuf, errlen, "unknown CopyData kind 0x%02x", (unsigned)kind);
+		err = proto_err(errbuf, errlen, "unknown CopyData kind 0x%02x", (unsigned)kind);
 	}
 	if (err < 0) {
 		return err;
@@ -748,9 +749,9 @@ static int
 unknown_type(uint8_t type, char *errbuf, size_t errlen)
 {
 	if (type >= 0x20 && type < 0x7f) {
-		return seterr(errbuf, errlen, "unknown pgoutput message type '%c'", type);
+		return proto_err(errbuf, errlen, "unknown pgoutput message type '%c'", type);
 	}
-	return seterr(errbuf, errlen, "unknown pgoutput message type 0x%02x", (unsigned)type);
+	return proto_err(errbuf, errlen, "unknown pgoutput message type 0x%02x", (unsigned)type);
 }
 
 int
@@ -763,7 +764,7 @@ pgoutput_decode(struct pgoutput_decoder *d, const uint8_t *buf, size_t len,
 	int err;
 
 	if (!len) {
-		return seterr(errbuf, errlen, "empty pgoutput message");
+		return proto_err(errbuf, errlen, "empty pgoutput message");
 	}
 	desc = find_desc(buf[0]);
 	if (!desc) {

@@ -2,11 +2,11 @@
 #include "outboxd/pgsql.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/errbuf.h"
 #include "outboxd/mem.h"
 #include "outboxd/pgconn.h"
 
@@ -22,21 +22,6 @@ query(PGconn *c, const char *sql, int n, const char *const *params, char *errbuf
 	pgconn_result_line(r, errbuf, errlen);
 	PQclear(r);
 	return NULL;
-}
-
-static void say(char *errbuf, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-say(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errbuf) {
-		va_start(ap, fmt);
-		vsnprintf(errbuf, errlen, fmt, ap);
-		va_end(ap);
-	}
 }
 
 int
@@ -58,33 +43,33 @@ pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errb
 		return -EIO;
 	}
 	if (PQntuples(r) == 0) {
-		say(errbuf, errlen,
+		errbuf_set(errbuf, errlen,
 		    "replication slot \"%s\" does not exist; operations staff create it with "
 		    "sql/slot.sql or \"outboxd slot create FILE...\"",
 		    slot);
 		rc = -ENOENT;
 	} else if (strcmp(PQgetvalue(r, 0, 0), "logical") != 0) {
-		say(errbuf, errlen, "replication slot \"%s\" is a %s slot; outboxd needs a logical "
+		errbuf_set(errbuf, errlen, "replication slot \"%s\" is a %s slot; outboxd needs a logical "
 				    "pgoutput slot: create one with sql/slot.sql", slot, PQgetvalue(r, 0, 0));
 		rc = -EINVAL;
 	} else if (strcmp(PQgetvalue(r, 0, 1), "pgoutput") != 0) {
-		say(errbuf, errlen, "replication slot \"%s\" uses the plugin \"%s\"; outboxd needs "
+		errbuf_set(errbuf, errlen, "replication slot \"%s\" uses the plugin \"%s\"; outboxd needs "
 				    "pgoutput: create a pgoutput slot with sql/slot.sql (plugin.name=pgoutput)",
 		    slot, PQgetvalue(r, 0, 1));
 		rc = -EINVAL;
 	} else if (strcmp(PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3)) != 0) {
-		say(errbuf, errlen, "replication slot \"%s\" belongs to database \"%s\"; point "
+		errbuf_set(errbuf, errlen, "replication slot \"%s\" belongs to database \"%s\"; point "
 				    "database.dbname at it or create a slot in this database",
 		    slot, PQgetvalue(r, 0, 2));
 		rc = -EINVAL;
 	} else if (strcmp(PQgetvalue(r, 0, 4), "lost") == 0) {
-		say(errbuf, errlen, "replication slot \"%s\" is invalidated (wal_status lost: the WAL "
+		errbuf_set(errbuf, errlen, "replication slot \"%s\" is invalidated (wal_status lost: the WAL "
 				    "it needed was removed, see max_slot_wal_keep_size); drop and recreate "
 				    "it, then re-publish outbox rows committed since the last delivered one",
 		    slot);
 		rc = -ESTALE;
 	} else if (lsn_parse(PQgetvalue(r, 0, 5), &lsn) < 0) {
-		say(errbuf, errlen, "replication slot \"%s\": unreadable confirmed_flush_lsn \"%s\"",
+		errbuf_set(errbuf, errlen, "replication slot \"%s\": unreadable confirmed_flush_lsn \"%s\"",
 		    slot, PQgetvalue(r, 0, 5));
 		rc = -EIO;
 	} else {
@@ -113,10 +98,10 @@ pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret
 		n = PQntuples(r);
 		PQclear(r);
 		if (n == 0) {
-			say(errbuf, errlen, "publication \"%s\" does not exist; create it with "
+			errbuf_set(errbuf, errlen, "publication \"%s\" does not exist; create it with "
 					    "sql/publication.sql (before the slot)", pub);
 		} else {
-			say(errbuf, errlen, "publication \"%s\" does not publish inserts; ALTER "
+			errbuf_set(errbuf, errlen, "publication \"%s\" does not publish inserts; ALTER "
 					    "PUBLICATION %s SET (publish = 'insert')", pub, pub);
 		}
 		return n == 0 ? -ENOENT : -EINVAL;
@@ -165,7 +150,7 @@ pgsql_check_role(PGconn *c, char *errbuf, size_t errlen)
 		return -EIO;
 	}
 	if (PQntuples(r) != 1 || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
-		say(errbuf, errlen, "role \"%s\" may not stream changes; ALTER ROLE %s REPLICATION "
+		errbuf_set(errbuf, errlen, "role \"%s\" may not stream changes; ALTER ROLE %s REPLICATION "
 				    "(see sql/role.sql)",
 		    PQntuples(r) ? PQgetvalue(r, 0, 1) : "?", PQntuples(r) ? PQgetvalue(r, 0, 1) : "?");
 		rc = -EACCES;

@@ -3,12 +3,12 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/errbuf.h"
 #include "outboxd/jsonw.h"
 
 enum {
@@ -42,22 +42,6 @@ unsupported_oid(uint32_t oid)
 		}
 	}
 	return false;
-}
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
 }
 
 void
@@ -525,25 +509,25 @@ pgvalue_convert(const struct relcache_col *col, const struct pgoutput_col *pc, b
 	buf_reset(&pv->data);
 	pv->v = (struct cvalue){ .optional = !notnull, .field = col->name };
 	if (unsupported_oid(col->type_oid)) {
-		seterr(errbuf, errlen, "column '%s' has type OID %u, which outboxd does not convert "
+		errbuf_set(errbuf, errlen, "column '%s' has type OID %u, which outboxd does not convert "
 		       "yet (Debezium does not write it as a plain string); use a text, varchar, "
 		       "uuid, jsonb, integer or timestamp column", col->name, col->type_oid);
 		return -EINVAL;
 	}
 	if (pc->kind != 't' && pc->kind != 'n') {
-		seterr(errbuf, errlen, "column '%s' arrived as '%c' (%s), not as text", col->name,
+		errbuf_set(errbuf, errlen, "column '%s' arrived as '%c' (%s), not as text", col->name,
 		       pc->kind, pc->kind == 'u' ? "unchanged TOAST value" : "binary format");
 		return -EINVAL;
 	}
 	pv->v.is_null = pc->kind == 'n';
 	rc = dispatch(col, pc->value, binary, pv);
 	if (rc == -EILSEQ) {
-		seterr(errbuf, errlen, "column '%s' is not valid UTF-8; set the database encoding "
+		errbuf_set(errbuf, errlen, "column '%s' is not valid UTF-8; set the database encoding "
 		       "to UTF8 (outboxd pins client_encoding=UTF8)", col->name);
 		return -EINVAL;
 	}
 	if (rc < 0) {
-		seterr(errbuf, errlen, "column '%s' (type OID %u): value '%.*s' cannot be converted "
+		errbuf_set(errbuf, errlen, "column '%s' (type OID %u): value '%.*s' cannot be converted "
 		       "(BC dates, infinities and negative numeric scales are not supported yet)",
 		       col->name, col->type_oid, (int)(pc->value.len > 64 ? 64 : pc->value.len),
 		       pc->value.p ? pc->value.p : "");

@@ -2,11 +2,11 @@
 #include "outboxd/properties.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "outboxd/errbuf.h"
 #include "outboxd/buf.h"
 #include "outboxd/mem.h"
 
@@ -23,22 +23,6 @@ struct reader {
 	int line;     /* natural line number of the next byte, 1-based */
 	bool skip_lf; /* the last byte read was a '\r' ending a line: skip one '\n' */
 };
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static bool
 is_ws(char c)
@@ -298,7 +282,7 @@ properties_parse(const char *text, size_t len, const char *name, struct kv *ret,
 	while (read_line(&r, &line, &line_no)) {
 		err = split_line(line.data, line.len, &key, &value);
 		if (err) {
-			seterr(errbuf, errlen, "%s:%d: %s", name, line_no,
+			errbuf_set(errbuf, errlen, "%s:%d: %s", name, line_no,
 			       err == -EDOM ? "\\u0000 is not supported in a key or value"
 					    : "malformed \\uxxxx escape");
 			err = -EINVAL;
@@ -332,7 +316,7 @@ properties_read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 
 	if (!f) {
 		err = errno;
-		seterr(errbuf, errlen, "%s: %s", path, strerror(err));
+		errbuf_set(errbuf, errlen, "%s: %s", path, strerror(err));
 		return -err;
 	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
@@ -341,7 +325,7 @@ properties_read_file(const char *path, char **ret_text, size_t *ret_len, char *e
 	err = ferror(f) ? EIO : 0;
 	fclose(f);
 	if (err) {
-		seterr(errbuf, errlen, "%s: %s", path, strerror(err));
+		errbuf_set(errbuf, errlen, "%s: %s", path, strerror(err));
 		buf_fini(&b);
 		return -err;
 	}

@@ -3,13 +3,13 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "outboxd/errbuf.h"
 #include "outboxd/buf.h"
 #include "outboxd/mem.h"
 
@@ -86,22 +86,6 @@ static const struct rule rules[] = {
 	  "outboxd does not use Kafka transactions (it is idempotent, at least once); remove it" },
 	{ "value.serializer", IGNORE, "outboxd serializes with the configured converters" },
 };
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const struct rule *
 find_rule(const char *key)
@@ -216,14 +200,14 @@ translate_jaas(const char *value, const char *origin, const char *display, struc
 	int r = rdconf_jaas_credentials(value, &user, &pass);
 
 	if (r == -ENOTSUP) {
-		seterr(errbuf, errlen,
+		errbuf_set(errbuf, errlen,
 		       "%s: %s: only PlainLoginModule and ScramLoginModule are supported; "
 		       "use SASL/PLAIN or SCRAM credentials",
 		       origin, display);
 		return -EINVAL;
 	}
 	if (r) {
-		seterr(errbuf, errlen,
+		errbuf_set(errbuf, errlen,
 		       "%s: %s: cannot read username=\"...\" password=\"...\" from the login module "
 		       "options; check the quoting",
 		       origin, display);
@@ -267,12 +251,12 @@ translate_store(const char *key, const char *value, const struct kv *all, const 
 		return 0;
 	}
 	if (trust) {
-		seterr(errbuf, errlen,
+		errbuf_set(errbuf, errlen,
 		       "%s: %s: a %s trust store cannot be read by librdkafka; export the CA "
 		       "certificates to a PEM file and set ssl.ca.location (or ssl.truststore.type=PEM)",
 		       origin, display, type);
 	} else {
-		seterr(errbuf, errlen,
+		errbuf_set(errbuf, errlen,
 		       "%s: %s: a %s key store cannot be read by librdkafka; convert it to PKCS12 "
 		       "(ssl.keystore.type=PKCS12) or to PEM files for ssl.certificate.location and "
 		       "ssl.key.location",
@@ -302,7 +286,7 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 	}
 	if (strcmp(key, "sasl.mechanism") == 0) {
 		if (strcasecmp(value, "OAUTHBEARER") == 0) {
-			seterr(errbuf, errlen, "%s: %s: SASL/OAUTHBEARER is not supported by outboxd; use "
+			errbuf_set(errbuf, errlen, "%s: %s: SASL/OAUTHBEARER is not supported by outboxd; use "
 			       "SCRAM-SHA-256, SCRAM-SHA-512 or PLAIN", origin, display);
 			return -EINVAL;
 		}
@@ -320,7 +304,7 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 		errno = 0;
 		bytes = strtoll(value, &end, 10);
 		if (errno || end == value || *end || bytes <= 0) {
-			seterr(errbuf, errlen, "%s: %s: \"%s\" is not a positive number of bytes", origin,
+			errbuf_set(errbuf, errlen, "%s: %s: \"%s\" is not a positive number of bytes", origin,
 			       display, value);
 			return -EINVAL;
 		}
@@ -341,14 +325,14 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 			kv_set(ignored, display, "outboxd partitions like the Java default (murmur2)", origin);
 			return 0;
 		}
-		seterr(errbuf, errlen, "%s: %s: custom Java partitioners are not supported; outboxd "
+		errbuf_set(errbuf, errlen, "%s: %s: custom Java partitioners are not supported; outboxd "
 		       "partitions like the Java default partitioner (murmur2 of the key); remove it",
 		       origin, display);
 		return -EINVAL;
 	}
 	/* partitioner.ignore.keys */
 	if (strcasecmp(value, "true") == 0) {
-		seterr(errbuf, errlen, "%s: %s: true is not supported; outboxd partitions by key like "
+		errbuf_set(errbuf, errlen, "%s: %s: true is not supported; outboxd partitions by key like "
 		       "the Java default; remove it", origin, display);
 		return -EINVAL;
 	}
@@ -377,7 +361,7 @@ rdconf_translate(const char *key, const char *value, const struct kv *all, const
 		kv_set(ignored, display, rule->rd_or_note, origin);
 		return 0;
 	case REJECT:
-		seterr(errbuf, errlen, "%s: %s: %s", origin, display, rule->rd_or_note);
+		errbuf_set(errbuf, errlen, "%s: %s: %s", origin, display, rule->rd_or_note);
 		return -EINVAL;
 	case SPECIAL:
 		break;

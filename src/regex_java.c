@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "outboxd/errbuf.h"
 #include "outboxd/mem.h"
 
 /* Java's '.' without DOTALL: anything but the five line terminators. */
@@ -29,22 +29,6 @@ struct regex_java {
 	struct repl_tok *toks;
 	size_t ntoks;
 };
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int
 hexval(char c)
@@ -243,7 +227,7 @@ translate(const char *pat, struct buf *out, char *errbuf, size_t errlen)
 			break;
 		}
 		if (!n) {
-			seterr(errbuf, errlen, "regular expression '%s' at offset %zu: %s", pat, i,
+			errbuf_set(errbuf, errlen, "regular expression '%s' at offset %zu: %s", pat, i,
 			       why);
 			return -EINVAL;
 		}
@@ -273,7 +257,7 @@ regex_java_compile(const char *pattern, bool caseless, struct regex_java **ret, 
 		PCRE2_UCHAR msg[256];
 
 		pcre2_get_error_message(err, msg, sizeof(msg));
-		seterr(errbuf, errlen, "regular expression '%s' is invalid: %s", pattern,
+		errbuf_set(errbuf, errlen, "regular expression '%s' is invalid: %s", pattern,
 		       (const char *)msg);
 		return -EINVAL;
 	}
@@ -417,7 +401,7 @@ regex_java_set_replacement(struct regex_java *re, const char *repl, char *errbuf
 		add_tok(re, g, NULL, 0);
 	}
 	if (why) {
-		seterr(errbuf, errlen, "replacement '%s' at offset %zu: %s", repl, i, why);
+		errbuf_set(errbuf, errlen, "replacement '%s' at offset %zu: %s", repl, i, why);
 		buf_fini(&acc);
 		return -EINVAL;
 	}

@@ -2,11 +2,11 @@
 #include "outboxd/router.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "outboxd/errbuf.h"
 #include "outboxd/convert.h"
 #include "outboxd/mem.h"
 #include "outboxd/pgvalue.h"
@@ -72,22 +72,6 @@ struct router {
 	struct cvalue *envfields;
 	struct buf route, tmp;
 };
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errbuf || !errlen) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* A trimmed copy of @s (Debezium trims option values). */
 static char *
@@ -156,7 +140,7 @@ opt_bool(const struct router_config *cfg, const char *key, bool dflt, bool *ret,
 	}
 	i = pick(v, words);
 	if (i < 0) {
-		seterr(errbuf, errlen, "EventRouter option %s='%s' is not a boolean; use true or "
+		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is not a boolean; use true or "
 		       "false", key, v);
 		return -EINVAL;
 	}
@@ -181,7 +165,7 @@ opt_enum(const struct router_config *cfg, const char *key, const char *const *wo
 		for (int k = 0; words[k]; k++) {
 			buf_add_fmt(&b, "%s%s", k ? ", " : "", words[k]);
 		}
-		seterr(errbuf, errlen, "EventRouter option %s='%s' is invalid; use one of: %s", key,
+		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is invalid; use one of: %s", key,
 		       v, buf_cstr(&b));
 		buf_fini(&b);
 		return -EINVAL;
@@ -204,7 +188,7 @@ opt_column(const struct router_config *cfg, const char *key, const char *dflt, c
 	}
 	t = trimdup(v);
 	if (!*t) {
-		seterr(errbuf, errlen, "EventRouter option %s is empty; name a column of the outbox "
+		errbuf_set(errbuf, errlen, "EventRouter option %s is empty; name a column of the outbox "
 		       "table or remove the option", key);
 		free(t);
 		return -EINVAL;
@@ -221,7 +205,7 @@ check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
 		size_t k;
 
 		if (strcmp(e->key, "predicate") == 0 || strcmp(e->key, "negate") == 0) {
-			seterr(errbuf, errlen, "%s: transform option '%s' (SMT predicates) is not "
+			errbuf_set(errbuf, errlen, "%s: transform option '%s' (SMT predicates) is not "
 			       "supported yet; use table.include.list to choose the outbox table",
 			       e->origin ? e->origin : "config", e->key);
 			return -EINVAL;
@@ -232,7 +216,7 @@ check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
 			}
 		}
 		if (!smt_known[k]) {
-			seterr(errbuf, errlen, "%s: unknown EventRouter option '%s'; check the "
+			errbuf_set(errbuf, errlen, "%s: unknown EventRouter option '%s'; check the "
 			       "spelling against Debezium 3.6.1's outbox EventRouter options",
 			       e->origin ? e->origin : "config", e->key);
 			return -EINVAL;
@@ -240,7 +224,7 @@ check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
 	}
 	if (cfg->smt && kv_get(cfg->smt, "type") &&
 	    pick(kv_get(cfg->smt, "type"), (const char *const[]){ EVENT_ROUTER, NULL }) < 0) {
-		seterr(errbuf, errlen, "transform type '%s' is not supported; outboxd implements "
+		errbuf_set(errbuf, errlen, "transform type '%s' is not supported; outboxd implements "
 		       EVENT_ROUTER " only", kv_get(cfg->smt, "type"));
 		return -EINVAL;
 	}
@@ -268,13 +252,13 @@ parse_placement_entry(struct router *r, char *entry, char *errbuf, size_t errlen
 		*c = '\0';
 	}
 	if (n < 2 || n > 3) {
-		seterr(errbuf, errlen, "table.fields.additional.placement entry '%s' must be "
+		errbuf_set(errbuf, errlen, "table.fields.additional.placement entry '%s' must be "
 		       "column:placement[:alias]", entry);
 		return -EINVAL;
 	}
 	w = pick(parts[1], words);
 	if (w < 0) {
-		seterr(errbuf, errlen, "table.fields.additional.placement: unknown placement '%s' "
+		errbuf_set(errbuf, errlen, "table.fields.additional.placement: unknown placement '%s' "
 		       "(Debezium would fail on every record); use header, envelope or partition",
 		       parts[1]);
 		return -EINVAL;
@@ -285,7 +269,7 @@ parse_placement_entry(struct router *r, char *entry, char *errbuf, size_t errlen
 	p->alias = trimdup(n == 3 ? parts[2] : parts[0]);
 	p->where = (enum placement_where)w;
 	if (!*p->column || !*p->alias) {
-		seterr(errbuf, errlen, "table.fields.additional.placement entry has an empty column "
+		errbuf_set(errbuf, errlen, "table.fields.additional.placement entry has an empty column "
 		       "or alias");
 		return -EINVAL;
 	}
@@ -308,7 +292,7 @@ parse_placements(struct router *r, const char *v, char *errbuf, size_t errlen)
 		t = trimdup(s);
 		rc = *t ? parse_placement_entry(r, t, errbuf, errlen) : -EINVAL;
 		if (!*t) {
-			seterr(errbuf, errlen, "table.fields.additional.placement has an empty entry "
+			errbuf_set(errbuf, errlen, "table.fields.additional.placement has an empty entry "
 			       "in '%s'; remove the extra comma or the option", v);
 		}
 		free(t);
@@ -325,14 +309,14 @@ parse_placements(struct router *r, const char *v, char *errbuf, size_t errlen)
 		for (size_t k = 0; k < i; k++) {
 			if (r->pl[k].where == PLACE_ENVELOPE &&
 			    strcmp(r->pl[k].alias, r->pl[i].alias) == 0) {
-				seterr(errbuf, errlen, "table.fields.additional.placement: envelope "
+				errbuf_set(errbuf, errlen, "table.fields.additional.placement: envelope "
 				       "alias '%s' is used twice; give each its own alias",
 				       r->pl[i].alias);
 				return -EINVAL;
 			}
 		}
 		if (strcmp(r->pl[i].alias, "payload") == 0) {
-			seterr(errbuf, errlen, "table.fields.additional.placement: envelope alias "
+			errbuf_set(errbuf, errlen, "table.fields.additional.placement: envelope alias "
 			       "'payload' clashes with the payload field; choose another alias");
 			return -EINVAL;
 		}
@@ -415,7 +399,7 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 	if (cfg->binary_handling_mode) {
 		b = pick(cfg->binary_handling_mode, binary);
 		if (b < 0) {
-			seterr(errbuf, errlen, "binary.handling.mode='%s' is invalid; use bytes, "
+			errbuf_set(errbuf, errlen, "binary.handling.mode='%s' is invalid; use bytes, "
 			       "base64, base64-url-safe or hex", cfg->binary_handling_mode);
 			return -EINVAL;
 		}
@@ -424,14 +408,14 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 	if (cfg->time_precision_mode &&
 	    pick(cfg->time_precision_mode,
 		 (const char *const[]){ "adaptive", "adaptive_time_microseconds", NULL }) < 0) {
-		seterr(errbuf, errlen, "time.precision.mode='%s' is not supported yet; use "
+		errbuf_set(errbuf, errlen, "time.precision.mode='%s' is not supported yet; use "
 		       "adaptive (the default) or adaptive_time_microseconds",
 		       cfg->time_precision_mode);
 		return -EINVAL;
 	}
 	if (cfg->decimal_handling_mode &&
 	    pick(cfg->decimal_handling_mode, (const char *const[]){ "precise", NULL }) < 0) {
-		seterr(errbuf, errlen, "decimal.handling.mode='%s' is not supported yet; use "
+		errbuf_set(errbuf, errlen, "decimal.handling.mode='%s' is not supported yet; use "
 		       "precise (the default)", cfg->decimal_handling_mode);
 		return -EINVAL;
 	}
@@ -501,7 +485,7 @@ setup_options(struct router *r, const struct router_config *cfg, char *errbuf, s
 		return -EINVAL;
 	}
 	if (b) {
-		seterr(errbuf, errlen, "EventRouter option table.expand.json.payload=true is not "
+		errbuf_set(errbuf, errlen, "EventRouter option table.expand.json.payload=true is not "
 		       "supported yet; remove it (or set false) and consume the payload as a JSON "
 		       "string");
 		return -EINVAL;
@@ -718,7 +702,7 @@ required_columns(struct router *r, const struct relcache_rel *rel, const bool *n
 		int rc = column(r, rel, notnull, tup, req[k].col, req[k].slot, errbuf, errlen);
 
 		if (rc > 0) {
-			seterr(errbuf, errlen, "table %s.%s has no column '%s' (%s); Debezium's task "
+			errbuf_set(errbuf, errlen, "table %s.%s has no column '%s' (%s); Debezium's task "
 			       "fails on this row; add the column or set %s", rel->nspname,
 			       rel->relname, req[k].col, req[k].option, req[k].option);
 			return -EINVAL;
@@ -756,19 +740,19 @@ route_topic(struct router *r, struct router_record *out, char *errbuf, size_t er
 	int m;
 
 	if (v->type != CVALUE_STRING) {
-		seterr(errbuf, errlen, "route.by.field column '%s' is not a string column; "
+		errbuf_set(errbuf, errlen, "route.by.field column '%s' is not a string column; "
 		       "Debezium fails with DataException; use a text/varchar column", r->col_route);
 		return -EINVAL;
 	}
 	if (v->is_null) {
-		seterr(errbuf, errlen, "route.by.field column '%s' is NULL; Debezium's RegexRouter "
+		errbuf_set(errbuf, errlen, "route.by.field column '%s' is NULL; Debezium's RegexRouter "
 		       "fails (NullPointerException); make the column NOT NULL", r->col_route);
 		return -EINVAL;
 	}
 	m = regex_java_matches(r->route_re, v->u.s.p, v->u.s.len);
 	if (m < 0 || (m == 1 && regex_java_replace_first(r->route_re, v->u.s.p, v->u.s.len,
 							 &out->topic) < 0)) {
-		seterr(errbuf, errlen, "route.topic.regex failed on '%.*s'", (int)v->u.s.len,
+		errbuf_set(errbuf, errlen, "route.topic.regex failed on '%.*s'", (int)v->u.s.len,
 		       v->u.s.p);
 		return -EINVAL;
 	}
@@ -776,7 +760,7 @@ route_topic(struct router *r, struct router_record *out, char *errbuf, size_t er
 		buf_add(&out->topic, v->u.s.p, v->u.s.len);
 	}
 	if (!legal_topic(out->topic.data, out->topic.len)) {
-		seterr(errbuf, errlen, "topic '%s' (from %s='%.*s') is not a legal Kafka topic name "
+		errbuf_set(errbuf, errlen, "topic '%s' (from %s='%.*s') is not a legal Kafka topic name "
 		       "([a-zA-Z0-9._-], 1 to 249 characters); the broker would refuse it; fix the "
 		       "row's %s or route.topic.replacement", buf_cstr(&out->topic), r->col_route,
 		       (int)v->u.s.len, v->u.s.p, r->col_route);
@@ -798,7 +782,7 @@ event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *no
 	}
 	rc = column(r, rel, notnull, tup, r->col_ts, SLOT_TS, errbuf, errlen);
 	if (rc > 0) {
-		seterr(errbuf, errlen, "table.field.event.timestamp column '%s' is missing",
+		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' is missing",
 		       r->col_ts);
 		return -EINVAL;
 	}
@@ -806,7 +790,7 @@ event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *no
 		return -EINVAL;
 	}
 	if (v->type != CVALUE_INT64 || !v->name) {
-		seterr(errbuf, errlen, "table.field.event.timestamp column '%s' must be a timestamp "
+		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' must be a timestamp "
 		       "(without time zone) column; Debezium fails on other types", r->col_ts);
 		return -EINVAL;
 	}
@@ -833,7 +817,7 @@ placements(struct router *r, const struct relcache_rel *rel, const bool *notnull
 			continue;
 		}
 		if (rc > 0) {
-			seterr(errbuf, errlen, "table.fields.additional.placement column '%s' is "
+			errbuf_set(errbuf, errlen, "table.fields.additional.placement column '%s' is "
 			       "missing from %s.%s; add it or set table.field.additional.missing="
 			       "ignore", p->column, rel->nspname, rel->relname);
 			return -EINVAL;
@@ -849,7 +833,7 @@ placements(struct router *r, const struct relcache_rel *rel, const bool *notnull
 			r->envfields[*nenv] = pv->v;
 			r->envfields[(*nenv)++].field = p->alias;
 		} else if (pv->v.type != CVALUE_INT32) {
-			seterr(errbuf, errlen, "partition placement column '%s' must be an integer "
+			errbuf_set(errbuf, errlen, "partition placement column '%s' must be an integer "
 			       "(int4) column; Debezium fails with DataException", p->column);
 			return -EINVAL;
 		} else if (!pv->v.is_null) {
@@ -929,7 +913,7 @@ build_value(struct router *r, const struct relcache_rel *rel, const bool *notnul
 
 			if (rc != 0 || ver->type != CVALUE_INT32 || ver->is_null) {
 				if (rc >= 0) {
-					seterr(errbuf, errlen, "table.field.event.schema.version "
+					errbuf_set(errbuf, errlen, "table.field.event.schema.version "
 					       "column '%s' must be a non-NULL int4 column",
 					       r->col_version);
 				}
@@ -989,7 +973,7 @@ router_route(struct router *r, const struct relcache_rel *rel, const bool *notnu
 		*ret_verdict = ROUTER_DROP;
 		return 0;
 	case 'U':
-		seterr(errbuf, errlen, "UPDATE of outbox table %s.%s %s (table.op.invalid.behavior="
+		errbuf_set(errbuf, errlen, "UPDATE of outbox table %s.%s %s (table.op.invalid.behavior="
 		       "%s); outbox rows are insert-only: fix the application, or set "
 		       "table.op.invalid.behavior=warn to skip such rows", rel->nspname,
 		       rel->relname, r->invalid_op == INVALID_OP_FATAL ? "stops the relay" :
@@ -1001,11 +985,11 @@ router_route(struct router *r, const struct relcache_rel *rel, const bool *notnu
 	case 'r':
 		break;
 	default:
-		seterr(errbuf, errlen, "router_route: unknown operation '%c'", op);
+		errbuf_set(errbuf, errlen, "router_route: unknown operation '%c'", op);
 		return -EINVAL;
 	}
 	if (!tup || tup->ncols != rel->ncols) {
-		seterr(errbuf, errlen, "router_route: tuple has %d columns, relation %s.%s has %d",
+		errbuf_set(errbuf, errlen, "router_route: tuple has %d columns, relation %s.%s has %d",
 		       tup ? tup->ncols : -1, rel->nspname, rel->relname, rel->ncols);
 		return -EINVAL;
 	}
