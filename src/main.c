@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "outboxd/config.h"
+#include "outboxd/failpoint.h"
 #include "outboxd/http.h"
 #include "outboxd/log.h"
 #include "outboxd/lsn.h"
@@ -445,6 +446,12 @@ main(int argc, char **argv)
 
 	if (level && log_level_parse(level, &l) == 0) {
 		log_set_level(l);
+	}
+	/* Test-only crash points (tests/fault); inert unless the variable is set. */
+	if (failpoint_init(getenv("OUTBOXD_FAILPOINT")) < 0) {
+		fprintf(stderr, "outboxd: OUTBOXD_FAILPOINT=%s names no failpoint\n",
+			getenv("OUTBOXD_FAILPOINT"));
+		return EXIT_USAGE;
 	}
 	if (argc < 2) {
 		usage(stderr);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "outboxd/acktrack.h"
+#include "outboxd/failpoint.h"
 #include "outboxd/log.h"
 #include "outboxd/mem.h"
 #include "outboxd/pgconn.h"
@@ -109,6 +110,7 @@ on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
 		s->delivered++;
 		s->last_ack_us = now_us();
 		metrics_count(s->p->metrics, METRICS_RECORDS_ACKNOWLEDGED, 1);
+		failpoint_hit(FAILPOINT_AFTER_DELIVERY);
 	} else if (!s->delivery_failed) {
 		s->delivery_failed = true;
 		snprintf(s->why, sizeof(s->why), "delivery failed: %s", reason ? reason : "unknown");
@@ -163,6 +165,7 @@ start_stream(struct session *s)
 	enum pgstream_failure f = PGSTREAM_TRANSIENT;
 	char busy[sizeof(s->why)];
 
+	failpoint_hit(FAILPOINT_BEFORE_START_REPLICATION);
 	for (int attempt = 0;; attempt++) {
 		struct pollfd pfd = { .fd = s->signal_fd, .events = POLLIN };
 
@@ -362,6 +365,10 @@ produce_record(struct session *s, uint64_t seq)
 		s->published++;
 		(void)acktrack_row_produced(s->at, seq, now);
 		metrics_count(s->p->metrics, METRICS_RECORDS_PUBLISHED, 1);
+		failpoint_hit(FAILPOINT_AFTER_PRODUCE);
+		if (s->cur_seq) {
+			failpoint_hit(FAILPOINT_MID_TRANSACTION);
+		}
 		return OUT_OK;
 	}
 	if (rc == -EAGAIN) {
@@ -473,6 +480,7 @@ on_message(struct session *s, const struct pgoutput_msg *m)
 			snprintf(s->why, sizeof(s->why), "protocol: Begin inside a transaction");
 			return OUT_RESTART;
 		}
+		failpoint_hit(FAILPOINT_AFTER_BEGIN);
 		return OUT_OK;
 	case PGOUTPUT_MSG_COMMIT:
 		if (acktrack_commit(s->at, m->u.commit.commit_lsn, m->u.commit.end_lsn) < 0) {
@@ -551,6 +559,7 @@ maybe_send_status(struct session *s, int64_t now)
 	s->last_flush_sent = flush;
 	s->status_now = false;
 	metrics_count(s->p->metrics, METRICS_STATUS_UPDATES, 1);
+	failpoint_hit(FAILPOINT_AFTER_STATUS);
 	s->next_status_us = now + s->p->status_interval_ms * 1000;
 	return OUT_OK;
 }
@@ -732,7 +741,10 @@ static void
 shutdown_flush(struct session *s)
 {
 	char lsn[LSN_STRLEN], err[512];
-	int rc = producer_flush(s->prod, (int)s->p->shutdown_flush_ms);
+	int rc;
+
+	failpoint_hit(FAILPOINT_SHUTDOWN_FLUSH);
+	rc = producer_flush(s->prod, (int)s->p->shutdown_flush_ms);
 
 	if (rc < 0) {
 		log_warn(MOD, "%d records still unacknowledged after %lld ms; they stay unconfirmed "

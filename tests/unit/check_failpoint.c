@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "outboxd/failpoint.h"
+
+START_TEST(test_parse)
+{
+	ck_assert_int_eq(failpoint_init(NULL), 0);
+	ck_assert_int_eq(failpoint_init(""), 0);
+	ck_assert_int_eq(failpoint_init("after_begin"), 0);
+	ck_assert_int_eq(failpoint_init("after_produce:12"), 0);
+	ck_assert_int_eq(failpoint_init("shutdown_flush:1"), 0);
+	ck_assert_int_eq(failpoint_init("after_beginning"), -EINVAL);
+	ck_assert_int_eq(failpoint_init("after_begin:0"), -EINVAL);
+	ck_assert_int_eq(failpoint_init("after_begin:x"), -EINVAL);
+	ck_assert_int_eq(failpoint_init("after_begin:"), -EINVAL);
+	ck_assert_str_eq(failpoint_name(FAILPOINT_MID_TRANSACTION), "mid_transaction");
+	for (int i = 0; i < FAILPOINT_COUNT_; i++) {
+		ck_assert_int_eq(failpoint_init(failpoint_name((enum failpoint)i)), 0);
+	}
+}
+END_TEST
+
+START_TEST(test_disarmed_is_inert)
+{
+	failpoint_init(NULL);
+	for (int i = 0; i < FAILPOINT_COUNT_; i++) {
+		failpoint_hit((enum failpoint)i);
+	}
+	/* armed elsewhere: other points pass */
+	failpoint_init("after_status");
+	failpoint_hit(FAILPOINT_AFTER_BEGIN);
+	failpoint_hit(FAILPOINT_AFTER_PRODUCE);
+}
+END_TEST
+
+/* Fires on the third pass: the test process must die by SIGKILL. */
+START_TEST(test_fires_on_nth_pass)
+{
+	ck_assert_int_eq(failpoint_init("after_delivery:3"), 0);
+	failpoint_hit(FAILPOINT_AFTER_DELIVERY);
+	failpoint_hit(FAILPOINT_AFTER_DELIVERY);
+	failpoint_hit(FAILPOINT_AFTER_DELIVERY);
+	ck_abort_msg("still alive after the armed pass");
+}
+END_TEST
+
+static Suite *
+failpoint_suite(void)
+{
+	Suite *s = suite_create("failpoint");
+	TCase *tc = tcase_create("arm");
+
+	tcase_add_test(tc, test_parse);
+	tcase_add_test(tc, test_disarmed_is_inert);
+	tcase_add_test_raise_signal(tc, test_fires_on_nth_pass, SIGKILL);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(failpoint_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
