@@ -25,6 +25,7 @@
 #include "outboxd/producer.h"
 #include "outboxd/relay.h"
 #include "outboxd/router.h"
+#include "outboxd/snapshot.h"
 #include "outboxd/version.h"
 
 #define MOD "main"
@@ -163,52 +164,53 @@ signal_fd(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-/* outboxd.slot.create=true: create a missing slot; never recreate or replace one. */
+/*
+ * outboxd.slot.create=true creates a missing slot (never recreates or replaces one); with
+ * snapshot.mode=initial it also publishes the rows already in the outbox from the slot's
+ * exported snapshot. Returns an exit code, or -1 to go on streaming.
+ */
 static int
-maybe_create_slot(const struct config *cfg)
+prepare_slot(const struct config *cfg, const struct kv *prod, struct router *router, int sfd)
 {
+	struct snapshot_params sp = { .pg = &cfg->pg_conn, .slot = cfg->slot_name,
+				      .publication = cfg->publication_name, .producer = prod,
+				      .router = router, .signal_fd = sfd,
+				      .create = cfg->slot_create };
 	enum pgconn_failure f;
-	struct pgsql_slot slot;
 	PGconn *c = NULL;
 	char err[1024], at[LSN_STRLEN];
 	lsn_t lsn = 0;
 	int rc;
 
-	if (!cfg->slot_create) {
-		if (strcmp(cfg->snapshot_mode, "initial") == 0) {
-			log_info(MOD, "snapshot.mode=initial: the slot exists (or must), so outboxd "
-				 "streams from it and takes no snapshot, as a migrating Debezium with "
-				 "offsets would");
+	if (strcmp(cfg->snapshot_mode, "initial") == 0) {
+		switch (snapshot_run(&sp)) {
+		case SNAPSHOT_DONE:
+			return -1;
+		case SNAPSHOT_STOPPED:
+			return EXIT_OK;
+		case SNAPSHOT_HALT:
+			return EXIT_RUNTIME;
+		default:
+			return EXIT_USAGE;
 		}
-		return 0;
+	}
+	if (!cfg->slot_create) {
+		return -1;
 	}
 	if (pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);
-		return -EIO;
+		return EXIT_USAGE;
 	}
-	rc = pgsql_check_slot(c, cfg->slot_name, &slot, err, sizeof(err));
-	if (rc == -ENOENT) {
-		if (strcmp(cfg->snapshot_mode, "initial") == 0) {
-			log_error(MOD, "outboxd.slot.create=true with snapshot.mode=initial would have "
-				  "to publish the rows already in the outbox table, which this version "
-				  "cannot do; set snapshot.mode=no_data, or create the slot with "
-				  "sql/slot.sql");
-			PQfinish(c);
-			return -EINVAL;
-		}
-		rc = pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err));
-		if (rc == 0) {
-			log_info(MOD, "created replication slot \"%s\" at %s (outboxd.slot.create=true)",
-				 cfg->slot_name, lsn_format(lsn, at));
-		} else {
-			log_error(MOD, "could not create replication slot \"%s\": %s", cfg->slot_name,
-				  err);
-		}
-	} else {
-		rc = 0; /* existing (or broken: run's checks say which) */
-	}
+	rc = pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err));
 	PQfinish(c);
-	return rc;
+	if (rc == 0) {
+		log_info(MOD, "created replication slot \"%s\" at %s (outboxd.slot.create=true, "
+			 "snapshot.mode=no_data)", cfg->slot_name, lsn_format(lsn, at));
+	} else if (rc != -EEXIST) {
+		log_error(MOD, "could not create replication slot \"%s\": %s", cfg->slot_name, err);
+		return EXIT_USAGE;
+	}
+	return -1;
 }
 
 static int
@@ -229,9 +231,10 @@ cmd_run(int nfiles, char **files)
 	/* Before any thread exists (libmicrohttpd, librdkafka): they inherit the blocked mask. */
 	sfd = signal_fd();
 	run_id(rid);
-	if (build_router(cfg, rid, &router) < 0 || maybe_create_slot(cfg) < 0) {
+	if (build_router(cfg, rid, &router) < 0) {
 		goto out;
 	}
+	producer_settings(cfg, &prod);
 	if (cfg->http_port > 0) {
 		if (http_start(NULL, (int)cfg->http_port, metrics, &http, err, sizeof(err)) < 0) {
 			log_error(MOD, "%s", err);
@@ -239,10 +242,12 @@ cmd_run(int nfiles, char **files)
 		}
 		log_info(MOD, "serving /metrics and /health on port %d", http_port(http));
 	}
-	producer_settings(cfg, &prod);
 	log_info(MOD, "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix \"%s\", "
 		 "runId %s", version_string(), cfg->slot_name, cfg->publication_name,
 		 cfg->topic_prefix, rid);
+	if ((rc = prepare_slot(cfg, &prod, router, sfd)) >= 0) {
+		goto out;
+	}
 	{
 		struct relay_params p = {
 			.pg = &cfg->pg_conn,

@@ -226,3 +226,80 @@ pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen)
 	PQclear(r);
 	return rc;
 }
+
+int
+pgsql_slot_exists(PGconn *c, const char *slot, char *errbuf, size_t errlen)
+{
+	const char *p[] = { slot };
+	PGresult *r = query(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", 1, p,
+			    errbuf, errlen);
+	int n;
+
+	if (!r) {
+		return -EIO;
+	}
+	n = PQntuples(r);
+	PQclear(r);
+	return n > 0;
+}
+
+int
+pgsql_marker_create(PGconn *c, const char *name, char *errbuf, size_t errlen)
+{
+	const char *p[] = { name };
+	PGresult *r = PQexecParams(c, "SELECT pg_create_physical_replication_slot($1, false)", 1,
+				   NULL, p, NULL, NULL, 0);
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	int rc = 0;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : -EIO;
+		pgconn_result_line(r, errbuf, errlen);
+	}
+	PQclear(r);
+	return rc;
+}
+
+int
+pgsql_table_columns(PGconn *c, const char *schema, const char *table,
+		    struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen)
+{
+	const char *p[] = { schema, table };
+	PGresult *r = query(c,
+			    "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull "
+			    "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
+			    "JOIN pg_namespace s ON s.oid = t.relnamespace "
+			    "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
+			    "AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum",
+			    2, p, errbuf, errlen);
+	struct pgsql_column *cols;
+	int n;
+
+	if (!r) {
+		return -EIO;
+	}
+	n = PQntuples(r);
+	cols = xcalloc((size_t)n + 1, sizeof(*cols));
+	for (int i = 0; i < n; i++) {
+		cols[i].name = xstrdup(PQgetvalue(r, i, 0));
+		cols[i].type_oid = (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10);
+		cols[i].typmod = (int32_t)strtol(PQgetvalue(r, i, 2), NULL, 10);
+		cols[i].notnull = strcmp(PQgetvalue(r, i, 3), "t") == 0;
+	}
+	PQclear(r);
+	*ret_cols = cols;
+	*ret_n = n;
+	return 0;
+}
+
+void
+pgsql_columns_free(struct pgsql_column *cols, int n)
+{
+	if (!cols) {
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		free(cols[i].name);
+	}
+	free(cols);
+}

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "outboxd/buf.h"
+#include "outboxd/errbuf.h"
 #include "outboxd/log.h"
 #include "outboxd/mem.h"
 #include "outboxd/pgconn.h"
@@ -265,4 +266,40 @@ pgstream_free(struct pgstream *s, bool orderly)
 	}
 	PQfinish(s->conn);
 	free(s);
+}
+
+int
+pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret_conn,
+			 char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen)
+{
+	PGconn *c = NULL;
+	PGresult *r;
+	struct buf cmd = BUF_INIT;
+	char *ident;
+	const char *state;
+	int rc = -EIO;
+
+	if (pgconn_open(params, true, &c, NULL, errbuf, errlen) < 0) {
+		return -EIO;
+	}
+	ident = PQescapeIdentifier(c, slot, strlen(slot));
+	buf_add_fmt(&cmd, "CREATE_REPLICATION_SLOT %s LOGICAL pgoutput (SNAPSHOT 'export')", ident);
+	PQfreemem(ident);
+	r = PQexec(c, buf_cstr(&cmd));
+	buf_fini(&cmd);
+	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQnfields(r) < 3) {
+		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : -EIO;
+		pgconn_result_line(r, errbuf, errlen);
+	} else if (lsn_parse(PQgetvalue(r, 0, 1), ret_lsn) == 0 && !PQgetisnull(r, 0, 2)) {
+		*ret_snapshot = xstrdup(PQgetvalue(r, 0, 2));
+		*ret_conn = c;
+		c = NULL;
+		rc = 0;
+	} else {
+		errbuf_set(errbuf, errlen, "CREATE_REPLICATION_SLOT returned no snapshot");
+	}
+	PQclear(r);
+	PQfinish(c);
+	return rc;
 }

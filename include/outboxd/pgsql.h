@@ -11,6 +11,7 @@
 
 #include <libpq-fe.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "outboxd/lsn.h"
 
@@ -70,5 +71,34 @@ int pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf,
 
 /* pgsql_slot_drop() - drop a slot. Return: 0, -ENOENT, -EBUSY (active) or -EIO. */
 int pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen);
+
+/**
+ * pgsql_slot_exists() - 1 if a replication slot named @slot exists, 0 if not, -EIO on failure.
+ */
+int pgsql_slot_exists(PGconn *c, const char *slot, char *errbuf, size_t errlen);
+
+/**
+ * pgsql_marker_create() - create a physical slot that reserves no WAL, used as a durable
+ * "initial snapshot in progress" marker. Return: 0, -EEXIST or -EIO.
+ */
+int pgsql_marker_create(PGconn *c, const char *name, char *errbuf, size_t errlen);
+
+/* One column as pgoutput would describe it (attnum order, no dropped or generated columns). */
+struct pgsql_column {
+	char *name; /* owned */
+	uint32_t type_oid;
+	int32_t typmod;
+	bool notnull;
+};
+
+/**
+ * pgsql_table_columns() - the columns of @schema.@table.
+ * @ret_cols: array the caller frees with pgsql_columns_free().
+ * Return: 0, or -EIO.
+ */
+int pgsql_table_columns(PGconn *c, const char *schema, const char *table,
+			struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen);
+
+void pgsql_columns_free(struct pgsql_column *cols, int n);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libpq-fe.h>
+
 #include "outboxd/kv.h"
 #include "outboxd/lsn.h"
 
@@ -67,6 +69,18 @@ int pgstream_flush(struct pgstream *s, char *errbuf, size_t errlen);
  * pgstream_free() - end the stream (CopyDone when @orderly) and close. NULL allowed.
  */
 void pgstream_free(struct pgstream *s, bool orderly);
+
+/**
+ * pgstream_create_exported() - create the logical pgoutput slot @slot on a new replication
+ * connection with an exported snapshot (CREATE_REPLICATION_SLOT ... (SNAPSHOT 'export')). The
+ * snapshot stays importable until the connection runs another command or closes: the caller
+ * imports it on the ordinary connection (SET TRANSACTION SNAPSHOT) and then PQfinish()es
+ * @ret_conn.
+ * @ret_snapshot: the snapshot name, caller frees. @ret_lsn: the slot's consistent point.
+ * Return: 0, -EEXIST if the slot exists, or -EIO; text in @errbuf.
+ */
+int pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret_conn,
+			     char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
 
 /* pgstream_now_us() - microseconds since 2000-01-01 UTC, the protocol's clock. */
 int64_t pgstream_now_us(void);
