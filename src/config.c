@@ -621,12 +621,6 @@ static const struct refusal unimplemented[] = {
 	  "remove it" },
 	{ "database.initial.statements", NULL, "this version of outboxd does not run initial "
 	  "statements; remove it" },
-	{ "table.exclude.list", NULL, "this version of outboxd selects the outbox table with "
-	  "table.include.list only; use it instead" },
-	{ "schema.include.list", NULL, "this version of outboxd selects the outbox table with "
-	  "table.include.list only; use it instead" },
-	{ "schema.exclude.list", NULL, "this version of outboxd selects the outbox table with "
-	  "table.include.list only; use it instead" },
 };
 
 static int
@@ -649,17 +643,6 @@ finish_unimplemented(struct ctx *c)
 		free(v);
 		if (!allowed) {
 			config_seterr(c, "%s: %s: %s", e->origin, u->key, u->why);
-			return -EINVAL;
-		}
-	}
-	if (c->cfg->flavour == CONFIG_SERVER) {
-		const struct kv_entry *e = kv_find(&c->cfg->transform, "table.fields.additional.placement");
-
-		if (e) {
-			config_seterr(c, "%s: table.fields.additional.placement: Debezium Server drops "
-				      "null headers and ignores partition placements, which this version "
-				      "of outboxd does not emulate yet; remove the placements or use Kafka "
-				      "Connect files", e->origin ? e->origin : "configuration");
 			return -EINVAL;
 		}
 	}

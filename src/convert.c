@@ -21,6 +21,7 @@ enum convert_kind {
 	KIND_STRING,
 	KIND_BYTEARRAY,
 	KIND_SIMPLEHEADER,
+	KIND_BINARY,
 };
 
 struct convert {
@@ -31,6 +32,7 @@ struct convert {
 	bool decimal_numeric;	/* JsonConverter: decimal.format=NUMERIC */
 	bool replace_null;	/* JsonConverter: replace.null.with.default */
 	enum jsonw_double_format dfmt;
+	struct convert *delegate; /* BinaryDataConverter: delegate.converter.type or NULL */
 };
 
 static const struct {
@@ -41,7 +43,11 @@ static const struct {
 	{ "org.apache.kafka.connect.storage.StringConverter", KIND_STRING },
 	{ "org.apache.kafka.connect.converters.ByteArrayConverter", KIND_BYTEARRAY },
 	{ "org.apache.kafka.connect.storage.SimpleHeaderConverter", KIND_SIMPLEHEADER },
+	{ "io.debezium.converters.BinaryDataConverter", KIND_BINARY },
 };
+
+#define DELEGATE "delegate.converter.type"
+
 
 /* Java ConfigDef BOOLEAN: trimmed, "true"/"false" in any case. */
 static int
@@ -125,6 +131,11 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 {
 	int r;
 
+	if (c->kind == KIND_BINARY && strncmp(e->key, DELEGATE, strlen(DELEGATE)) == 0 &&
+	    (e->key[strlen(DELEGATE)] == '\0' || e->key[strlen(DELEGATE)] == '.')) {
+		return 0; /* taken by setup_delegate() */
+	}
+
 	if (strcmp(e->key, "converter.type") == 0) {
 		if (trimmed_eq(e->value, "key") || trimmed_eq(e->value, "value") ||
 		    trimmed_eq(e->value, "header")) {
@@ -156,6 +167,41 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 	return -EINVAL;
 }
 
+/*
+ * BinaryDataConverter.configure(): the delegate gets the options under
+ * "delegate.converter.type." with that prefix stripped (Configuration.subset), and the role
+ * of its host (a header host configures it as a value converter).
+ */
+static int
+setup_delegate(struct convert *c, const struct kv *options, char *errbuf, size_t errlen)
+{
+	const char *cls = options ? kv_get(options, DELEGATE) : NULL;
+	struct kv sub = KV_INIT;
+	size_t plen = strlen(DELEGATE) + 1;
+	int rc;
+
+	if (!cls) {
+		return 0;
+	}
+	for (size_t i = 0; i < options->n; i++) {
+		const struct kv_entry *e = &options->v[i];
+
+		if (strncmp(e->key, DELEGATE ".", plen) == 0 && e->key[plen]) {
+			kv_set(&sub, e->key + plen, e->value, e->origin);
+		}
+	}
+	rc = convert_new(cls, &sub, c->role == CONVERT_KEY ? CONVERT_KEY : CONVERT_VALUE,
+			 &c->delegate, errbuf, errlen);
+	kv_fini(&sub);
+	if (rc == 0 && c->delegate->kind == KIND_BINARY) {
+		errbuf_set(errbuf, errlen, "BinaryDataConverter " DELEGATE " cannot be "
+		       "BinaryDataConverter itself; name JsonConverter, StringConverter or "
+		       "ByteArrayConverter");
+		return -EINVAL;
+	}
+	return rc;
+}
+
 int
 convert_new(const char *class_name, const struct kv *options, enum convert_role role,
 	    struct convert **ret, char *errbuf, size_t errlen)
@@ -171,16 +217,18 @@ convert_new(const char *class_name, const struct kv *options, enum convert_role 
 	if (i == sizeof(classes) / sizeof(classes[0]) ||
 	    (classes[i].kind == KIND_SIMPLEHEADER && role != CONVERT_HEADER) ||
 	    (classes[i].kind != KIND_SIMPLEHEADER && classes[i].kind != KIND_JSON &&
-	     role == CONVERT_HEADER)) {
+	     classes[i].kind != KIND_BINARY && role == CONVERT_HEADER)) {
 		errbuf_set(errbuf, errlen, "%s converter class '%s' is not supported; use %s",
 		       role == CONVERT_KEY ? "key" : role == CONVERT_VALUE ? "value" : "header",
 		       class_name ? class_name : "(none)",
 		       role == CONVERT_HEADER ?
-			       "org.apache.kafka.connect.storage.SimpleHeaderConverter or "
-			       "org.apache.kafka.connect.json.JsonConverter" :
+			       "org.apache.kafka.connect.storage.SimpleHeaderConverter, "
+			       "org.apache.kafka.connect.json.JsonConverter or "
+			       "io.debezium.converters.BinaryDataConverter" :
 			       "org.apache.kafka.connect.json.JsonConverter, "
-			       "org.apache.kafka.connect.storage.StringConverter or "
-			       "org.apache.kafka.connect.converters.ByteArrayConverter");
+			       "org.apache.kafka.connect.storage.StringConverter, "
+			       "org.apache.kafka.connect.converters.ByteArrayConverter or "
+			       "io.debezium.converters.BinaryDataConverter");
 		return -EINVAL;
 	}
 	c = znew(*c);
@@ -192,9 +240,13 @@ convert_new(const char *class_name, const struct kv *options, enum convert_role 
 	c->dfmt = JSONW_DOUBLE_JDK17;
 	for (i = 0; options && i < options->n; i++) {
 		if (check_option(c, &options->v[i], errbuf, errlen) < 0) {
-			free(c);
+			convert_free(c);
 			return -EINVAL;
 		}
+	}
+	if (c->kind == KIND_BINARY && setup_delegate(c, options, errbuf, errlen) < 0) {
+		convert_free(c);
+		return -EINVAL;
 	}
 	*ret = c;
 	return 0;
@@ -203,6 +255,9 @@ convert_new(const char *class_name, const struct kv *options, enum convert_role 
 void
 convert_free(struct convert *c)
 {
+	if (c) {
+		convert_free(c->delegate);
+	}
 	free(c);
 }
 
@@ -210,6 +265,9 @@ void
 convert_set_double_format(struct convert *c, enum jsonw_double_format fmt)
 {
 	c->dfmt = fmt;
+	if (c->delegate) {
+		convert_set_double_format(c->delegate, fmt);
+	}
 }
 
 const char *
@@ -316,6 +374,7 @@ type_name(enum cvalue_type t)
 		[CVALUE_INT32] = "int32", [CVALUE_INT64] = "int64", [CVALUE_FLOAT32] = "float",
 		[CVALUE_FLOAT64] = "double", [CVALUE_BOOLEAN] = "boolean",
 		[CVALUE_STRING] = "string", [CVALUE_BYTES] = "bytes", [CVALUE_STRUCT] = "struct",
+		[CVALUE_ARRAY] = "array",
 	};
 
 	return names[t];
@@ -341,6 +400,12 @@ json_schema(const struct convert *c, const struct cvalue *v, struct buf *out, ch
 	    size_t errlen)
 {
 	buf_add_fmt(out, "{\"type\":\"%s\"", type_name(v->type));
+	if (v->type == CVALUE_ARRAY) {
+		buf_add_str(out, ",\"items\":");
+		if (json_schema(c, v->u.array.items, out, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+	}
 	if (v->type == CVALUE_STRUCT) {
 		buf_add_str(out, ",\"fields\":[");
 		for (size_t i = 0; i < v->u.fields.n; i++) {
@@ -455,6 +520,18 @@ json_nonnull(const struct convert *c, const struct cvalue *v, struct buf *out, c
 			}
 		}
 		buf_add_char(out, '}');
+		return 0;
+	case CVALUE_ARRAY:
+		buf_add_char(out, '[');
+		for (size_t i = 0; i < v->u.array.n; i++) {
+			if (i) {
+				buf_add_char(out, ',');
+			}
+			if (json_value(c, &v->u.array.v[i], out, errbuf, errlen) < 0) {
+				return -EINVAL;
+			}
+		}
+		buf_add_char(out, ']');
 		return 0;
 	case CVALUE_NONE:
 		break;
@@ -631,6 +708,23 @@ convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct
 		buf_add_char(out, '}');
 		return 0;
 	}
+	case CVALUE_ARRAY:
+		/* List.toString(): elements by String.valueOf, ", " between */
+		buf_add_char(out, '[');
+		for (size_t i = 0; i < v->u.array.n; i++) {
+			const struct cvalue *e = &v->u.array.v[i];
+
+			if (i) {
+				buf_add_str(out, ", ");
+			}
+			if (e->is_null) {
+				buf_add_str(out, "null");
+			} else if (convert_java_string(e, fmt, out) < 0) {
+				return -EINVAL;
+			}
+		}
+		buf_add_char(out, ']');
+		return 0;
 	case CVALUE_NONE:
 		buf_add_str(out, "null");
 		return 0;
@@ -638,6 +732,82 @@ convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct
 		jsonw_int(out, v->u.i);
 		return 0;
 	}
+}
+
+int
+convert_schema_json(const struct cvalue *v, struct buf *out)
+{
+	static const struct convert dflt = { .kind = KIND_JSON, .schemas_enable = true,
+					     .replace_null = true };
+
+	return json_schema(&dflt, v, out, NULL, 0);
+}
+
+/* A String value under a schema of another type (cvalue.java_string). */
+static int
+write_java_string(const struct convert *c, const struct cvalue *v, struct buf *out,
+		  bool *ret_null, char *errbuf, size_t errlen)
+{
+	switch (c->kind) {
+	case KIND_JSON:
+		if (v->type != CVALUE_NONE) {
+			errbuf_set(errbuf, errlen, "JsonConverter: Invalid type for %s: class "
+			       "java.lang.String (Kafka Connect fails with DataException: the "
+			       "EventRouter kept the payload string after a failed "
+			       "table.expand.json.payload)", type_name(v->type));
+			return -EINVAL;
+		}
+		if (c->schemas_enable) {
+			buf_add_str(out, "{\"schema\":null,\"payload\":");
+		}
+		if (json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+		if (c->schemas_enable) {
+			buf_add_char(out, '}');
+		}
+		break;
+	case KIND_STRING:
+		if (!jsonw_utf8_valid(v->u.s.p, v->u.s.len)) {
+			errbuf_set(errbuf, errlen, "StringConverter: a string value is not valid UTF-8");
+			return -EINVAL;
+		}
+		buf_add(out, v->u.s.p, v->u.s.len);
+		break;
+	default:
+		if (c->kind == KIND_BINARY && c->delegate) {
+			return convert_write(c->delegate, v, out, ret_null, errbuf, errlen);
+		}
+		errbuf_set(errbuf, errlen, "%s cannot write a String value (Kafka Connect fails with "
+		       "DataException)", c->class_name);
+		return -EINVAL;
+	}
+	*ret_null = false;
+	return 0;
+}
+
+/* BinaryDataConverter.fromConnectData(): BYTES (or schemaless) raw, the rest delegated. */
+static int
+write_binary(const struct convert *c, const struct cvalue *v, struct buf *out, bool *ret_null,
+	     char *errbuf, size_t errlen)
+{
+	if (v->type == CVALUE_BYTES && v->is_null) {
+		*ret_null = true;
+		return 0;
+	}
+	if (v->type == CVALUE_BYTES) {
+		buf_add(out, v->u.s.p, v->u.s.len);
+		*ret_null = false;
+		return 0;
+	}
+	if (!c->delegate) {
+		errbuf_set(errbuf, errlen, "BinaryDataConverter: a %s value needs a delegate converter "
+		       "(Debezium fails with DataException); set " DELEGATE " (for example "
+		       "org.apache.kafka.connect.json.JsonConverter) or use a bytea column",
+		       type_name(v->type));
+		return -EINVAL;
+	}
+	return convert_write(c->delegate, v, out, ret_null, errbuf, errlen);
 }
 
 int
@@ -652,7 +822,12 @@ convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
 		*ret_null = true;
 		return 0;
 	}
+	if (v->java_string) {
+		return write_java_string(c, v, out, ret_null, errbuf, errlen);
+	}
 	switch (c->kind) {
+	case KIND_BINARY:
+		return write_binary(c, v, out, ret_null, errbuf, errlen);
 	case KIND_JSON:
 		r = write_json(c, v, out, errbuf, errlen);
 		break;

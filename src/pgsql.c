@@ -159,34 +159,52 @@ pgsql_check_role(PGconn *c, char *errbuf, size_t errlen)
 	return rc;
 }
 
-char *
-pgsql_notnull_columns(PGconn *c, const char *schema, const char *table,
-		      const char *const *names, int n, char *errbuf, size_t errlen)
+int
+pgsql_column_facts(PGconn *c, const char *schema, const char *table, const char *const *names,
+		   int n, bool **ret_notnull, char ***ret_defaults, char *errbuf, size_t errlen)
 {
 	const char *p[] = { schema, table };
 	PGresult *r = query(c,
-			    "SELECT a.attname, a.attnotnull FROM pg_attribute a "
-			    "JOIN pg_class t ON t.oid = a.attrelid "
+			    "SELECT a.attname, a.attnotnull, pg_get_expr(d.adbin, d.adrelid) "
+			    "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
 			    "JOIN pg_namespace s ON s.oid = t.relnamespace "
+			    "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
 			    "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
 			    "AND NOT a.attisdropped",
 			    2, p, errbuf, errlen);
-	char *out;
+	bool *notnull;
+	char **defaults;
 
 	if (!r) {
-		return NULL;
+		return -EIO;
 	}
-	out = xcalloc((size_t)n + 1, 1);
+	notnull = xcalloc((size_t)n + 1, sizeof(*notnull));
+	defaults = xcalloc((size_t)n + 1, sizeof(*defaults));
 	for (int i = 0; i < n; i++) {
-		out[i] = '0';
 		for (int j = 0; j < PQntuples(r); j++) {
-			if (strcmp(PQgetvalue(r, j, 0), names[i]) == 0) {
-				out[i] = strcmp(PQgetvalue(r, j, 1), "t") == 0 ? '1' : '0';
+			if (strcmp(PQgetvalue(r, j, 0), names[i]) != 0) {
+				continue;
 			}
+			notnull[i] = strcmp(PQgetvalue(r, j, 1), "t") == 0;
+			defaults[i] = PQgetisnull(r, j, 2) ? NULL : xstrdup(PQgetvalue(r, j, 2));
 		}
 	}
 	PQclear(r);
-	return out;
+	*ret_notnull = notnull;
+	*ret_defaults = defaults;
+	return 0;
+}
+
+void
+pgsql_defaults_free(char **defaults, int n)
+{
+	if (!defaults) {
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		free(defaults[i]);
+	}
+	free(defaults);
 }
 
 int
@@ -266,9 +284,11 @@ pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 {
 	const char *p[] = { schema, table };
 	PGresult *r = query(c,
-			    "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull "
+			    "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, "
+			    "pg_get_expr(d.adbin, d.adrelid) "
 			    "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
 			    "JOIN pg_namespace s ON s.oid = t.relnamespace "
+			    "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
 			    "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
 			    "AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum",
 			    2, p, errbuf, errlen);
@@ -285,6 +305,7 @@ pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 		cols[i].type_oid = (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10);
 		cols[i].typmod = (int32_t)strtol(PQgetvalue(r, i, 2), NULL, 10);
 		cols[i].notnull = strcmp(PQgetvalue(r, i, 3), "t") == 0;
+		cols[i].def = PQgetisnull(r, i, 4) ? NULL : xstrdup(PQgetvalue(r, i, 4));
 	}
 	PQclear(r);
 	*ret_cols = cols;
@@ -300,6 +321,7 @@ pgsql_columns_free(struct pgsql_column *cols, int n)
 	}
 	for (int i = 0; i < n; i++) {
 		free(cols[i].name);
+		free(cols[i].def);
 	}
 	free(cols);
 }

@@ -44,7 +44,9 @@ enum outcome {
 /* What the relay keeps per relation beside relcache's copy of the Relation message. */
 struct relinfo {
 	bool selected;	  /* table.include.list selects it: its rows are outbox rows */
+	int ncols;
 	bool *notnull;	  /* per column: declared NOT NULL (pg_attribute) */
+	char **defaults;  /* per column: its DEFAULT (pg_attrdef), or NULL */
 };
 
 struct session {
@@ -92,6 +94,7 @@ relinfo_free(void *user)
 
 	if (ri) {
 		free(ri->notnull);
+		pgsql_defaults_free(ri->defaults, ri->ncols);
 		free(ri);
 	}
 }
@@ -271,7 +274,7 @@ on_relation(struct session *s, const struct pgoutput_msg *m)
 	const struct relcache_rel *rel = relcache_apply(s->rc, m, relinfo_free);
 	struct relinfo *ri = znew(*ri);
 	const char **names;
-	char *flags;
+	int rc;
 
 	ri->selected = router_selects(s->p->router, rel->nspname, rel->relname);
 	((struct relcache_rel *)rel)->user = ri;
@@ -279,24 +282,21 @@ on_relation(struct session *s, const struct pgoutput_msg *m)
 		return OUT_OK;
 	}
 	/*
-	 * pgoutput does not say which columns are NOT NULL, but Debezium's schemas do ("optional").
-	 * One catalog query per Relation message (rare: after connect and after ALTER TABLE).
+	 * pgoutput does not say which columns are NOT NULL or their DEFAULTs, but Debezium's
+	 * schemas do ("optional", "default"). One catalog query per Relation message (rare: after
+	 * connect and after ALTER TABLE).
 	 */
 	names = xcalloc((size_t)rel->ncols + 1, sizeof(*names));
 	for (int i = 0; i < rel->ncols; i++) {
 		names[i] = rel->cols[i].name;
 	}
-	flags = pgsql_notnull_columns(s->sql, rel->nspname, rel->relname, names, rel->ncols,
-				      s->why, sizeof(s->why));
+	rc = pgsql_column_facts(s->sql, rel->nspname, rel->relname, names, rel->ncols,
+				&ri->notnull, &ri->defaults, s->why, sizeof(s->why));
 	free(names);
-	if (!flags) {
+	if (rc < 0) {
 		return OUT_RESTART;
 	}
-	ri->notnull = xcalloc((size_t)rel->ncols + 1, sizeof(bool));
-	for (int i = 0; i < rel->ncols; i++) {
-		ri->notnull[i] = flags[i] == '1';
-	}
-	free(flags);
+	ri->ncols = rel->ncols;
 	log_info(MOD, "outbox table %s.%s (relid %u, %d columns)", rel->nspname, rel->relname,
 		 rel->relid, rel->ncols);
 	return OUT_OK;
@@ -423,7 +423,8 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 		metrics_skipped(s->p->metrics, METRICS_SKIP_DELETE);
 		return OUT_OK;
 	}
-	if (router_route(s->p->router, rel, ri->notnull, op, tup, &s->rec, &v, err, sizeof(err)) < 0) {
+	if (router_route(s->p->router, rel, ri->notnull, (const char *const *)ri->defaults, op, tup,
+			 &s->rec, &v, err, sizeof(err)) < 0) {
 		return halt_on(s, rel, tup, err);
 	}
 	switch (v) {

@@ -7,497 +7,13 @@
 #include <strings.h>
 
 #include "outboxd/errbuf.h"
-#include "outboxd/convert.h"
 #include "outboxd/mem.h"
-#include "outboxd/pgvalue.h"
-#include "outboxd/regex_java.h"
+#include "router_int.h"
 
-#define EVENT_ROUTER "io.debezium.transforms.outbox.EventRouter"
-
-/* Scratch slots for the converted columns of a row; placements follow. */
-enum {
-	SLOT_KEY,
-	SLOT_ID,
-	SLOT_PAYLOAD,
-	SLOT_ROUTE,
-	SLOT_TS,
-	SLOT_VERSION,
-	SLOT_PLACEMENTS,
-};
-
-enum placement_where {
-	PLACE_HEADER,
-	PLACE_ENVELOPE,
-	PLACE_PARTITION,
-};
-
-struct placement {
-	char *column;		/* owned */
-	char *alias;		/* owned */
-	enum placement_where where;
-};
-
-enum invalid_op {
-	INVALID_OP_WARN,
-	INVALID_OP_ERROR,
-	INVALID_OP_FATAL,
-};
-
-/* Envelope schema names, cached by payload schema as Debezium does (quirk §2.10). */
-struct envname {
-	char *key;		/* owned: payload schema description or version number */
-	char *name;		/* owned */
-};
-
-struct router {
-	char *topic_prefix, *run_id;
-	struct regex_java **include;	/* owned; NULL = every table */
-	size_t ninclude;
-	char *col_id, *col_key, *col_payload, *col_route, *col_ts, *col_version;
-	struct regex_java *route_re;
-	bool tombstone_on_empty;
-	enum invalid_op invalid_op;
-	bool missing_error;
-	struct placement *pl;
-	size_t npl;
-	bool envelope;
-	struct convert *key_conv, *value_conv, *header_conv;
-	bool extended_headers;
-	enum pgvalue_binary binary;
-	enum jsonw_double_format dfmt;
-	struct envname *envnames;
-	size_t nenvnames;
-	/* scratch, reused per row: key, id, payload, then one per placement */
-	struct pgvalue *vals;
-	struct cvalue *envfields;
-	struct buf route, tmp;
-};
-
-/* A trimmed copy of @s (Debezium trims option values). */
-static char *
-trimdup(const char *s)
-{
-	size_t n;
-
-	while (*s == ' ' || *s == '\t') {
-		s++;
-	}
-	n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) {
-		n--;
-	}
-	return xstrndup(s, n);
-}
-
-/* Pick @v (trimmed, case-insensitive) from @words; -1 if absent. */
-static int
-pick(const char *v, const char *const *words)
-{
-	char *t = trimdup(v);
-	int i;
-
-	for (i = 0; words[i]; i++) {
-		if (strcasecmp(t, words[i]) == 0) {
-			break;
-		}
-	}
-	free(t);
-	return words[i] ? i : -1;
-}
-
-static const char *const smt_known[] = {
-	"type", "table.field.event.id", "table.field.event.key", "table.field.event.type",
-	"table.field.event.payload", "table.field.event.timestamp",
-	"table.fields.additional.placement", "table.field.additional.missing",
-	"table.fields.additional.error.on.missing", "table.field.event.schema.version",
-	"route.by.field", "route.topic.regex", "route.topic.replacement",
-	"route.tombstone.on.empty.payload", "table.op.invalid.behavior",
-	"debezium.op.invalid.behavior", "table.expand.json.payload",
-	"table.json.payload.null.behavior", "tracing.span.context.field", "tracing.operation.name",
-	"tracing.with.context.field.only", "field.name.adjustment.mode",
-	"table.field.event.payload.id", NULL,
-};
-
-static const char *
-opt(const struct router_config *cfg, const char *key, const char *dflt)
-{
-	const char *v = cfg->smt ? kv_get(cfg->smt, key) : NULL;
-
-	return v ? v : dflt;
-}
-
-static int
-opt_bool(const struct router_config *cfg, const char *key, bool dflt, bool *ret, char *errbuf,
-	 size_t errlen)
-{
-	static const char *const words[] = { "false", "true", NULL };
-	const char *v = opt(cfg, key, NULL);
-	int i;
-
-	if (!v) {
-		*ret = dflt;
-		return 0;
-	}
-	i = pick(v, words);
-	if (i < 0) {
-		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is not a boolean; use true or "
-		       "false", key, v);
-		return -EINVAL;
-	}
-	*ret = i == 1;
-	return 0;
-}
-
-static int
-opt_enum(const struct router_config *cfg, const char *key, const char *const *words, int *ret,
-	 char *errbuf, size_t errlen)
-{
-	const char *v = opt(cfg, key, NULL);
-	int i;
-
-	if (!v) {
-		return 0;
-	}
-	i = pick(v, words);
-	if (i < 0) {
-		struct buf b = BUF_INIT;
-
-		for (int k = 0; words[k]; k++) {
-			buf_add_fmt(&b, "%s%s", k ? ", " : "", words[k]);
-		}
-		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is invalid; use one of: %s", key,
-		       v, buf_cstr(&b));
-		buf_fini(&b);
-		return -EINVAL;
-	}
-	*ret = i;
-	return 0;
-}
-
-/* A column-name option: trimmed, non-empty. */
-static int
-opt_column(const struct router_config *cfg, const char *key, const char *dflt, char **ret,
-	   char *errbuf, size_t errlen)
-{
-	const char *v = opt(cfg, key, dflt);
-	char *t;
-
-	if (!v) {
-		*ret = NULL;
-		return 0;
-	}
-	t = trimdup(v);
-	if (!*t) {
-		errbuf_set(errbuf, errlen, "EventRouter option %s is empty; name a column of the outbox "
-		       "table or remove the option", key);
-		free(t);
-		return -EINVAL;
-	}
-	*ret = t;
-	return 0;
-}
-
-static int
-check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
-{
-	for (size_t i = 0; cfg->smt && i < cfg->smt->n; i++) {
-		const struct kv_entry *e = &cfg->smt->v[i];
-		size_t k;
-
-		if (strcmp(e->key, "predicate") == 0 || strcmp(e->key, "negate") == 0) {
-			errbuf_set(errbuf, errlen, "%s: transform option '%s' (SMT predicates) is not "
-			       "supported yet; use table.include.list to choose the outbox table",
-			       e->origin ? e->origin : "config", e->key);
-			return -EINVAL;
-		}
-		for (k = 0; smt_known[k]; k++) {
-			if (strcmp(e->key, smt_known[k]) == 0) {
-				break;
-			}
-		}
-		if (!smt_known[k]) {
-			errbuf_set(errbuf, errlen, "%s: unknown EventRouter option '%s'; check the "
-			       "spelling against Debezium 3.6.1's outbox EventRouter options",
-			       e->origin ? e->origin : "config", e->key);
-			return -EINVAL;
-		}
-	}
-	if (cfg->smt && kv_get(cfg->smt, "type") &&
-	    pick(kv_get(cfg->smt, "type"), (const char *const[]){ EVENT_ROUTER, NULL }) < 0) {
-		errbuf_set(errbuf, errlen, "transform type '%s' is not supported; outboxd implements "
-		       EVENT_ROUTER " only", kv_get(cfg->smt, "type"));
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
-parse_placement_entry(struct router *r, char *entry, char *errbuf, size_t errlen)
-{
-	static const char *const words[] = { "header", "envelope", "partition", NULL };
-	char *parts[4] = { 0 };
-	int n = 0, w;
-	struct placement *p;
-
-	for (char *s = entry, *c;; s = c + 1) {
-		c = strchr(s, ':');
-		if (n == 3) {
-			n = 4;
-			break;
-		}
-		parts[n++] = s;
-		if (!c) {
-			break;
-		}
-		*c = '\0';
-	}
-	if (n < 2 || n > 3) {
-		errbuf_set(errbuf, errlen, "table.fields.additional.placement entry '%s' must be "
-		       "column:placement[:alias]", entry);
-		return -EINVAL;
-	}
-	w = pick(parts[1], words);
-	if (w < 0) {
-		errbuf_set(errbuf, errlen, "table.fields.additional.placement: unknown placement '%s' "
-		       "(Debezium would fail on every record); use header, envelope or partition",
-		       parts[1]);
-		return -EINVAL;
-	}
-	r->pl = xrealloc(r->pl, (r->npl + 1) * sizeof(*r->pl));
-	p = &r->pl[r->npl++];
-	p->column = trimdup(parts[0]);
-	p->alias = trimdup(n == 3 ? parts[2] : parts[0]);
-	p->where = (enum placement_where)w;
-	if (!*p->column || !*p->alias) {
-		errbuf_set(errbuf, errlen, "table.fields.additional.placement entry has an empty column "
-		       "or alias");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
-parse_placements(struct router *r, const char *v, char *errbuf, size_t errlen)
-{
-	char *copy = xstrdup(v), *s = copy, *c;
-	int rc = 0;
-
-	for (;; s = c + 1) {
-		char *t;
-
-		c = strchr(s, ',');
-		if (c) {
-			*c = '\0';
-		}
-		t = trimdup(s);
-		rc = *t ? parse_placement_entry(r, t, errbuf, errlen) : -EINVAL;
-		if (!*t) {
-			errbuf_set(errbuf, errlen, "table.fields.additional.placement has an empty entry "
-			       "in '%s'; remove the extra comma or the option", v);
-		}
-		free(t);
-		if (rc < 0 || !c) {
-			break;
-		}
-	}
-	free(copy);
-	for (size_t i = 0; rc == 0 && i < r->npl; i++) {
-		if (r->pl[i].where != PLACE_ENVELOPE) {
-			continue;
-		}
-		r->envelope = true;
-		for (size_t k = 0; k < i; k++) {
-			if (r->pl[k].where == PLACE_ENVELOPE &&
-			    strcmp(r->pl[k].alias, r->pl[i].alias) == 0) {
-				errbuf_set(errbuf, errlen, "table.fields.additional.placement: envelope "
-				       "alias '%s' is used twice; give each its own alias",
-				       r->pl[i].alias);
-				return -EINVAL;
-			}
-		}
-		if (strcmp(r->pl[i].alias, "payload") == 0) {
-			errbuf_set(errbuf, errlen, "table.fields.additional.placement: envelope alias "
-			       "'payload' clashes with the payload field; choose another alias");
-			return -EINVAL;
-		}
-	}
-	return rc;
-}
-
-/* table.include.list: comma-separated, "\," is a literal comma. */
-static int
-parse_include(struct router *r, const char *list, char *errbuf, size_t errlen)
-{
-	struct buf cur = BUF_INIT;
-	int rc = 0;
-
-	for (const char *p = list;; p++) {
-		if (*p == '\\' && p[1] == ',') {
-			buf_add_char(&cur, ',');
-			p++;
-			continue;
-		}
-		if (*p && *p != ',') {
-			buf_add_char(&cur, *p);
-			continue;
-		}
-		{
-			char *t = trimdup(buf_cstr(&cur));
-
-			if (*t) {
-				r->include = xrealloc(r->include,
-						      (r->ninclude + 1) * sizeof(*r->include));
-				rc = regex_java_compile(t, true, &r->include[r->ninclude], errbuf,
-							errlen);
-				if (rc == 0) {
-					r->ninclude++;
-				}
-			}
-			free(t);
-		}
-		buf_reset(&cur);
-		if (rc < 0 || !*p) {
-			break;
-		}
-	}
-	buf_fini(&cur);
-	if (rc < 0) {
-		size_t n = strlen(errbuf ? errbuf : "");
-
-		if (errbuf && n + 1 < errlen) {
-			snprintf(errbuf + n, errlen - n, " (in table.include.list)");
-		}
-	}
-	return rc;
-}
-
-static int
-setup_route(struct router *r, const struct router_config *cfg, char *errbuf, size_t errlen)
-{
-	const char *re = opt(cfg, "route.topic.regex", "(?<routedByValue>.*)");
-	const char *repl = opt(cfg, "route.topic.replacement", "outbox.event.${routedByValue}");
-
-	if (regex_java_compile(re, false, &r->route_re, errbuf, errlen) < 0 ||
-	    regex_java_set_replacement(r->route_re, repl, errbuf, errlen) < 0) {
-		size_t n = errbuf ? strlen(errbuf) : 0;
-
-		if (errbuf && n + 1 < errlen) {
-			snprintf(errbuf + n, errlen - n, " (EventRouter route.topic.regex / "
-				 "route.topic.replacement)");
-		}
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
-setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, size_t errlen)
-{
-	static const char *const binary[] = { "bytes", "base64", "base64-url-safe", "hex", NULL };
-	int b = 0;
-
-	if (cfg->binary_handling_mode) {
-		b = pick(cfg->binary_handling_mode, binary);
-		if (b < 0) {
-			errbuf_set(errbuf, errlen, "binary.handling.mode='%s' is invalid; use bytes, "
-			       "base64, base64-url-safe or hex", cfg->binary_handling_mode);
-			return -EINVAL;
-		}
-	}
-	r->binary = (enum pgvalue_binary)b;
-	if (cfg->time_precision_mode &&
-	    pick(cfg->time_precision_mode,
-		 (const char *const[]){ "adaptive", "adaptive_time_microseconds", NULL }) < 0) {
-		errbuf_set(errbuf, errlen, "time.precision.mode='%s' is not supported yet; use "
-		       "adaptive (the default) or adaptive_time_microseconds",
-		       cfg->time_precision_mode);
-		return -EINVAL;
-	}
-	if (cfg->decimal_handling_mode &&
-	    pick(cfg->decimal_handling_mode, (const char *const[]){ "precise", NULL }) < 0) {
-		errbuf_set(errbuf, errlen, "decimal.handling.mode='%s' is not supported yet; use "
-		       "precise (the default)", cfg->decimal_handling_mode);
-		return -EINVAL;
-	}
-	return jsonw_double_format_parse(cfg->double_format, &r->dfmt, errbuf, errlen);
-}
-
-static int
-setup_converters(struct router *r, const struct router_config *cfg, char *errbuf, size_t errlen)
-{
-	const char *json = "org.apache.kafka.connect.json.JsonConverter";
-
-	if (convert_new(cfg->key_converter ? cfg->key_converter : json, cfg->key_converter_opts,
-			CONVERT_KEY, &r->key_conv, errbuf, errlen) < 0 ||
-	    convert_new(cfg->value_converter ? cfg->value_converter : json,
-			cfg->value_converter_opts, CONVERT_VALUE, &r->value_conv, errbuf,
-			errlen) < 0 ||
-	    convert_new(cfg->header_converter ? cfg->header_converter :
-						"org.apache.kafka.connect.storage.SimpleHeaderConverter",
-			cfg->header_converter_opts, CONVERT_HEADER, &r->header_conv, errbuf,
-			errlen) < 0) {
-		return -EINVAL;
-	}
-	convert_set_double_format(r->key_conv, r->dfmt);
-	convert_set_double_format(r->value_conv, r->dfmt);
-	convert_set_double_format(r->header_conv, r->dfmt);
-	return 0;
-}
-
-static int
-setup_options(struct router *r, const struct router_config *cfg, char *errbuf, size_t errlen)
-{
-	static const char *const invalid[] = { "warn", "error", "fatal", NULL };
-	static const char *const missing[] = { "error", "ignore", NULL };
-	int inv = INVALID_OP_WARN, miss = 0, dummy = 0;
-	bool b, legacy;
-	const char *v;
-	char *unused = NULL;
-
-	if (opt_column(cfg, "table.field.event.id", "id", &r->col_id, errbuf, errlen) < 0 ||
-	    opt_column(cfg, "table.field.event.key", "aggregateid", &r->col_key, errbuf,
-		       errlen) < 0 ||
-	    opt_column(cfg, "table.field.event.payload", "payload", &r->col_payload, errbuf,
-		       errlen) < 0 ||
-	    opt_column(cfg, "route.by.field", "aggregatetype", &r->col_route, errbuf, errlen) < 0 ||
-	    opt_column(cfg, "table.field.event.timestamp", NULL, &r->col_ts, errbuf, errlen) < 0 ||
-	    opt_column(cfg, "table.field.event.schema.version", NULL, &r->col_version, errbuf,
-		       errlen) < 0 ||
-	    opt_column(cfg, "table.field.event.type", "type", &unused, errbuf, errlen) < 0) {
-		return -EINVAL;
-	}
-	free(unused); /* validated; unused since Debezium 1.2 (DBZ-2014) */
-	if (opt_bool(cfg, "route.tombstone.on.empty.payload", false, &r->tombstone_on_empty,
-		     errbuf, errlen) < 0 ||
-	    opt_bool(cfg, "tracing.with.context.field.only", false, &b, errbuf, errlen) < 0 ||
-	    opt_enum(cfg, "debezium.op.invalid.behavior", invalid, &inv, errbuf, errlen) < 0 ||
-	    opt_enum(cfg, "table.op.invalid.behavior", invalid, &inv, errbuf, errlen) < 0 ||
-	    opt_enum(cfg, "table.json.payload.null.behavior",
-		     (const char *const[]){ "ignore", "optional_bytes", NULL }, &dummy, errbuf,
-		     errlen) < 0 ||
-	    opt_enum(cfg, "field.name.adjustment.mode",
-		     (const char *const[]){ "none", "avro", "avro_unicode", NULL }, &dummy, errbuf,
-		     errlen) < 0 ||
-	    opt_bool(cfg, "table.fields.additional.error.on.missing", true, &legacy, errbuf,
-		     errlen) < 0 ||
-	    opt_enum(cfg, "table.field.additional.missing", missing, &miss, errbuf, errlen) < 0 ||
-	    opt_bool(cfg, "table.expand.json.payload", false, &b, errbuf, errlen) < 0) {
-		return -EINVAL;
-	}
-	if (b) {
-		errbuf_set(errbuf, errlen, "EventRouter option table.expand.json.payload=true is not "
-		       "supported yet; remove it (or set false) and consume the payload as a JSON "
-		       "string");
-		return -EINVAL;
-	}
-	r->invalid_op = (enum invalid_op)inv;
-	r->missing_error = opt(cfg, "table.field.additional.missing", NULL) ? miss == 0 : legacy;
-	v = opt(cfg, "table.fields.additional.placement", NULL);
-	if (v && parse_placements(r, v, errbuf, errlen) < 0) {
-		return -EINVAL;
-	}
-	return 0;
-}
+/*
+ * One outbox row -> one record, in the order of EventRouterDelegate.apply() (reference
+ * §2.1). Options are parsed in router_opts.c, JSON payloads expanded in router_expand.c.
+ */
 
 int
 router_new(const struct router_config *cfg, struct router **ret, char *errbuf, size_t errlen)
@@ -507,16 +23,15 @@ router_new(const struct router_config *cfg, struct router **ret, char *errbuf, s
 	r->topic_prefix = xstrdup(cfg->topic_prefix ? cfg->topic_prefix : "");
 	r->run_id = xstrdup(cfg->run_id ? cfg->run_id : "");
 	r->extended_headers = cfg->extended_headers;
-	if (check_keys(cfg, errbuf, errlen) < 0 || setup_options(r, cfg, errbuf, errlen) < 0 ||
-	    setup_route(r, cfg, errbuf, errlen) < 0 || setup_modes(r, cfg, errbuf, errlen) < 0 ||
-	    setup_converters(r, cfg, errbuf, errlen) < 0 ||
-	    (cfg->table_include_list && parse_include(r, cfg->table_include_list, errbuf,
-						      errlen) < 0)) {
+	if (router_opts_setup(r, cfg, errbuf, errlen) < 0) {
 		router_free(r);
 		return -EINVAL;
 	}
 	r->vals = xcalloc(SLOT_PLACEMENTS + r->npl, sizeof(*r->vals));
+	r->defs = xcalloc(SLOT_PLACEMENTS + r->npl, sizeof(*r->defs));
+	r->deftxt = xcalloc(SLOT_PLACEMENTS + r->npl, sizeof(*r->deftxt));
 	r->envfields = xcalloc(1 + r->npl, sizeof(*r->envfields));
+	r->exp = router_expand_new();
 	*ret = r;
 	return 0;
 }
@@ -527,37 +42,26 @@ router_free(struct router *r)
 	if (!r) {
 		return;
 	}
-	for (size_t i = 0; i < r->ninclude; i++) {
-		regex_java_free(r->include[i]);
-	}
-	free(r->include);
-	for (size_t i = 0; i < r->npl; i++) {
-		free(r->pl[i].column);
-		free(r->pl[i].alias);
-	}
 	for (size_t i = 0; r->vals && i < SLOT_PLACEMENTS + r->npl; i++) {
 		pgvalue_fini(&r->vals[i]);
+		pgvalue_fini(&r->defs[i]);
+		buf_fini(&r->deftxt[i]);
 	}
 	for (size_t i = 0; i < r->nenvnames; i++) {
 		free(r->envnames[i].key);
 		free(r->envnames[i].name);
+		free(r->envnames[i].payload_key);
+		router_expand_schema_free(r->envnames[i].payload);
 	}
+	router_opts_fini(r);
+	router_expand_free(r->exp);
 	free(r->envnames);
 	free(r->vals);
+	free(r->defs);
+	free(r->deftxt);
 	free(r->envfields);
-	free(r->pl);
-	regex_java_free(r->route_re);
-	convert_free(r->key_conv);
-	convert_free(r->value_conv);
-	convert_free(r->header_conv);
 	buf_fini(&r->route);
 	buf_fini(&r->tmp);
-	free(r->col_id);
-	free(r->col_key);
-	free(r->col_payload);
-	free(r->col_route);
-	free(r->col_ts);
-	free(r->col_version);
 	free(r->topic_prefix);
 	free(r->run_id);
 	free(r);
@@ -567,12 +71,14 @@ bool
 router_selects(const struct router *r, const char *nspname, const char *relname)
 {
 	struct buf full = BUF_INIT;
-	bool hit = r->ninclude == 0;
+	size_t nlen = strlen(nspname);
+	bool hit;
 
 	buf_add_fmt(&full, "%s.%s", nspname, relname);
-	for (size_t i = 0; !hit && i < r->ninclude; i++) {
-		hit = regex_java_matches(r->include[i], full.data, full.len) == 1;
-	}
+	hit = (!r->sinc.n || router_opts_list_matches(&r->sinc, nspname, nlen)) &&
+	      !router_opts_list_matches(&r->sexc, nspname, nlen) &&
+	      (!r->tinc.n || router_opts_list_matches(&r->tinc, full.data, full.len)) &&
+	      !router_opts_list_matches(&r->texc, full.data, full.len);
 	buf_fini(&full);
 	return hit;
 }
@@ -629,12 +135,20 @@ add_header(struct router_record *rec, const char *name)
 	return h;
 }
 
+/*
+ * Append header @name = @v through the header converter. Debezium Server drops a header
+ * whose Connect value is null (KafkaChangeConsumer); Kafka Connect sends it with a null value.
+ */
 static int
 header_value(struct router *r, struct router_record *rec, const char *name,
 	     const struct cvalue *v, char *errbuf, size_t errlen)
 {
-	struct router_header *h = add_header(rec, name);
+	struct router_header *h;
 
+	if (r->server && v->is_null) {
+		return 0;
+	}
+	h = add_header(rec, name);
 	return convert_write(r->header_conv, v, &h->value, &h->null, errbuf, errlen);
 }
 
@@ -656,8 +170,6 @@ context_headers(struct router *r, struct router_record *rec, char *errbuf, size_
 	return 0;
 }
 
-
-
 static int
 find_col(const struct relcache_rel *rel, const char *name)
 {
@@ -669,18 +181,95 @@ find_col(const struct relcache_rel *rel, const char *name)
 	return -1;
 }
 
+/*
+ * The literal of a constant DEFAULT expression as pg_get_expr() prints it: 'text'::type
+ * ('' unescaped), a number, (-1), true/false (as 't'/'f'). 0 with @out filled, -1 when
+ * the expression is not a constant Debezium would read (functions, NULL::type).
+ */
+static int
+default_literal(const char *e, struct buf *out)
+{
+	size_t n = strlen(e);
+
+	if (e[0] == '\'') {
+		const char *p = e + 1;
+
+		for (; *p; p++) {
+			if (*p == '\'' && p[1] == '\'') {
+				buf_add_char(out, '\'');
+				p++;
+			} else if (*p == '\'') {
+				break;
+			} else {
+				buf_add_char(out, *p);
+			}
+		}
+		return *p == '\'' && (p[1] == '\0' || (p[1] == ':' && p[2] == ':')) ? 0 : -1;
+	}
+	if (strcmp(e, "true") == 0 || strcmp(e, "false") == 0) {
+		buf_add_char(out, e[0]);
+		return 0;
+	}
+	if (n > 2 && e[0] == '(' && e[n - 1] == ')') {
+		e++;
+		n -= 2;
+	}
+	if (n == 0 || strspn(e, "-+0123456789.eE") < n) {
+		return -1;
+	}
+	buf_add(out, e, n);
+	return 0;
+}
+
+/*
+ * The column's DEFAULT into defs[@slot] and @pv's schema; a non-constant one is ignored. A
+ * NULL value then reads as the default, as Struct.get() reads it for the EventRouter (so
+ * JsonConverter's replace.null.with.default has nothing left to replace in these records).
+ */
+static void
+column_default(struct router *r, const struct relcache_rel *rel, int i, bool notnull, int slot,
+	       struct pgvalue *pv)
+{
+	struct pgoutput_col pc = { .kind = 't' };
+
+	if (!r->defaults || !r->defaults[i]) {
+		return;
+	}
+	buf_reset(&r->deftxt[slot]);
+	if (default_literal(r->defaults[i], &r->deftxt[slot]) < 0) {
+		return;
+	}
+	pc.value = (struct slice){ buf_cstr(&r->deftxt[slot]), r->deftxt[slot].len };
+	if (pgvalue_convert(&rel->cols[i], &pc, notnull, r->binary, &r->defs[slot], NULL, 0) < 0) {
+		return;
+	}
+	r->defs[slot].v.field = NULL;
+	pv->v.def = &r->defs[slot].v;
+	if (pv->v.is_null) {
+		/* EventRouter reads columns with Struct.get(), which returns the default for null */
+		pv->v.is_null = false;
+		pv->v.u = r->defs[slot].v.u;
+	}
+}
+
 /* Convert column @name into slot @slot; 1 if absent, 0 done, -EINVAL poison. */
 static int
 column(struct router *r, const struct relcache_rel *rel, const bool *notnull,
        const struct pgoutput_tuple *tup, const char *name, int slot, char *errbuf, size_t errlen)
 {
 	int i = find_col(rel, name);
+	bool nn;
 
 	if (i < 0) {
 		return 1;
 	}
-	return pgvalue_convert(&rel->cols[i], &tup->cols[i], notnull && notnull[i], r->binary,
-			       &r->vals[slot], errbuf, errlen);
+	nn = notnull && notnull[i];
+	if (pgvalue_convert(&rel->cols[i], &tup->cols[i], nn, r->binary, &r->vals[slot], errbuf,
+			    errlen) < 0) {
+		return -EINVAL;
+	}
+	column_default(r, rel, i, nn, slot, &r->vals[slot]);
+	return 0;
 }
 
 /* The required columns: key, id, payload, route (Debezium's task fails without them). */
@@ -769,6 +358,12 @@ route_topic(struct router *r, struct router_record *out, char *errbuf, size_t er
 	return 0;
 }
 
+/*
+ * table.field.event.timestamp as getEventTimestampMs(): the column must be INT64 (else
+ * DataException, even when NULL); NULL falls back to processing time; then its logical name
+ * must be Timestamp (ms), MicroTimestamp (/1000) or NanoTimestamp (/1000000). PostgreSQL
+ * timestamp(0..3) is Timestamp, timestamp(4..6) MicroTimestamp; timestamptz (a string) fails.
+ */
 static int
 event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *notnull,
 		const struct pgoutput_tuple *tup, struct router_record *out, char *errbuf,
@@ -782,21 +377,40 @@ event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *no
 	}
 	rc = column(r, rel, notnull, tup, r->col_ts, SLOT_TS, errbuf, errlen);
 	if (rc > 0) {
-		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' is missing",
-		       r->col_ts);
+		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' is missing from "
+		       "%s.%s (Debezium: Unable to find timestamp field); add it or fix the option",
+		       r->col_ts, rel->nspname, rel->relname);
 		return -EINVAL;
 	}
 	if (rc < 0) {
 		return -EINVAL;
 	}
-	if (v->type != CVALUE_INT64 || !v->name) {
-		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' must be a timestamp "
-		       "(without time zone) column; Debezium fails on other types", r->col_ts);
+	if (v->type != CVALUE_INT64) {
+		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' is not of type "
+		       "INT64 (Debezium fails with DataException); use a timestamp (without time "
+		       "zone) column", r->col_ts);
 		return -EINVAL;
 	}
-	if (!v->is_null) {
-		out->timestamp_ms = strcmp(v->name, "io.debezium.time.Timestamp") == 0 ?
-					    v->u.i : v->u.i / 1000;
+	if (v->is_null) {
+		return 0;
+	}
+	if (v->name && strcmp(v->name, "io.debezium.time.Timestamp") == 0) {
+		out->timestamp_ms = v->u.i;
+	} else if (v->name && strcmp(v->name, "io.debezium.time.MicroTimestamp") == 0) {
+		out->timestamp_ms = v->u.i / 1000;
+	} else if (v->name && strcmp(v->name, "io.debezium.time.NanoTimestamp") == 0) {
+		out->timestamp_ms = v->u.i / 1000000;
+	} else {
+		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' has the "
+		       "unsupported type %s (Debezium fails with ConnectException); use a timestamp "
+		       "(without time zone) column", r->col_ts, v->name ? v->name : "int64");
+		return -EINVAL;
+	}
+	if (out->timestamp_ms < 0) {
+		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' is before 1970 "
+		       "(%lld ms); Kafka refuses negative record timestamps", r->col_ts,
+		       (long long)out->timestamp_ms);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -836,42 +450,96 @@ placements(struct router *r, const struct relcache_rel *rel, const bool *notnull
 			errbuf_set(errbuf, errlen, "partition placement column '%s' must be an integer "
 			       "(int4) column; Debezium fails with DataException", p->column);
 			return -EINVAL;
-		} else if (!pv->v.is_null) {
+		} else if (!pv->v.is_null && !r->server) {
+			/* Debezium Server's sink leaves the partition to the producer */
 			out->partition = (int32_t)pv->v.u.i;
 		}
 	}
 	return 0;
 }
 
-/* Envelope schema name: the first route value seen for this payload schema wins (§2.10). */
-static const char *
-envelope_name(struct router *r, const struct relcache_rel *rel, const struct cvalue *payload,
-	      bool versioned, int32_t version)
+static struct envname *
+envname_add(struct router *r, const struct relcache_rel *rel, const char *key)
 {
 	const struct cvalue *rv = &r->vals[SLOT_ROUTE].v;
 	struct envname *e;
 
-	buf_reset(&r->tmp);
-	if (versioned) {
-		buf_add_fmt(&r->tmp, "v%d", (int)version);
-	} else {
-		buf_add_fmt(&r->tmp, "s%d/%d/%s/%d/%s", (int)payload->type, payload->optional,
-			    payload->name ? payload->name : "", (int)payload->version,
-			    payload->doc ? payload->doc : "");
-	}
-	for (size_t i = 0; i < r->nenvnames; i++) {
-		if (strcmp(r->envnames[i].key, r->tmp.data) == 0) {
-			return r->envnames[i].name;
-		}
-	}
 	r->envnames = xrealloc(r->envnames, (r->nenvnames + 1) * sizeof(*r->envnames));
 	e = &r->envnames[r->nenvnames++];
-	e->key = xstrdup(r->tmp.data);
+	*e = (struct envname){ .key = xstrdup(key) };
 	buf_reset(&r->tmp);
 	buf_add_fmt(&r->tmp, "%s.%s.%s.%.*s.Value", r->topic_prefix, rel->nspname, rel->relname,
 		    (int)rv->u.s.len, rv->u.s.p);
 	e->name = buf_steal(&r->tmp);
-	return e->name;
+	return e;
+}
+
+/*
+ * Can @v stand under the cached payload schema @s (Struct.put()'s validation)? A null
+ * needs an optional schema, a struct an equal schema (@same), anything else the same type.
+ */
+static bool
+fits_cached(const struct cvalue *v, const struct cvalue *s, bool same)
+{
+	if (v->is_null) {
+		return s->optional;
+	}
+	if (v->type == CVALUE_STRUCT || v->type == CVALUE_ARRAY) {
+		return same;
+	}
+	return v->type == s->type && (v->type != CVALUE_BYTES || !v->name == !s->name);
+}
+
+/*
+ * The envelope schema name, and the payload field as the envelope holds it. Unversioned,
+ * the cache is keyed by payload schema and the first route value names it; versioned, the
+ * first record of a version fixes name and payload schema (quirks §2.10).
+ */
+static int
+envelope_schema(struct router *r, const struct relcache_rel *rel, const struct cvalue *payload,
+		int32_t version, const char **ret_name, struct cvalue *ret_payload, char *errbuf,
+		size_t errlen)
+{
+	struct buf key = BUF_INIT, skey = BUF_INIT;
+	struct envname *e = NULL;
+
+	(void)convert_schema_json(payload, &skey); /* text came through UTF-8 checks */
+	if (r->col_version) {
+		buf_add_fmt(&key, "v%d", (int)version);
+	} else {
+		buf_add(&key, skey.data, skey.len);
+	}
+	for (size_t i = 0; i < r->nenvnames && !e; i++) {
+		if (strcmp(r->envnames[i].key, buf_cstr(&key)) == 0) {
+			e = &r->envnames[i];
+		}
+	}
+	if (!e) {
+		e = envname_add(r, rel, buf_cstr(&key));
+		if (r->col_version) {
+			e->payload_key = xstrdup(buf_cstr(&skey));
+			e->payload = router_expand_schema_dup(payload);
+		}
+	}
+	*ret_name = e->name;
+	*ret_payload = *payload;
+	if (e->payload && strcmp(e->payload_key, buf_cstr(&skey)) != 0) {
+		if (!fits_cached(payload, e->payload, false)) {
+			errbuf_set(errbuf, errlen, "the payload schema differs from the first one seen "
+			       "for schema version %d, which Debezium caches (DataException: Invalid "
+			       "Java object for schema); give each payload shape its own version",
+			       (int)version);
+			buf_fini(&key);
+			buf_fini(&skey);
+			return -EINVAL;
+		}
+		*ret_payload = *e->payload;
+		ret_payload->is_null = payload->is_null;
+		ret_payload->u = payload->u;
+	}
+	buf_fini(&key);
+	buf_fini(&skey);
+	return 0;
 }
 
 static bool
@@ -880,8 +548,8 @@ java_blank(const struct cvalue *v)
 	if (v->is_null) {
 		return true;
 	}
-	if (v->type != CVALUE_STRING) {
-		return false;
+	if (v->type != CVALUE_STRING && !v->java_string) {
+		return false; /* Struct.toString(), ByteBuffer.toString(), numbers: never blank */
 	}
 	for (size_t i = 0; i < v->u.s.len; i++) {
 		if ((unsigned char)v->u.s.p[i] > ' ') {
@@ -891,43 +559,85 @@ java_blank(const struct cvalue *v)
 	return true;
 }
 
+/* The payload after table.expand.json.payload (§2.6), in r->payload. */
+static void
+expand_payload(struct router *r)
+{
+	const struct cvalue *v = &r->vals[SLOT_PAYLOAD].v;
+
+	if (r->expand) {
+		(void)router_expand_payload(r->exp, r->col_payload, r->null_bytes, r->adjust, v,
+					    &v);
+	}
+	r->payload = *v;
+	r->payload.field = NULL;
+}
+
+static int
+build_envelope(struct router *r, const struct relcache_rel *rel, const bool *notnull,
+	       const struct pgoutput_tuple *tup, size_t nenv, struct cvalue *env, char *errbuf,
+	       size_t errlen)
+{
+	const struct cvalue *ver = &r->vals[SLOT_VERSION].v;
+	int32_t version = 0;
+
+	if (r->payload.java_string) {
+		errbuf_set(errbuf, errlen, "table.expand.json.payload: the payload could not be "
+		       "converted to the schema inferred from it, and the envelope refuses the "
+		       "string left behind (Debezium: DataException: Invalid Java object for schema "
+		       "... for field: \"payload\"); fix the payload JSON");
+		return -EINVAL;
+	}
+	if (r->col_version) {
+		int rc = column(r, rel, notnull, tup, r->col_version, SLOT_VERSION, errbuf, errlen);
+
+		if (rc != 0 || ver->type != CVALUE_INT32) {
+			if (rc >= 0) {
+				errbuf_set(errbuf, errlen, "table.field.event.schema.version column "
+				       "'%s' must be an int4 column of %s.%s (Debezium fails with "
+				       "DataException)", r->col_version, rel->nspname,
+				       rel->relname);
+			}
+			return -EINVAL;
+		}
+		/* Struct.getInt32() of NULL unboxed: NullPointerException in Debezium */
+		if (ver->is_null) {
+			errbuf_set(errbuf, errlen, "table.field.event.schema.version column '%s' is "
+			       "NULL (Debezium fails with NullPointerException); make it NOT NULL",
+			       r->col_version);
+			return -EINVAL;
+		}
+		version = (int32_t)ver->u.i;
+	}
+	memmove(r->envfields + 1, r->envfields, nenv * sizeof(*r->envfields));
+	*env = (struct cvalue){ .type = CVALUE_STRUCT, .version = version,
+				.u.fields = { r->envfields, nenv + 1 } };
+	if (envelope_schema(r, rel, &r->payload, version, &env->name, &r->envfields[0], errbuf,
+			    errlen) < 0) {
+		return -EINVAL;
+	}
+	r->envfields[0].field = "payload";
+	return 0;
+}
+
 static int
 build_value(struct router *r, const struct relcache_rel *rel, const bool *notnull,
 	    const struct pgoutput_tuple *tup, size_t nenv, struct router_record *out,
 	    char *errbuf, size_t errlen)
 {
-	struct cvalue env, *payload = &r->vals[SLOT_PAYLOAD].v;
-	const struct cvalue *v = payload;
-	int32_t version = 0;
+	struct cvalue env;
+	const struct cvalue *v = &r->payload;
 
-	if (r->tombstone_on_empty && java_blank(payload)) {
+	if (r->envelope) {
+		if (build_envelope(r, rel, notnull, tup, nenv, &env, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+		v = &env;
+	}
+	/* the tombstone test comes after the envelope is built, as in Debezium */
+	if (r->tombstone_on_empty && java_blank(&r->payload)) {
 		out->value_null = true;
 		return 0;
-	}
-	if (r->envelope) {
-		const struct cvalue *ver = &r->vals[SLOT_VERSION].v;
-
-		if (r->col_version) {
-			int rc = column(r, rel, notnull, tup, r->col_version, SLOT_VERSION, errbuf,
-					errlen);
-
-			if (rc != 0 || ver->type != CVALUE_INT32 || ver->is_null) {
-				if (rc >= 0) {
-					errbuf_set(errbuf, errlen, "table.field.event.schema.version "
-					       "column '%s' must be a non-NULL int4 column",
-					       r->col_version);
-				}
-				return -EINVAL;
-			}
-			version = (int32_t)ver->u.i;
-		}
-		memmove(r->envfields + 1, r->envfields, nenv * sizeof(*r->envfields));
-		r->envfields[0] = *payload;
-		r->envfields[0].field = "payload";
-		env = (struct cvalue){ .type = CVALUE_STRUCT, .version = version,
-				       .u.fields = { r->envfields, nenv + 1 } };
-		env.name = envelope_name(r, rel, payload, r->col_version != NULL, version);
-		v = &env;
 	}
 	return convert_write(r->value_conv, v, &out->value, &out->value_null, errbuf, errlen);
 }
@@ -938,30 +648,32 @@ route_row(struct router *r, const struct relcache_rel *rel, const bool *notnull,
 	  size_t errlen)
 {
 	size_t nenv = 0;
-	struct router_header *h;
 
 	if (required_columns(r, rel, notnull, tup, errbuf, errlen) < 0 ||
 	    route_topic(r, out, errbuf, errlen) < 0 ||
 	    event_timestamp(r, rel, notnull, tup, out, errbuf, errlen) < 0 ||
-	    (r->extended_headers && context_headers(r, out, errbuf, errlen) < 0)) {
+	    (r->extended_headers && context_headers(r, out, errbuf, errlen) < 0) ||
+	    header_value(r, out, "id", &r->vals[SLOT_ID].v, errbuf, errlen) < 0) {
 		return -EINVAL;
 	}
-	h = add_header(out, "id");
-	if (convert_write(r->header_conv, &r->vals[SLOT_ID].v, &h->value, &h->null, errbuf,
-			  errlen) < 0 ||
-	    placements(r, rel, notnull, tup, out, &nenv, errbuf, errlen) < 0 ||
+	expand_payload(r);
+	if (placements(r, rel, notnull, tup, out, &nenv, errbuf, errlen) < 0 ||
 	    build_value(r, rel, notnull, tup, nenv, out, errbuf, errlen) < 0 ||
 	    convert_write(r->key_conv, &r->vals[SLOT_KEY].v, &out->key, &out->key_null, errbuf,
 			  errlen) < 0) {
 		return -EINVAL;
 	}
+	if (r->server) {
+		out->timestamp_ms = -1; /* the sink's ProducerRecord has no timestamp */
+	}
 	return 0;
 }
 
 int
-router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull, char op,
-	     const struct pgoutput_tuple *tup, struct router_record *out,
-	     enum router_verdict *ret_verdict, char *errbuf, size_t errlen)
+router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull,
+		      const char *const *defaults, char op, const struct pgoutput_tuple *tup,
+		      struct router_record *out, enum router_verdict *ret_verdict, char *errbuf,
+		      size_t errlen)
 {
 	static const enum router_verdict upd[] = { ROUTER_DROP_WARN, ROUTER_DROP_ERROR,
 						   ROUTER_HALT };
@@ -993,6 +705,7 @@ router_route(struct router *r, const struct relcache_rel *rel, const bool *notnu
 		       tup ? tup->ncols : -1, rel->nspname, rel->relname, rel->ncols);
 		return -EINVAL;
 	}
+	r->defaults = defaults;
 	if (route_row(r, rel, notnull, tup, out, errbuf, errlen) < 0) {
 		router_record_reset(out);
 		*ret_verdict = ROUTER_POISON;

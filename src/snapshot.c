@@ -133,7 +133,7 @@ send_record(struct snap *s, const char *row_id)
 /* The relation pgoutput would describe for @schema.@table, cached in @rc. */
 static const struct relcache_rel *
 describe(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema,
-	 const char *table, bool **ret_notnull)
+	 const char *table, bool **ret_notnull, char ***ret_defaults)
 {
 	struct pgsql_column *cols = NULL;
 	struct pgoutput_rel_col *rcols;
@@ -148,7 +148,9 @@ describe(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema
 	}
 	rcols = xcalloc((size_t)n + 1, sizeof(*rcols));
 	*ret_notnull = xcalloc((size_t)n + 1, sizeof(bool));
+	*ret_defaults = xcalloc((size_t)n + 1, sizeof(char *));
 	for (int i = 0; i < n; i++) {
+		(*ret_defaults)[i] = cols[i].def ? xstrdup(cols[i].def) : NULL;
 		rcols[i] = (struct pgoutput_rel_col){ .name = slice_from_str(cols[i].name),
 						      .type_oid = cols[i].type_oid,
 						      .typmod = cols[i].typmod };
@@ -189,8 +191,8 @@ exec_ok(PGconn *c, const char *sql, PGresult **ret)
 
 /* One fetched row through the router and to the producer. */
 static enum snapshot_result
-snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull, PGresult *r,
-	     int row, struct pgoutput_col *cols)
+snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull,
+	     char *const *defaults, PGresult *r, int row, struct pgoutput_col *cols)
 {
 	struct pgoutput_tuple tup = { .ncols = rel->ncols, .cols = cols };
 	enum router_verdict v = ROUTER_DROP;
@@ -206,8 +208,8 @@ snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull
 				     : (struct slice){ PQgetvalue(r, row, c),
 						       (size_t)PQgetlength(r, row, c) };
 	}
-	if (router_route(s->p->router, rel, notnull, 'r', &tup, &s->rec, &v, err, sizeof(err)) < 0)
-	{
+	if (router_route(s->p->router, rel, notnull, (const char *const *)defaults, 'r', &tup,
+			 &s->rec, &v, err, sizeof(err)) < 0) {
 		v = ROUTER_POISON;
 	}
 	router_row_id(s->p->router, rel, &tup, &id);
@@ -228,7 +230,8 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 	       const char *table, uint64_t *ret_rows)
 {
 	bool *notnull = NULL;
-	const struct relcache_rel *rel = describe(s, rc, relid, schema, table, &notnull);
+	char **defaults = NULL;
+	const struct relcache_rel *rel = describe(s, rc, relid, schema, table, &notnull, &defaults);
 	struct buf q = BUF_INIT;
 	struct pgoutput_col *cols;
 	enum snapshot_result res = SNAPSHOT_DONE;
@@ -236,6 +239,7 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 
 	if (!rel) {
 		free(notnull);
+		pgsql_defaults_free(defaults, 0);
 		return SNAPSHOT_HALT;
 	}
 	ns = PQescapeIdentifier(s->sql, schema, strlen(schema));
@@ -264,7 +268,7 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 		}
 		n = PQntuples(r);
 		for (int i = 0; i < n && res == SNAPSHOT_DONE; i++) {
-			res = snapshot_row(s, rel, notnull, r, i, cols);
+			res = snapshot_row(s, rel, notnull, defaults, r, i, cols);
 			(*ret_rows)++;
 		}
 		PQclear(r);
@@ -281,6 +285,7 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 	}
 	free(cols);
 	free(notnull);
+	pgsql_defaults_free(defaults, rel->ncols);
 	buf_fini(&q);
 	return res;
 }

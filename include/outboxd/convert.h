@@ -30,6 +30,7 @@ enum cvalue_type {
 	CVALUE_STRING,
 	CVALUE_BYTES,
 	CVALUE_STRUCT,
+	CVALUE_ARRAY,
 };
 
 /* Logical type name of a Connect Decimal: BYTES holding the unscaled two's-complement value. */
@@ -44,7 +45,9 @@ struct cvalue_param {
 /*
  * A Connect value together with its schema. Everything is borrowed: the caller keeps the
  * strings, bytes and arrays alive while converting. For CVALUE_STRUCT the fields carry their
- * own schemas (and, unless the struct is null, their values) and their names in @field.
+ * own schemas (and, unless the struct is null, their values) and their names in @field. For
+ * CVALUE_ARRAY @u.array.items is the element schema (its value is ignored) and the elements
+ * carry that schema with their own values.
  */
 struct cvalue {
 	enum cvalue_type type;
@@ -57,6 +60,13 @@ struct cvalue {
 	size_t nparams;
 	const struct cvalue *def;     /* schema default value (same type) or NULL */
 	const char *field;	      /* field name when this is a struct member */
+	/*
+	 * The Java value is a String (@u.s) whatever the schema says: the schema and value
+	 * EventRouter leaves behind when JSON expansion fails half-way (reference §2.6 hazard
+	 * (a)). JsonConverter writes it only without a schema (CVALUE_NONE: {"schema":null,
+	 * "payload":"..."}) and fails otherwise; StringConverter writes the text. Top level only.
+	 */
+	bool java_string;
 	union {
 		int64_t i;	      /* INT8..INT64 */
 		double f;	      /* FLOAT32 (exactly a float), FLOAT64 */
@@ -66,6 +76,11 @@ struct cvalue {
 			const struct cvalue *v;
 			size_t n;
 		} fields;	      /* STRUCT */
+		struct {
+			const struct cvalue *items;
+			const struct cvalue *v;
+			size_t n;
+		} array;	      /* ARRAY */
 	} u;
 };
 
@@ -82,12 +97,15 @@ struct convert;
  * convert_new() - configure a converter as Kafka Connect would.
  * @class_name: borrowed; org.apache.kafka.connect.json.JsonConverter,
  *	org.apache.kafka.connect.storage.StringConverter,
- *	org.apache.kafka.connect.converters.ByteArrayConverter, or (CONVERT_HEADER only)
+ *	org.apache.kafka.connect.converters.ByteArrayConverter,
+ *	io.debezium.converters.BinaryDataConverter (any role), or (CONVERT_HEADER only)
  *	org.apache.kafka.connect.storage.SimpleHeaderConverter.
  * @options: borrowed; the converter's options with the "key.converter." etc. prefix stripped,
  *	NULL for none. JsonConverter: schemas.enable, schemas.cache.size, decimal.format,
- *	replace.null.with.default; StringConverter: converter.encoding (UTF-8 only); every
- *	converter: converter.type. Anything else is an error.
+ *	replace.null.with.default; StringConverter: converter.encoding (UTF-8 only);
+ *	BinaryDataConverter: delegate.converter.type (a key/value converter class above) and
+ *	delegate.converter.type.<option> (that converter's options); every converter:
+ *	converter.type. Anything else is an error.
  * @ret: written only on success; caller frees with convert_free().
  *
  * Return: 0, or -EINVAL with the class or option, the reason and the fix in @errbuf.
@@ -118,9 +136,19 @@ int convert_write(const struct convert *c, const struct cvalue *v, struct buf *o
 		  bool *ret_null, char *errbuf, size_t errlen);
 
 /**
+ * convert_schema_json() - append the schema of @v as JsonConverter writes it under
+ * "schema" (asJsonSchema: type, items/fields, optional, name, version, doc, parameters,
+ * default); the text also serves as a schema identity (Connect's Schema.equals).
+ *
+ * Return: 0, or -EINVAL for a name that is not valid UTF-8.
+ */
+int convert_schema_json(const struct cvalue *v, struct buf *out);
+
+/**
  * convert_java_string() - Java's toString of a Connect value as Struct.toString() and
  * StringConverter print it (strings raw, numbers as Java prints them, BYTES as
- * "java.nio.HeapByteBuffer[pos=0 lim=N cap=N]", structs as "Struct{a=1,b=x}").
+ * "java.nio.HeapByteBuffer[pos=0 lim=N cap=N]", structs as "Struct{a=1,b=x}", arrays as
+ * List.toString() "[1, x, null]").
  *
  * Return: 0, or -EINVAL for invalid UTF-8.
  */

@@ -56,12 +56,18 @@ void pgsql_pubtables_free(struct pgsql_pubtable *t, int n);
 int pgsql_check_role(PGconn *c, char *errbuf, size_t errlen);
 
 /**
- * pgsql_notnull_columns() - for table @schema.@table, a NUL-terminated string with one byte per
- * column name in @names order: '1' if the column is NOT NULL, '0' otherwise ('0' for a name not
- * found). Caller frees. NULL on query failure (text in @errbuf).
+ * pgsql_column_facts() - what pgoutput does not say about @schema.@table's columns @names:
+ * whether each is NOT NULL, and its DEFAULT as pg_get_expr() prints it (NULL for none).
+ * @ret_notnull: @n flags, caller frees. @ret_defaults: @n strings or NULLs, caller frees with
+ * pgsql_defaults_free(). A name not found counts as nullable without a default.
+ * Return: 0, or -EIO (text in @errbuf).
  */
-char *pgsql_notnull_columns(PGconn *c, const char *schema, const char *table,
-			    const char *const *names, int n, char *errbuf, size_t errlen);
+int pgsql_column_facts(PGconn *c, const char *schema, const char *table,
+		       const char *const *names, int n, bool **ret_notnull, char ***ret_defaults,
+		       char *errbuf, size_t errlen);
+
+/* pgsql_defaults_free() - free what pgsql_column_facts() returned in ret_defaults. */
+void pgsql_defaults_free(char **defaults, int n);
 
 /**
  * pgsql_slot_create() - create a logical pgoutput slot (operations' command).
@@ -89,6 +95,7 @@ struct pgsql_column {
 	uint32_t type_oid;
 	int32_t typmod;
 	bool notnull;
+	char *def;  /* owned; the DEFAULT as pg_get_expr() prints it, or NULL */
 };
 
 /**

@@ -21,7 +21,16 @@
 struct router_config {
 	const char *topic_prefix;	/* topic.prefix: __debezium.context.connectorLogicalName */
 	const char *run_id;		/* a fresh UUID per start: __debezium.context.runId */
-	const char *table_include_list; /* NULL or "" = every table */
+	/*
+	 * Table selection (Debezium's RelationalTableFilters): comma-separated Java regexes,
+	 * "\," a literal comma, case-insensitive, full match; tables on "schema.table",
+	 * schemas on the schema name. NULL or "" = absent. Include and exclude of one kind
+	 * together are refused by config, as Debezium refuses them.
+	 */
+	const char *table_include_list;
+	const char *table_exclude_list;
+	const char *schema_include_list;
+	const char *schema_exclude_list;
 	const struct kv *smt;		/* transforms.<alias>.* with the prefix stripped; may
 					 * include "type" */
 	const char *key_converter;	/* class names; NULL = JsonConverter (key, value) and */
@@ -35,6 +44,13 @@ struct router_config {
 	const char *binary_handling_mode;  /* bytes (NULL) | base64 | base64-url-safe | hex */
 	const char *time_precision_mode;   /* adaptive (NULL) | adaptive_time_microseconds */
 	const char *decimal_handling_mode; /* precise (NULL); double/string rejected for now */
+	/*
+	 * Debezium Server's Kafka sink (reference §3.6): the header converter defaults to
+	 * JsonConverter (config passes debezium.format.header.* as header_converter_opts, e.g.
+	 * schemas.enable=false), headers whose value is null are dropped, partition placement
+	 * is ignored, and the record timestamp is always the producer's (-1).
+	 */
+	bool server_flavour;
 };
 
 struct router;
@@ -55,9 +71,10 @@ int router_new(const struct router_config *cfg, struct router **ret, char *errbu
 void router_free(struct router *r);
 
 /**
- * router_selects() - table.include.list: does "nspname.relname" fully match one of the
- * comma-separated patterns (case-insensitive)? Every table when the list is absent. The result
- * is stable per relation, so callers cache it (relcache_rel.user).
+ * router_selects() - is the table captured? @nspname must match schema.include.list (when
+ * given) and no pattern of schema.exclude.list; "nspname.relname" must match
+ * table.include.list (when given) and no pattern of table.exclude.list. Every table when no
+ * list is given. The result is stable per relation, so callers cache it (relcache_rel.user).
  */
 bool router_selects(const struct router *r, const char *nspname, const char *relname);
 
@@ -101,6 +118,12 @@ enum router_verdict {
  * @notnull: borrowed; rel->ncols flags, true for a column declared NOT NULL (read once per
  *	relation from pg_attribute.attnotnull: pgoutput does not carry it), which makes its
  *	Connect schema required ("optional":false). NULL = every column optional.
+ * @defaults: borrowed; rel->ncols entries (NULL = no column has one): the column's DEFAULT
+ *	as pg_get_expr(pg_attrdef.adbin, adrelid) prints it, or NULL. Debezium puts a constant
+ *	default into the column's Connect schema ("default" under schemas.enable=true) and
+ *	JsonConverter's replace.null.with.default writes it for a NULL value. Understood: a
+ *	quoted literal with an optional cast ('x'::character varying, '{}'::jsonb), a number,
+ *	(-1), true, false. Anything else (now(), nextval(...), NULL::text) is no default.
  * @op: 'I' insert, 'r' snapshot read, 'U' update, 'D' delete, 'T' truncate.
  * @tup: borrowed; the new tuple ('I', 'r', 'U'); may be NULL for 'D'/'T'.
  * @out: reset, then filled when the verdict is ROUTER_PUBLISH.
@@ -110,9 +133,10 @@ enum router_verdict {
  * PUBLISH and DROP), or -EINVAL for a call that breaks this contract (unknown @op, a tuple
  * whose column count differs from @rel).
  */
-int router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull, char op,
-		 const struct pgoutput_tuple *tup, struct router_record *out,
-		 enum router_verdict *ret_verdict, char *errbuf, size_t errlen);
+int router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull,
+		 const char *const *defaults, char op, const struct pgoutput_tuple *tup,
+		 struct router_record *out, enum router_verdict *ret_verdict, char *errbuf,
+		 size_t errlen);
 
 /**
  * router_row_id() - append the row's event id (the table.field.event.id column's text) to

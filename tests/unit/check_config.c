@@ -287,30 +287,6 @@ static const char SERVER[] =
 	"debezium.format.value=json\n"
 	"quarkus.log.level=INFO\n";
 
-START_TEST(test_server_placements_refused)
-{
-	char *path = put("application.properties",
-			 "debezium.sink.type=kafka\n"
-			 "debezium.sink.kafka.producer.bootstrap.servers=k:9092\n"
-			 "debezium.source.connector.class=io.debezium.connector.postgresql.PostgresConnector\n"
-			 "debezium.source.database.hostname=h\n"
-			 "debezium.source.database.user=u\n"
-			 "debezium.source.database.dbname=app\n"
-			 "debezium.source.topic.prefix=app\n"
-			 "debezium.source.plugin.name=pgoutput\n"
-			 "debezium.transforms=outbox\n"
-			 "debezium.transforms.outbox.type=io.debezium.transforms.outbox.EventRouter\n"
-			 "debezium.transforms.outbox.table.fields.additional.placement=type:header:eventType\n");
-	struct config *cfg = NULL;
-	char err[512] = "";
-
-	ck_assert_int_eq(config_load((const char *const *)&path, 1, NULL, &cfg, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "application.properties:11: table.fields.additional.placement: "
-					  "Debezium Server drops null headers"), "%s", err);
-	free(path);
-}
-END_TEST
-
 START_TEST(test_server_form)
 {
 	char *envp[] = {
@@ -637,7 +613,6 @@ config_suite(void)
 	tcase_add_test(tc, test_connector_first_and_overrides);
 	tcase_add_test(tc, test_json_connector);
 	tcase_add_test(tc, test_server_form);
-	tcase_add_test(tc, test_server_placements_refused);
 	tcase_add_test(tc, test_server_missing_variable);
 	tcase_add_test(tc, test_providers);
 	tcase_add_test(tc, test_unknown_keys);

@@ -297,6 +297,100 @@ START_TEST(test_configuration_errors)
 }
 END_TEST
 
+
+START_TEST(test_arrays_and_half_expanded_strings)
+{
+	struct convert *on = mk(JSON, CONVERT_VALUE, NULL, NULL);
+	struct convert *off = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
+	struct convert *str = mk(STRING, CONVERT_VALUE, NULL, NULL);
+	struct convert *ba = mk(BYTEARRAY, CONVERT_VALUE, NULL, NULL);
+	const struct cvalue item = { .type = CVALUE_INT32, .optional = true, .is_null = true };
+	const struct cvalue elems[] = {
+		{ .type = CVALUE_INT32, .optional = true, .u.i = 1 },
+		{ .type = CVALUE_INT32, .optional = true, .is_null = true },
+	};
+	const struct cvalue arr = { .type = CVALUE_ARRAY, .optional = true,
+				    .u.array = { &item, elems, 2 } };
+	const struct cvalue half = { .type = CVALUE_ARRAY, .optional = true, .java_string = true,
+				     .u.s = { "[1,2]", 5 } };
+	const struct cvalue schemaless = { .type = CVALUE_NONE, .java_string = true,
+					   .u.s = { "[]", 2 } };
+	struct buf out = BUF_INIT;
+	bool null;
+	char err[512];
+
+	expect(on, &arr, "{\"schema\":{\"type\":\"array\",\"items\":{\"type\":\"int32\",\"optional\":"
+		    "true},\"optional\":true},\"payload\":[1,null]}");
+	expect(off, &arr, "[1,null]");
+	expect(str, &arr, "[1, null]");
+	ck_assert_int_eq(convert_schema_json(&arr, &out), 0);
+	ck_assert_str_eq(buf_cstr(&out), "{\"type\":\"array\",\"items\":{\"type\":\"int32\","
+			 "\"optional\":true},\"optional\":true}");
+	/* Debezium 3.6.1 leaves a String under an ARRAY/STRUCT schema: JSON fails, String writes */
+	ck_assert_int_eq(convert_write(on, &half, &out, &null, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "Invalid type for array"));
+	ck_assert_int_eq(convert_write(ba, &half, &out, &null, err, sizeof(err)), -EINVAL);
+	expect(str, &half, "[1,2]");
+	/* ... and a String without a schema */
+	expect(on, &schemaless, "{\"schema\":null,\"payload\":\"[]\"}");
+	expect(off, &schemaless, "\"[]\"");
+	buf_fini(&out);
+	convert_free(on);
+	convert_free(off);
+	convert_free(str);
+	convert_free(ba);
+}
+END_TEST
+
+START_TEST(test_binary_data_converter)
+{
+	struct kv o = KV_INIT;
+	struct convert *c = NULL, *bare;
+	const struct cvalue bytes = { .type = CVALUE_BYTES, .optional = true,
+				      .u.s = { "\x00\x01\xfe", 3 } };
+	const struct cvalue nbytes = { .type = CVALUE_BYTES, .optional = true, .is_null = true };
+	struct buf out = BUF_INIT;
+	bool null;
+	char err[512];
+
+	kv_set(&o, "delegate.converter.type", STRING, NULL);
+	kv_set(&o, "converter.type", "header", NULL);
+	ck_assert_msg(convert_new("io.debezium.converters.BinaryDataConverter", &o, CONVERT_HEADER,
+				  &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(convert_write(c, &bytes, &out, &null, err, sizeof(err)), 0);
+	ck_assert(!null);
+	ck_assert_uint_eq(out.len, 3);
+	ck_assert_mem_eq(out.data, "\x00\x01\xfe", 3);
+	expect(c, &nbytes, NULL);
+	expect(c, &key42, "42");
+	expect(c, &payload, "{\"x\": 1}");
+	convert_free(c);
+	/* delegate options under delegate.converter.type. */
+	kv_set(&o, "delegate.converter.type", JSON, NULL);
+	kv_set(&o, "delegate.converter.type.schemas.enable", "false", NULL);
+	ck_assert_int_eq(convert_new("io.debezium.converters.BinaryDataConverter", &o, CONVERT_KEY,
+				     &c, err, sizeof(err)), 0);
+	expect(c, &key42, "\"42\"");
+	convert_free(c);
+	kv_set(&o, "delegate.converter.type.schemas.enable", "sometimes", NULL);
+	ck_assert_int_eq(convert_new("io.debezium.converters.BinaryDataConverter", &o, CONVERT_KEY,
+				     &c, err, sizeof(err)), -EINVAL);
+	kv_set(&o, "delegate.converter.type", "io.debezium.converters.BinaryDataConverter", NULL);
+	kv_del(&o, "delegate.converter.type.schemas.enable");
+	ck_assert_int_eq(convert_new("io.debezium.converters.BinaryDataConverter", &o, CONVERT_KEY,
+				     &c, err, sizeof(err)), -EINVAL);
+	kv_fini(&o);
+	/* no delegate: bytes only */
+	bare = mk("io.debezium.converters.BinaryDataConverter", CONVERT_VALUE, NULL, NULL);
+	ck_assert_int_eq(convert_write(bare, &bytes, &out, &null, err, sizeof(err)), 0);
+	ck_assert_mem_eq(out.data, "\x00\x01\xfe", 3);
+	ck_assert_int_eq(convert_write(bare, &key42, &out, &null, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "delegate.converter.type"));
+	convert_free(bare);
+	buf_fini(&out);
+}
+END_TEST
+
 static Suite *
 convert_suite(void)
 {
@@ -318,6 +412,8 @@ convert_suite(void)
 	tcase_add_test(tc, test_decimals_structs_and_envelope);
 	tcase_add_test(tc, test_required_null_fails);
 	tcase_add_test(tc, test_configuration_errors);
+	tcase_add_test(tc, test_arrays_and_half_expanded_strings);
+	tcase_add_test(tc, test_binary_data_converter);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -63,7 +63,7 @@ route(struct router *r, char op, const struct row *row, struct router_record *re
 {
 	enum router_verdict v = ROUTER_PUBLISH;
 
-	ck_assert_int_eq(router_route(r, &rel, notnull, op, row ? &row->t : NULL, rec, &v, err,
+	ck_assert_int_eq(router_route(r, &rel, notnull, NULL, op, row ? &row->t : NULL, rec, &v, err,
 				      512), 0);
 	return v;
 }
@@ -230,7 +230,7 @@ START_TEST(test_verdicts)
 	{
 		enum router_verdict v;
 
-		ck_assert_int_eq(router_route(r, &rel, notnull, 'X', &row.t, &rec, &v, err, 512),
+		ck_assert_int_eq(router_route(r, &rel, notnull, NULL, 'X', &row.t, &rec, &v, err, 512),
 				 -EINVAL);
 	}
 	router_record_fini(&rec);
@@ -305,7 +305,12 @@ START_TEST(test_config_errors)
 		{ "table.fields.additional.placement", "type" },
 		{ "table.fields.additional.placement", "" },
 		{ "table.fields.additional.placement", "a:envelope:x,b:envelope:x" },
-		{ "table.expand.json.payload", "true" },
+		{ "table.expand.json.payload", "maybe" },
+		{ "table.json.payload.null.behavior", "drop" },
+		{ "field.name.adjustment.mode", "snake" },
+		{ "table.field.additional.missing", "warn" },
+		{ "table.fields.additional.error.on.missing", "sometimes" },
+		{ "tracing.with.context.field.only", "yes" },
 		{ "table.field.event.idd", "id" },
 		{ "predicate", "p1" },
 		{ "type", "org.apache.kafka.connect.transforms.RegexRouter" },
@@ -412,6 +417,659 @@ START_TEST(test_regex_router_semantics)
 }
 END_TEST
 
+
+/*
+ * A wider outbox table for the option tests: timestamps of each kind, a version column, a
+ * boolean with a DEFAULT, bigint, bytea and numeric(10,2).
+ */
+static struct relcache_col cols2[] = {
+	{ "id", 2950, -1, true },   { "aggregatetype", 1043, 259, false },
+	{ "aggregateid", 1043, 259, false }, { "type", 1043, 259, false },
+	{ "payload", 3802, -1, false }, { "ts", 1114, -1, false }, { "ts3", 1114, 3, false },
+	{ "tstz", 1184, -1, false }, { "ver", 23, -1, false }, { "deleted", 16, -1, false },
+	{ "big", 20, -1, false },   { "bin", 17, -1, false }, { "amount", 1700, 655366, false },
+};
+#define NC2 13
+static const bool notnull2[NC2] = { true, true, true, true };
+static struct relcache_rel rel2 = { 2, "public", "outbox", 'd', NC2, cols2, NULL };
+
+struct row2 {
+	struct pgoutput_col c[NC2];
+	struct pgoutput_tuple t;
+};
+
+/* Column values by position; NULL = SQL NULL. */
+static void
+row2_init(struct row2 *r, const char *payload)
+{
+	const char *v[NC2] = { UUID, "order", "42", "OrderCreated", payload,
+			       "2023-11-14 22:13:20.123456", "2023-11-14 22:13:20.123",
+			       "2023-11-14 22:13:20+00", "3", NULL, "5", "\\x0001feff41", "12.34" };
+
+	for (int i = 0; i < NC2; i++) {
+		r->c[i].kind = v[i] ? 't' : 'n';
+		r->c[i].value = v[i] ? slice_from_str(v[i]) : SLICE_NULL;
+	}
+	r->t.ncols = NC2;
+	r->t.cols = r->c;
+}
+
+static void
+row2_set(struct row2 *r, int col, const char *v)
+{
+	r->c[col].kind = v ? 't' : 'n';
+	r->c[col].value = v ? slice_from_str(v) : SLICE_NULL;
+}
+
+/* A router over @smt with converters by class; @opts applies to key and value converters. */
+static struct router *
+mk2(const struct kv *smt, const char *conv, const struct kv *opts, bool server)
+{
+	struct router_config cfg = {
+		.topic_prefix = "dbserver1", .run_id = "11111111-2222-4333-8444-555555555555",
+		.smt = smt, .key_converter = conv, .value_converter = conv,
+		.key_converter_opts = opts, .value_converter_opts = opts, .server_flavour = server,
+	};
+	struct router *r = NULL;
+	char err[512] = "";
+
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	return r;
+}
+
+static enum router_verdict
+route2(struct router *r, const struct row2 *row, const char *const *defaults,
+       struct router_record *rec, char *err)
+{
+	enum router_verdict v = ROUTER_DROP;
+
+	ck_assert_int_eq(router_route(r, &rel2, notnull2, defaults, 'I', &row->t, rec, &v,
+					       err, 512), 0);
+	return v;
+}
+
+/* The value of @payload expanded under JsonConverter schemas on, off and StringConverter. */
+struct expand_case {
+	const char *payload;
+	const char *on, *off, *str; /* NULL = poison, SKIP = published, bytes not compared */
+};
+
+#define SKIP "\x01"
+
+/* Expected bytes recorded from Debezium 3.6.1's EventRouter + Kafka 4.3.0's converters. */
+static const struct expand_case expand_cases[] = {
+	{ "{\"x\": 1}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int32\",\"optional\":true,"
+	  "\"field\":\"x\"}],\"optional\":true,\"name\":\"payload\"},\"payload\":{\"x\":1}}",
+	  "{\"x\":1}", "Struct{x=1}" },
+	{ "{\"a\":1.10,\"b\":1e2,\"c\":12345678.9,\"d\":0.0001,\"e\":-0,\"f\":-0.0,\"g\":1e400}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"double\",\"optional\":true,"
+	  "\"field\":\"a\"},{\"type\":\"double\",\"optional\":true,\"field\":\"b\"},{\"type\":"
+	  "\"double\",\"optional\":true,\"field\":\"c\"},{\"type\":\"double\",\"optional\":true,"
+	  "\"field\":\"d\"},{\"type\":\"int32\",\"optional\":true,\"field\":\"e\"},{\"type\":"
+	  "\"double\",\"optional\":true,\"field\":\"f\"},{\"type\":\"double\",\"optional\":true,"
+	  "\"field\":\"g\"}],\"optional\":true,\"name\":\"payload\"},\"payload\":{\"a\":1.1,\"b\":"
+	  "100.0,\"c\":1.23456789E7,\"d\":1.0E-4,\"e\":0,\"f\":-0.0,\"g\":\"Infinity\"}}",
+	  "{\"a\":1.1,\"b\":100.0,\"c\":1.23456789E7,\"d\":1.0E-4,\"e\":0,\"f\":-0.0,\"g\":"
+	  "\"Infinity\"}",
+	  "Struct{a=1.1,b=100.0,c=1.23456789E7,d=1.0E-4,e=0,f=-0.0,g=Infinity}" },
+	{ "{\"a\":{\"b\":{\"c\":true}},\"s\":\"\\u00e9\\ud83d\\ude00\\n\"}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":[{\"type\":"
+	  "\"struct\",\"fields\":[{\"type\":\"boolean\",\"optional\":true,\"field\":\"c\"}],"
+	  "\"optional\":true,\"name\":\"payload.a.b\",\"field\":\"b\"}],\"optional\":true,"
+	  "\"name\":\"payload.a\",\"field\":\"a\"},{\"type\":\"string\",\"optional\":true,"
+	  "\"field\":\"s\"}],\"optional\":true,\"name\":\"payload\"},\"payload\":{\"a\":{\"b\":"
+	  "{\"c\":true}},\"s\":\"\xc3\xa9\\uD83D\\uDE00\\n\"}}",
+	  "{\"a\":{\"b\":{\"c\":true}},\"s\":\"\xc3\xa9\\uD83D\\uDE00\\n\"}",
+	  "Struct{a=Struct{b=Struct{c=true}},s=\xc3\xa9\xf0\x9f\x98\x80\n}" },
+	/* duplicate keys: first position, last value */
+	{ "{\"a\":1,\"a\":\"x\"}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,"
+	  "\"field\":\"a\"}],\"optional\":true,\"name\":\"payload\"},\"payload\":{\"a\":\"x\"}}",
+	  "{\"a\":\"x\"}", "Struct{a=x}" },
+	/* JSON null and [] fields are left out (ignore) */
+	{ "{\"a\":null,\"b\":1,\"c\":[]}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int32\",\"optional\":true,"
+	  "\"field\":\"b\"}],\"optional\":true,\"name\":\"payload\"},\"payload\":{\"b\":1}}",
+	  "{\"b\":1}", "Struct{b=1}" },
+	{ "{}", "{\"schema\":{\"type\":\"struct\",\"fields\":[],\"optional\":true,\"name\":"
+	  "\"payload\"},\"payload\":{}}", "{}", "Struct{}" },
+	{ "{\"a\":[[1]]}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":{\"type\":"
+	  "\"array\",\"items\":{\"type\":\"int32\",\"optional\":true},\"optional\":true},"
+	  "\"optional\":true,\"field\":\"a\"}],\"optional\":true,\"name\":\"payload\"},"
+	  "\"payload\":{\"a\":[[1]]}}", "{\"a\":[[1]]}", "Struct{a=[[1]]}" },
+	/* one element schema: kept optional */
+	{ "{\"a\":[{\"x\":1},{\"x\":2}]}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":{\"type\":"
+	  "\"struct\",\"fields\":[{\"type\":\"int32\",\"optional\":true,\"field\":\"x\"}],"
+	  "\"optional\":true,\"name\":\"payload.a\"},\"optional\":true,\"field\":\"a\"}],"
+	  "\"optional\":true,\"name\":\"payload\"},\"payload\":{\"a\":[{\"x\":1},{\"x\":2}]}}",
+	  "{\"a\":[{\"x\":1},{\"x\":2}]}", "Struct{a=[Struct{x=1}, Struct{x=2}]}" },
+	/* merged element schemas: the union, and no longer optional */
+	{ "{\"a\":[{\"x\":1,\"n\":null},{\"x\":2,\"n\":\"s\"}]}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":{\"type\":"
+	  "\"struct\",\"fields\":[{\"type\":\"int32\",\"optional\":true,\"field\":\"x\"},{\"type\":"
+	  "\"string\",\"optional\":true,\"field\":\"n\"}],\"optional\":false,\"name\":\"payload.a\"},"
+	  "\"optional\":true,\"field\":\"a\"}],\"optional\":true,\"name\":\"payload\"},\"payload\":"
+	  "{\"a\":[{\"x\":1,\"n\":null},{\"x\":2,\"n\":\"s\"}]}}",
+	  "{\"a\":[{\"x\":1,\"n\":null},{\"x\":2,\"n\":\"s\"}]}",
+	  "Struct{a=[Struct{x=1}, Struct{x=2,n=s}]}" },
+	{ "{\"a\":[{\"x\":1},{\"y\":2}]}", SKIP, "{\"a\":[{\"x\":1,\"y\":null},{\"x\":null,\"y\":2}]}",
+	  "Struct{a=[Struct{x=1}, Struct{y=2}]}" },
+	/* not expanded (Debezium warns): the Json string as it was */
+	{ " {\"a\":1}",
+	  "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Json\","
+	  "\"version\":1},\"payload\":\" {\\\"a\\\":1}\"}", "\" {\\\"a\\\":1}\"", " {\"a\":1}" },
+	{ "abc", SKIP, "\"abc\"", "abc" },
+	{ "{\"a\":[1,2.5]}", SKIP, "\"{\\\"a\\\":[1,2.5]}\"", "{\"a\":[1,2.5]}" },
+	{ "{\"a\":[1,3000000000]}", SKIP, "\"{\\\"a\\\":[1,3000000000]}\"",
+	  "{\"a\":[1,3000000000]}" },
+	{ "{\"a\":[true,\"x\"]}", SKIP, "\"{\\\"a\\\":[true,\\\"x\\\"]}\"", "{\"a\":[true,\"x\"]}" },
+	{ "{\"a\":[null,null]}", SKIP, "\"{\\\"a\\\":[null,null]}\"", "{\"a\":[null,null]}" },
+	{ "{\"a\":[[]]}", SKIP, "\"{\\\"a\\\":[[]]}\"", "{\"a\":[[]]}" },
+	{ "{\"\":2}", SKIP, "\"{\\\"\\\":2}\"", "{\"\":2}" },
+	{ "{\"a\":01}", SKIP, "\"{\\\"a\\\":01}\"", "{\"a\":01}" },
+	/* schema committed, value refused: the string stays under the new schema (hazard) */
+	{ "[1,2]", NULL, NULL, "[1,2]" },
+	{ "{\"a\":99999999999999999999}", NULL, NULL, "{\"a\":99999999999999999999}" },
+	{ "{\"a\":[{\"x\":1},{\"y\":\"s\"},null]}", NULL, NULL,
+	  "{\"a\":[{\"x\":1},{\"y\":\"s\"},null]}" },
+	{ "[]", "{\"schema\":null,\"payload\":\"[]\"}", "\"[]\"", "[]" },
+};
+
+START_TEST(test_expand_json_payload)
+{
+	const struct expand_case *c = &expand_cases[_i];
+	struct kv smt = KV_INIT, off = KV_INIT;
+	struct router *on_r, *off_r, *str_r;
+	struct router_record rec;
+	struct row2 row;
+	char err[512];
+
+	kv_set(&smt, "table.expand.json.payload", "true", NULL);
+	kv_set(&off, "schemas.enable", "false", NULL);
+	on_r = mk2(&smt, JSON, NULL, false);
+	off_r = mk2(&smt, JSON, &off, false);
+	str_r = mk2(&smt, STRING, NULL, false);
+	router_record_init(&rec);
+	row2_init(&row, c->payload);
+	ck_assert_int_eq(route2(on_r, &row, NULL, &rec, err), c->on ? ROUTER_PUBLISH : ROUTER_POISON);
+	if (c->on && strcmp(c->on, SKIP) != 0) {
+		ck_assert_str_eq(buf_cstr(&rec.value), c->on);
+	}
+	ck_assert_int_eq(route2(off_r, &row, NULL, &rec, err),
+			 c->off ? ROUTER_PUBLISH : ROUTER_POISON);
+	if (c->off) {
+		ck_assert_str_eq(buf_cstr(&rec.value), c->off);
+	}
+	ck_assert_int_eq(route2(str_r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value), c->str);
+	router_record_fini(&rec);
+	router_free(on_r);
+	router_free(off_r);
+	router_free(str_r);
+	kv_fini(&smt);
+	kv_fini(&off);
+}
+END_TEST
+
+START_TEST(test_expand_options)
+{
+	struct kv smt = KV_INIT, off = KV_INIT;
+	struct router *r;
+	struct router_record rec;
+	struct row2 row;
+	char err[512];
+
+	kv_set(&off, "schemas.enable", "false", NULL);
+	kv_set(&smt, "table.expand.json.payload", "true", NULL);
+	kv_set(&smt, "table.json.payload.null.behavior", " OPTIONAL_BYTES ", NULL);
+	r = mk2(&smt, JSON, NULL, false);
+	router_record_init(&rec);
+	row2_init(&row, "{\"a\":null,\"b\":[null,1],\"c\":[{\"x\":null},{\"x\":1}],\"d\":[null]}");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value),
+		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"bytes\",\"optional\":true,"
+		"\"field\":\"a\"},{\"type\":\"array\",\"items\":{\"type\":\"int32\",\"optional\":true},"
+		"\"optional\":true,\"field\":\"b\"},{\"type\":\"array\",\"items\":{\"type\":\"struct\","
+		"\"fields\":[{\"type\":\"int32\",\"optional\":true,\"field\":\"x\"}],\"optional\":false,"
+		"\"name\":\"payload.c\"},\"optional\":true,\"field\":\"c\"},{\"type\":\"array\",\"items\":"
+		"{\"type\":\"bytes\",\"optional\":true},\"optional\":true,\"field\":\"d\"}],\"optional\":"
+		"true,\"name\":\"payload\"},\"payload\":{\"a\":null,\"b\":[null,1],\"c\":[{\"x\":null},"
+		"{\"x\":1}],\"d\":[null]}}");
+	/* a NULL payload is not expanded; the tombstone rule sees it */
+	row2_set(&row, 4, NULL);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value),
+			 "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":"
+			 "\"io.debezium.data.Json\",\"version\":1},\"payload\":null}");
+	router_free(r);
+	/* field.name.adjustment.mode renames; the value is then looked up by the new name */
+	kv_del(&smt, "table.json.payload.null.behavior");
+	kv_set(&smt, "field.name.adjustment.mode", "avro", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	row2_set(&row, 4, "{\"a-b\":1,\"1x\":2,\"\xc3\xa9\":3,\"a_b\":4}");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"a_b\":4,\"_1x\":null,\"_\":null}");
+	router_free(r);
+	kv_set(&smt, "field.name.adjustment.mode", "avro_unicode", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value),
+			 "{\"a_u002db\":null,\"_u0031x\":null,\"_u00e9\":null,\"a_u005fb\":null}");
+	row2_set(&row, 4, "{\"\xf0\x9f\x98\x80\":1}");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"_ud83d_ude00\":null}");
+	router_free(r);
+	/* envelope mode: the expanded struct is the payload field; tombstone never on a struct */
+	kv_del(&smt, "field.name.adjustment.mode");
+	kv_set(&smt, "table.fields.additional.placement", "type:envelope:t", NULL);
+	kv_set(&smt, "route.tombstone.on.empty.payload", "true", NULL);
+	r = mk2(&smt, JSON, NULL, false);
+	row2_set(&row, 4, "{\"x\": 1}");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value),
+		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":[{\"type\":"
+		"\"int32\",\"optional\":true,\"field\":\"x\"}],\"optional\":true,\"name\":\"payload\","
+		"\"field\":\"payload\"},{\"type\":\"string\",\"optional\":false,\"field\":\"t\"}],"
+		"\"optional\":false,\"name\":\"dbserver1.public.outbox.order.Value\"},\"payload\":"
+		"{\"payload\":{\"x\":1},\"t\":\"OrderCreated\"}}");
+	row2_set(&row, 4, "{}");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert(!rec.value_null);
+	/* a half-expanded payload cannot go into the envelope */
+	row2_set(&row, 4, "[1]");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_POISON);
+	row2_set(&row, 4, "[]");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_POISON);
+	router_free(r);
+	/* a jsonb nested 1001 deep is more than Jackson reads: kept as a string */
+	{
+		struct buf deep = BUF_INIT;
+
+		kv_del(&smt, "table.fields.additional.placement");
+		r = mk2(&smt, JSON, &off, false);
+		for (int i = 0; i < 1001; i++) {
+			buf_add_char(&deep, '[');
+		}
+		for (int i = 0; i < 1001; i++) {
+			buf_add_char(&deep, ']');
+		}
+		row2_set(&row, 4, buf_cstr(&deep));
+		ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+		ck_assert_uint_eq(rec.value.len, 2004);
+		buf_fini(&deep);
+		router_free(r);
+	}
+	router_record_fini(&rec);
+	kv_fini(&smt);
+	kv_fini(&off);
+}
+END_TEST
+
+START_TEST(test_event_timestamp)
+{
+	struct kv smt = KV_INIT;
+	struct router *r;
+	struct router_record rec;
+	struct row2 row;
+	char err[512];
+	const struct {
+		const char *col;
+		int64_t ms; /* -2 = poison */
+	} cases[] = {
+		{ "ts", 1700000000123 },  /* MicroTimestamp / 1000 */
+		{ "ts3", 1700000000123 }, /* Timestamp: ms */
+		{ "tstz", -2 },		  /* ZonedTimestamp string: DataException */
+		{ "big", -2 },		  /* int64 without a logical name */
+		{ "type", -2 },		  /* a string */
+		{ "nope", -2 },		  /* missing */
+	};
+
+	router_record_init(&rec);
+	row2_init(&row, "{}");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		kv_set(&smt, "table.field.event.timestamp", cases[i].col, NULL);
+		r = mk2(&smt, NULL, NULL, false);
+		ck_assert_int_eq(route2(r, &row, NULL, &rec, err),
+				 cases[i].ms == -2 ? ROUTER_POISON : ROUTER_PUBLISH);
+		if (cases[i].ms != -2) {
+			ck_assert_int_eq(rec.timestamp_ms, cases[i].ms);
+		} else {
+			ck_assert_ptr_nonnull(strstr(err, cases[i].col));
+		}
+		router_free(r);
+	}
+	/* NULL falls back to processing time, even for an int64 without a name */
+	kv_set(&smt, "table.field.event.timestamp", "ts", NULL);
+	r = mk2(&smt, NULL, NULL, false);
+	row2_set(&row, 5, NULL);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_int_eq(rec.timestamp_ms, -1);
+	router_free(r);
+	kv_set(&smt, "table.field.event.timestamp", "big", NULL);
+	r = mk2(&smt, NULL, NULL, false);
+	row2_set(&row, 10, NULL);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_int_eq(rec.timestamp_ms, -1);
+	router_free(r);
+	/* ... but not for a column of another type */
+	kv_set(&smt, "table.field.event.timestamp", "tstz", NULL);
+	r = mk2(&smt, NULL, NULL, false);
+	row2_set(&row, 7, NULL);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_POISON);
+	router_free(r);
+	/* Debezium Server: the record timestamp is the producer's */
+	kv_set(&smt, "table.field.event.timestamp", "ts3", NULL);
+	r = mk2(&smt, NULL, NULL, true);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_int_eq(rec.timestamp_ms, -1);
+	router_free(r);
+	router_record_fini(&rec);
+	kv_fini(&smt);
+}
+END_TEST
+
+START_TEST(test_schema_version_and_defaults)
+{
+	struct kv smt = KV_INIT, off = KV_INIT;
+	struct router *r;
+	struct router_record rec;
+	struct row2 row;
+	char err[512];
+	const char *defaults[NC2] = { NULL };
+
+	/* reference §3.5 (b) with a version column = 3, and a NULL boolean DEFAULT false */
+	defaults[9] = "false";
+	kv_set(&smt, "table.fields.additional.placement", "type:envelope:t,deleted:envelope", NULL);
+	kv_set(&smt, "table.field.event.schema.version", "ver", NULL);
+	r = mk2(&smt, NULL, NULL, false);
+	router_record_init(&rec);
+	row2_init(&row, "{\"x\": 1}");
+	ck_assert_int_eq(route2(r, &row, defaults, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value),
+		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,"
+		"\"name\":\"io.debezium.data.Json\",\"version\":1,\"field\":\"payload\"},{\"type\":"
+		"\"string\",\"optional\":false,\"field\":\"t\"},{\"type\":\"boolean\",\"optional\":true,"
+		"\"default\":false,\"field\":\"deleted\"}],\"optional\":false,\"name\":"
+		"\"dbserver1.public.outbox.order.Value\",\"version\":3},\"payload\":{\"payload\":"
+		"\"{\\\"x\\\": 1}\",\"t\":\"OrderCreated\",\"deleted\":false}}");
+	/* NULL version: Debezium's getInt32 unboxing fails */
+	row2_set(&row, 8, NULL);
+	ck_assert_int_eq(route2(r, &row, defaults, &rec, err), ROUTER_POISON);
+	router_free(r);
+	/* replace.null.with.default=false changes nothing: the router already read the default */
+	kv_set(&off, "replace.null.with.default", "false", NULL);
+	kv_set(&off, "schemas.enable", "false", NULL);
+	kv_del(&smt, "table.field.event.schema.version");
+	kv_set(&smt, "table.fields.additional.placement", "deleted:envelope", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	ck_assert_int_eq(route2(r, &row, defaults, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"deleted\":false}");
+	/* without the DEFAULT the NULL stays */
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"deleted\":null}");
+	/* a function default is not a constant: no default */
+	defaults[9] = "now()";
+	ck_assert_int_eq(route2(r, &row, defaults, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"deleted\":null}");
+	router_free(r);
+	/* a quoted text default on the key column: the key schema carries it */
+	defaults[2] = "'it''s'::character varying";
+	row2_set(&row, 2, NULL);
+	r = mk2(&smt, NULL, NULL, false);
+	ck_assert_msg(route2(r, &row, defaults, &rec, err) == ROUTER_PUBLISH, "%s", err);
+	ck_assert_str_eq(buf_cstr(&rec.key), "{\"schema\":{\"type\":\"string\",\"optional\":false,"
+			 "\"default\":\"it's\"},\"payload\":\"it's\"}");
+	router_free(r);
+	router_record_fini(&rec);
+	kv_fini(&smt);
+	kv_fini(&off);
+}
+END_TEST
+
+START_TEST(test_missing_tombstone_placements)
+{
+	struct kv smt = KV_INIT, off = KV_INIT;
+	struct router *r;
+	struct router_record rec;
+	struct row2 row;
+	char err[512];
+
+	kv_set(&off, "schemas.enable", "false", NULL);
+	router_record_init(&rec);
+	row2_init(&row, "{\"x\": 1}");
+	/* table.field.additional.missing, and the legacy boolean it replaces */
+	kv_set(&smt, "table.fields.additional.placement", "nope:header,type:header:eventType", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_POISON);
+	ck_assert_ptr_nonnull(strstr(err, "nope"));
+	router_free(r);
+	kv_set(&smt, "table.field.additional.missing", " IGNORE", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_uint_eq(rec.nheaders, 2);
+	header_is(&rec, 1, "eventType", "OrderCreated");
+	router_free(r);
+	kv_del(&smt, "table.field.additional.missing");
+	kv_set(&smt, "table.fields.additional.error.on.missing", "false", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	router_free(r);
+	/* the new option wins over the legacy one */
+	kv_set(&smt, "table.field.additional.missing", "error", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_POISON);
+	router_free(r);
+	/* order and aliases: headers in list order, envelope fields in list order */
+	kv_fini(&smt);
+	kv_set(&smt, "table.fields.additional.placement",
+	       "ver:header:v, type:envelope:eventType, aggregateid:header, big:envelope, "
+	       "ver:partition:ignored, tracing:unused", NULL);
+	kv_set(&smt, "tracing.span.context.field", "tracing", NULL);
+	kv_set(&smt, "tracing.operation.name", "op", NULL);
+	kv_set(&smt, "tracing.with.context.field.only", "true", NULL);
+	kv_set(&smt, "table.field.additional.missing", "ignore", NULL);
+	{
+		char e2[512];
+		struct router_config cfg = { .topic_prefix = "p", .smt = &smt };
+
+		/* "unused" is no placement: refused at start */
+		ck_assert_int_eq(router_new(&cfg, &r, e2, sizeof(e2)), -EINVAL);
+	}
+	kv_set(&smt, "table.fields.additional.placement",
+	       "ver:header:v, type:envelope:eventType, aggregateid:header, big:envelope, "
+	       "ver:PARTITION:ignored", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_uint_eq(rec.nheaders, 3);
+	header_is(&rec, 0, "id", UUID);
+	header_is(&rec, 1, "v", "3");
+	header_is(&rec, 2, "aggregateid", "42");
+	ck_assert_str_eq(buf_cstr(&rec.value),
+			 "{\"payload\":\"{\\\"x\\\": 1}\",\"eventType\":\"OrderCreated\",\"big\":5}");
+	ck_assert_int_eq(rec.partition, 3);
+	/* NULL partition column: unassigned; NULL header: present with a null value */
+	row2_set(&row, 8, NULL);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_int_eq(rec.partition, -1);
+	header_is(&rec, 1, "v", NULL);
+	router_free(r);
+	/* partition on a non-int4 column fails per record */
+	kv_set(&smt, "table.fields.additional.placement", "big:partition", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_POISON);
+	router_free(r);
+	/* tombstones: blank text is empty, a bytea never is; key and headers stay */
+	kv_fini(&smt);
+	kv_set(&smt, "route.tombstone.on.empty.payload", "true", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	row2_init(&row, " \t\n ");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert(rec.value_null);
+	ck_assert_str_eq(buf_cstr(&rec.key), "\"42\"");
+	header_is(&rec, 0, "id", UUID);
+	row2_init(&row, "");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert(rec.value_null);
+	row2_init(&row, " x ");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert(!rec.value_null);
+	router_free(r);
+	kv_set(&smt, "table.field.event.payload", "bin", NULL);
+	r = mk2(&smt, JSON, &off, false);
+	row2_set(&row, 11, "\\x");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert(!rec.value_null);
+	ck_assert_str_eq(buf_cstr(&rec.value), "\"\"");
+	router_free(r);
+	router_record_fini(&rec);
+	kv_fini(&smt);
+	kv_fini(&off);
+}
+END_TEST
+
+START_TEST(test_table_and_schema_lists)
+{
+	struct router_config cfg = { .topic_prefix = "p", .table_exclude_list = "public\\.audit.*" };
+	struct router *r = NULL;
+	char err[512];
+
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(router_selects(r, "public", "outbox"));
+	ck_assert(!router_selects(r, "PUBLIC", "AuditLog"));
+	ck_assert(router_selects(r, "other", "audit"));
+	router_free(r);
+	cfg = (struct router_config){ .topic_prefix = "p", .schema_include_list = "app, inv\\,x" };
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(router_selects(r, "APP", "outbox"));
+	ck_assert(router_selects(r, "inv,x", "t"));
+	ck_assert(!router_selects(r, "public", "outbox"));
+	ck_assert(!router_selects(r, "app2", "outbox"));
+	router_free(r);
+	cfg = (struct router_config){ .topic_prefix = "p", .schema_exclude_list = "pg_.*",
+				      .table_include_list = ".*\\.outbox" };
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(router_selects(r, "public", "outbox"));
+	ck_assert(!router_selects(r, "pg_temp", "outbox"));
+	ck_assert(!router_selects(r, "public", "other"));
+	router_free(r);
+	cfg = (struct router_config){ .topic_prefix = "p", .schema_exclude_list = "(bad" };
+	ck_assert_int_eq(router_new(&cfg, &r, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "schema.exclude.list"));
+	cfg = (struct router_config){ .topic_prefix = "p", .table_exclude_list = "" };
+	ck_assert_int_eq(router_new(&cfg, &r, err, sizeof(err)), 0);
+	ck_assert(router_selects(r, "any", "table"));
+	router_free(r);
+}
+END_TEST
+
+START_TEST(test_server_flavour)
+{
+	struct kv smt = KV_INIT, hoff = KV_INIT;
+	struct router_config cfg = {
+		.topic_prefix = "dbserver1", .run_id = "11111111-2222-4333-8444-555555555555",
+		.smt = &smt, .server_flavour = true,
+	};
+	struct router *r = NULL;
+	struct router_record rec;
+	struct row2 row;
+	char err[512];
+	const char *id137 = "{\"schema\":{\"type\":\"string\",\"optional\":false,\"name\":"
+			    "\"io.debezium.data.Uuid\",\"version\":1},\"payload\":\"" UUID "\"}";
+
+	kv_set(&smt, "table.fields.additional.placement",
+	       "ver:partition,ver:header:v,deleted:header", NULL);
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	router_record_init(&rec);
+	row2_init(&row, "{\"x\": 1}");
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	/* default header format json, schemas on: the 137-byte id header of reference §3.6 */
+	ck_assert_uint_eq(rec.nheaders, 2);
+	header_is(&rec, 0, "id", id137);
+	ck_assert_uint_eq(rec.headers[0].value.len, 137);
+	header_is(&rec, 1, "v", "{\"schema\":{\"type\":\"int32\",\"optional\":true},\"payload\":3}");
+	/* partition placement ignored; "deleted" is NULL: dropped */
+	ck_assert_int_eq(rec.partition, -1);
+	router_free(r);
+	/* debezium.format.header.schemas.enable=false: the 38-byte quoted id */
+	kv_set(&hoff, "schemas.enable", "false", NULL);
+	cfg.header_converter_opts = &hoff;
+	cfg.extended_headers = true;
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_uint_eq(rec.nheaders, 6);
+	header_is(&rec, 0, "__debezium.context.connectorLogicalName", "\"dbserver1\"");
+	header_is(&rec, 4, "id", "\"" UUID "\"");
+	ck_assert_uint_eq(rec.headers[4].value.len, 38);
+	header_is(&rec, 5, "v", "3");
+	router_free(r);
+	router_record_fini(&rec);
+	kv_fini(&smt);
+	kv_fini(&hoff);
+}
+END_TEST
+
+START_TEST(test_binary_and_decimal_converters)
+{
+	struct kv smt = KV_INIT, bin = KV_INIT, num = KV_INIT;
+	struct router_config cfg = { .topic_prefix = "p", .smt = &smt };
+	struct router *r = NULL;
+	struct router_record rec;
+	struct row2 row;
+	char err[512];
+
+	router_record_init(&rec);
+	row2_init(&row, "{\"x\": 1}");
+	/* BinaryDataConverter: bytea raw, anything else through its delegate */
+	kv_set(&smt, "table.field.event.payload", "bin", NULL);
+	kv_set(&bin, "delegate.converter.type", JSON, NULL);
+	kv_set(&bin, "delegate.converter.type.schemas.enable", "false", NULL);
+	cfg.value_converter = cfg.key_converter = cfg.header_converter =
+		"io.debezium.converters.BinaryDataConverter";
+	cfg.value_converter_opts = cfg.key_converter_opts = cfg.header_converter_opts = &bin;
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_uint_eq(rec.value.len, 5);
+	ck_assert_mem_eq(rec.value.data, "\x00\x01\xfe\xff\x41", 5);
+	ck_assert_str_eq(buf_cstr(&rec.key), "\"42\"");
+	header_is(&rec, 0, "id", "\"" UUID "\"");
+	row2_set(&row, 11, NULL);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert(rec.value_null);
+	router_free(r);
+	/* no delegate: only bytes can be written */
+	cfg.key_converter = cfg.header_converter = NULL;
+	cfg.key_converter_opts = cfg.header_converter_opts = NULL;
+	cfg.value_converter_opts = NULL;
+	kv_set(&smt, "table.field.event.payload", "payload", NULL);
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_POISON);
+	ck_assert_ptr_nonnull(strstr(err, "delegate.converter.type"));
+	router_free(r);
+	/* decimal.format on a numeric(10,2) envelope field */
+	cfg.value_converter = JSON;
+	kv_set(&smt, "table.fields.additional.placement", "amount:envelope", NULL);
+	kv_set(&num, "decimal.format", "NUMERIC", NULL);
+	kv_set(&num, "schemas.enable", "false", NULL);
+	cfg.value_converter_opts = &num;
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"amount\":12.34}");
+	router_free(r);
+	kv_set(&num, "decimal.format", "BASE64", NULL);
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"amount\":\"BNI=\"}");
+	router_free(r);
+	router_record_fini(&rec);
+	kv_fini(&smt);
+	kv_fini(&bin);
+	kv_fini(&num);
+}
+END_TEST
+
 static Suite *
 router_suite(void)
 {
@@ -429,6 +1087,19 @@ router_suite(void)
 	tc = tcase_create("config");
 	tcase_add_test(tc, test_config_errors);
 	tcase_add_test(tc, test_table_include_list);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("expand");
+	tcase_add_loop_test(tc, test_expand_json_payload, 0,
+			    (int)(sizeof(expand_cases) / sizeof(expand_cases[0])));
+	tcase_add_test(tc, test_expand_options);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("options");
+	tcase_add_test(tc, test_event_timestamp);
+	tcase_add_test(tc, test_schema_version_and_defaults);
+	tcase_add_test(tc, test_missing_tombstone_placements);
+	tcase_add_test(tc, test_table_and_schema_lists);
+	tcase_add_test(tc, test_server_flavour);
+	tcase_add_test(tc, test_binary_and_decimal_converters);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regex");
 	tcase_add_test(tc, test_regex_router_semantics);
