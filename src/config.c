@@ -597,11 +597,12 @@ finish_errors(struct ctx *c)
 		free(t);
 		return -EINVAL;
 	}
-	if (strcmp(t, "all") == 0) {
-		/* With dead-letter topics (a later version) this becomes "unless one is set". */
+	if (strcmp(t, "all") == 0 && !cfg->dlq_topic) {
 		config_seterr(c, "%s: errors.tolerance: \"all\" makes Kafka Connect skip a failing source "
-			      "record silently, losing the outbox event; outboxd halts on such a row "
-			      "instead, naming it; remove errors.tolerance", e->origin);
+			      "record silently, losing the outbox event; set "
+			      "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter "
+			      "topic, or remove errors.tolerance (outboxd then halts on such a row, "
+			      "naming it)", e->origin);
 		free(t);
 		return -EINVAL;
 	}
@@ -626,8 +627,6 @@ static const struct refusal unimplemented[] = {
 static int
 finish_unimplemented(struct ctx *c)
 {
-	const struct cfgsrc *src = c->src;
-
 	for (size_t i = 0; i < sizeof(unimplemented) / sizeof(unimplemented[0]); i++) {
 		const struct refusal *u = &unimplemented[i];
 		const struct kv_entry *e = kv_find(&c->cfg->connector, u->key);
@@ -645,15 +644,6 @@ finish_unimplemented(struct ctx *c)
 			config_seterr(c, "%s: %s: %s", e->origin, u->key, u->why);
 			return -EINVAL;
 		}
-	}
-	if (c->cfg->dlq_topic) {
-		const struct kv_entry *e = kv_find(&src->outboxd, "outboxd.errors.deadletterqueue.topic.name");
-
-		config_seterr(c, "%s: outboxd.errors.deadletterqueue.topic.name: dead-letter topics are "
-			      "not supported by this version of outboxd; a poison row halts it with a "
-			      "message naming the row; remove the setting",
-			      e && e->origin ? e->origin : "configuration");
-		return -EINVAL;
 	}
 	return 0;
 }

@@ -266,6 +266,7 @@ cmd_run(int nfiles, char **files)
 			.backoff_max_ms = cfg->restart_backoff_max_ms,
 			.halt_after_failures = (int)cfg->halt_after_failures,
 			.stall_warn_ms = cfg->stall_warn_ms,
+			.dlq_topic = cfg->dlq_topic,
 			.metrics = metrics,
 		};
 

@@ -63,6 +63,10 @@ struct session {
 	bool pending;		/* rec is routed but waits for producer queue space */
 	uint64_t pending_seq;
 	uint64_t cur_seq;	/* the open transaction's acktrack sequence, or 0 */
+	/* the row being routed (valid inside on_row only), for a dead-letter record */
+	const struct relcache_rel *cur_rel;
+	const struct relinfo *cur_ri;
+	const struct pgoutput_tuple *cur_tup;
 	lsn_t cur_final_lsn;	/* its commit LSN (from Begin), for messages naming a row */
 	lsn_t last_flush_sent;
 	int64_t next_status_us, last_rx_us, probe_deadline_us;
@@ -324,6 +328,8 @@ record_id(const struct router_record *r)
 	return "(unknown)";
 }
 
+static enum outcome send_dead_letter(struct session *s, const char *reason, bool keep_value);
+
 /* Hands the routed record to the producer; on a full queue keeps it and pauses reading. */
 static enum outcome
 produce_record(struct session *s, uint64_t seq)
@@ -378,9 +384,11 @@ produce_record(struct session *s, uint64_t seq)
 	}
 	if (rc == -EMSGSIZE) {
 		snprintf(err, sizeof(err), "the record for topic %s is larger than message.max.bytes "
-			 "(%lld); raise producer.max.request.size and the topic's max.message.bytes, "
-			 "then start outboxd again", pr.topic,
-			 (long long)producer_max_message_bytes(s->prod));
+			 "(%lld); raise producer.max.request.size and the topic's max.message.bytes",
+			 pr.topic, (long long)producer_max_message_bytes(s->prod));
+		if (s->p->dlq_topic && s->cur_tup && strcmp(pr.topic, s->p->dlq_topic) != 0) {
+			return send_dead_letter(s, err, false);
+		}
 		halt_row(s, record_id(r), err);
 		return OUT_HALT;
 	}
@@ -400,6 +408,28 @@ halt_on(struct session *s, const struct relcache_rel *rel, const struct pgoutput
 	return OUT_HALT;
 }
 
+/*
+ * outboxd.errors.deadletterqueue.topic.name: the poison row goes to the dead-letter topic
+ * instead of halting, and counts as delivered once that record is acknowledged.
+ */
+static enum outcome
+send_dead_letter(struct session *s, const char *reason, bool keep_value)
+{
+	char lsn[LSN_STRLEN];
+	struct router_dead_letter_info info = { .topic = s->p->dlq_topic, .reason = reason,
+						.commit_lsn = lsn_format(s->cur_final_lsn, lsn),
+						.keep_value = keep_value };
+	struct buf id = BUF_INIT;
+
+	router_row_id(s->p->router, s->cur_rel, s->cur_tup, &id);
+	log_warn(MOD, "poison row id=%s committing at %s sent to dead-letter topic %s: %s",
+		 buf_cstr(&id), lsn, s->p->dlq_topic, reason);
+	buf_fini(&id);
+	router_dead_letter(s->p->router, s->cur_rel, s->cur_ri->notnull,
+			   (const char *const *)s->cur_ri->defaults, s->cur_tup, &info, &s->rec);
+	return produce_record(s, s->cur_seq);
+}
+
 /* An Insert, Update or Delete on a relation. */
 static enum outcome
 on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *tup)
@@ -407,6 +437,7 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 	struct relcache_rel *rel = relcache_get(s->rc, relid);
 	struct relinfo *ri;
 	enum router_verdict v = ROUTER_DROP;
+	enum outcome o;
 	char err[1024] = "";
 
 	if (!rel) {
@@ -427,9 +458,18 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 			 &s->rec, &v, err, sizeof(err)) < 0) {
 		return halt_on(s, rel, tup, err);
 	}
+	s->cur_rel = rel;
+	s->cur_ri = ri;
+	s->cur_tup = tup;
 	switch (v) {
 	case ROUTER_PUBLISH:
-		return produce_record(s, s->cur_seq);
+		o = produce_record(s, s->cur_seq);
+		s->cur_tup = NULL;
+		return o;
+	case ROUTER_POISON:
+		o = s->p->dlq_topic ? send_dead_letter(s, err, true) : halt_on(s, rel, tup, err);
+		s->cur_tup = NULL;
+		return o;
 	case ROUTER_DROP:
 		return OUT_OK;
 	case ROUTER_DROP_WARN:
@@ -441,7 +481,6 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 		metrics_skipped(s->p->metrics, METRICS_SKIP_UPDATE);
 		return OUT_OK;
 	case ROUTER_HALT:
-	case ROUTER_POISON:
 	default:
 		return halt_on(s, rel, tup, err);
 	}

@@ -729,3 +729,62 @@ router_row_id(const struct router *r, const struct relcache_rel *rel,
 		buf_add(out, tup->cols[i].value.p, tup->cols[i].value.len);
 	}
 }
+
+/* The raw text of column @name, or NULL (absent or SQL NULL). */
+static const struct slice *
+raw_column(const struct relcache_rel *rel, const struct pgoutput_tuple *tup, const char *name)
+{
+	int i = tup ? find_col(rel, name) : -1;
+
+	if (i < 0 || i >= tup->ncols || (tup->cols[i].kind != 't' && tup->cols[i].kind != 'b')) {
+		return NULL;
+	}
+	return &tup->cols[i].value;
+}
+
+static void
+add_text_header(struct router_record *out, const char *name, const char *p, size_t len)
+{
+	struct router_header *h = add_header(out, name);
+
+	buf_reset(&h->value);
+	buf_add(&h->value, p, len);
+}
+
+void
+router_dead_letter(struct router *r, const struct relcache_rel *rel, const bool *notnull,
+		   const char *const *defaults, const struct pgoutput_tuple *tup,
+		   const struct router_dead_letter_info *info, struct router_record *out)
+{
+	const struct slice *key = raw_column(rel, tup, r->col_key);
+	const struct slice *id = raw_column(rel, tup, r->col_id);
+	const struct slice *payload = raw_column(rel, tup, r->col_payload);
+	char err[256];
+
+	router_record_reset(out);
+	buf_add_str(&out->topic, info->topic);
+	r->defaults = defaults;
+	/* The key the record would have had; its raw text when even that cannot be converted. */
+	if (!tup || column(r, rel, notnull, tup, r->col_key, SLOT_KEY, err, sizeof(err)) != 0 ||
+	    convert_write(r->key_conv, &r->vals[SLOT_KEY].v, &out->key, &out->key_null, err,
+			  sizeof(err)) < 0) {
+		buf_reset(&out->key);
+		out->key_null = key == NULL;
+		if (key) {
+			buf_add(&out->key, key->p, key->len);
+		}
+	}
+	out->value_null = !payload || !info->keep_value;
+	if (!out->value_null) {
+		buf_add(&out->value, payload->p, payload->len);
+	}
+	if (id) {
+		add_text_header(out, "id", id->p, id->len);
+	}
+	add_text_header(out, "__outboxd.error.reason", info->reason, strlen(info->reason));
+	add_text_header(out, "__outboxd.error.commit.lsn", info->commit_lsn,
+			strlen(info->commit_lsn));
+	add_text_header(out, "__outboxd.error.table", rel->nspname, strlen(rel->nspname));
+	buf_add_char(&out->headers[out->nheaders - 1].value, '.');
+	buf_add_str(&out->headers[out->nheaders - 1].value, rel->relname);
+}

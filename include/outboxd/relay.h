@@ -29,6 +29,7 @@ struct relay_params {
 	int64_t backoff_max_ms;	       /* outboxd.restart.backoff.max.ms */
 	int halt_after_failures;       /* outboxd.halt.after.failures */
 	int64_t stall_warn_ms;	       /* outboxd.stall.warn.ms */
+	const char *dlq_topic;	       /* outboxd.errors.deadletterqueue.topic.name, or NULL */
 	struct metrics *metrics;       /* borrowed; updated as the relay works */
 };
 

@@ -146,4 +146,23 @@ int router_route(struct router *r, const struct relcache_rel *rel, const bool *n
 void router_row_id(const struct router *r, const struct relcache_rel *rel,
 		   const struct pgoutput_tuple *tup, struct buf *out);
 
+/* What a dead-letter record says about the row it stands for. Borrowed strings. */
+struct router_dead_letter_info {
+	const char *topic;	/* outboxd.errors.deadletterqueue.topic.name */
+	const char *reason;	/* why the row could not be published, and the fix */
+	const char *commit_lsn; /* its transaction's commit LSN, %X/%X */
+	bool keep_value;	/* false when the value itself was the problem (too large) */
+};
+
+/**
+ * router_dead_letter() - the dead-letter record for a poison row: @info->topic, the key the
+ * record would have had (its raw key column text when even the key cannot be converted), the
+ * raw payload column text as value (null without @info->keep_value), headers `id` (the row id),
+ * `__outboxd.error.reason`, `__outboxd.error.commit.lsn` and `__outboxd.error.table`.
+ * @rel, @notnull, @defaults, @tup: as for router_route(). @out: reset, then filled.
+ */
+void router_dead_letter(struct router *r, const struct relcache_rel *rel, const bool *notnull,
+			const char *const *defaults, const struct pgoutput_tuple *tup,
+			const struct router_dead_letter_info *info, struct router_record *out);
+
 #endif

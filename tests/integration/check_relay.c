@@ -711,6 +711,52 @@ START_TEST(test_poison_row_halts_and_is_not_skipped)
 }
 END_TEST
 
+/* With a dead-letter topic, a poison row goes there (same key, reason in headers) and counts
+ * as delivered: the relay goes on. */
+START_TEST(test_poison_row_to_dead_letter_topic)
+{
+	static const char *const id = "0badc0de-0000-4000-8000-000000000002";
+	struct relayfix f;
+	struct buf q = BUF_INIT, extra = BUF_INIT;
+	struct itest_record *recs;
+	char *dlq;
+	const void *hv;
+	size_t hl, n;
+
+	relayfix_init(&f, _i == 1);
+	dlq = relayfix_aggtype(&f, "dlq");
+	setup_types(&f);
+	buf_add_fmt(&extra, "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=%s", dlq);
+	relayfix_config(&f, NULL, buf_cstr(&extra));
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	buf_add_fmt(&q, "ALTER TABLE %s.outbox ALTER aggregatetype DROP NOT NULL; "
+			"INSERT INTO %s.outbox VALUES ('%s', NULL, 'agg-7', 'T', '{\"a\": 1}')",
+		    f.name, f.name, id);
+	sql(f.pg, buf_cstr(&q));
+	insert_load(&f, f.pg, 0, 2, 10);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 60), 0);
+	n = itest_consume_all(dlq, 1, 30000, &recs);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(recs[0].key, "\"agg-7\"");
+	ck_assert_str_eq(recs[0].value, "{\"a\": 1}");
+	ck_assert_int_eq(rd_kafka_header_get_last(recs[0].headers, "id", &hv, &hl), 0);
+	ck_assert_int_eq(memcmp(hv, id, 36), 0);
+	ck_assert_int_eq(rd_kafka_header_get_last(recs[0].headers, "__outboxd.error.reason", &hv,
+						  &hl), 0);
+	ck_assert_msg(memmem(hv, hl, "is NULL", 7) != NULL, "%.*s", (int)hl, (const char *)hv);
+	itest_records_free(recs, n);
+	ck_assert_uint_eq(check_topics(&f, 20, 30000).distinct, 20);
+	ck_assert(relayfix_wait_log(&f, "sent to dead-letter topic", 5));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&q);
+	buf_fini(&extra);
+	free(dlq);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 /*
  * snapshot.mode=initial with outboxd.slot.create=true and no slot: the rows already in the
  * outbox are published from the slot's exported snapshot, then streaming continues without a
@@ -773,6 +819,7 @@ relay_suite(void)
 	tcase_add_loop_test(flow, test_partitions_match_java, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_halts_and_is_not_skipped, 0, 2);
 	tcase_add_loop_test(flow, test_initial_snapshot, 0, 2);
+	tcase_add_loop_test(flow, test_poison_row_to_dead_letter_topic, 0, 2);
 	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
 	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);

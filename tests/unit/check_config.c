@@ -426,8 +426,9 @@ START_TEST(test_rejected_keys)
 		   "io.debezium.transforms.outbox.EventRouter only");
 	pair_fails("", "errors.tolerance=all\n",
 		   "connector.properties:13: errors.tolerance: \"all\" makes Kafka Connect skip a failing "
-		   "source record silently, losing the outbox event; outboxd halts on such a row instead, "
-		   "naming it; remove errors.tolerance");
+		   "source record silently, losing the outbox event; set "
+		   "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter topic, or "
+		   "remove errors.tolerance (outboxd then halts on such a row, naming it)");
 	/* Features of later versions are refused, never silently ignored. */
 	pair_fails("", "heartbeat.interval.ms=5000\n",
 		   "connector.properties:13: heartbeat.interval.ms: heartbeat records are not produced by "
@@ -457,11 +458,11 @@ END_TEST
 
 START_TEST(test_errors_tolerance_with_dlq)
 {
-	/* Dead-letter topics come with a later version: refused, so nobody relies on them. */
-	pair_fails("", "outboxd.errors.deadletterqueue.topic.name=dlq\n",
-		   "connector.properties:13: outboxd.errors.deadletterqueue.topic.name: dead-letter "
-		   "topics are not supported by this version of outboxd; a poison row halts it with a "
-		   "message naming the row; remove the setting");
+	struct config *cfg = pair_ok("", "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=dlq\n", NULL);
+
+	ck_assert_str_eq(cfg->errors_tolerance, "all");
+	ck_assert_str_eq(cfg->dlq_topic, "dlq");
+	config_free(cfg);
 }
 END_TEST
 
