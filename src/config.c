@@ -611,43 +611,6 @@ finish_errors(struct ctx *c)
 	return 0;
 }
 
-/*
- * Settings this version accepts in the vocabulary but does not implement yet: refused with the
- * reason, so that nobody believes they act (a feature is either real or absent).
- */
-static const struct refusal unimplemented[] = {
-	{ "heartbeat.interval.ms", "0", "heartbeat records are not produced by this version of "
-	  "outboxd; the slot advances without them (idle keepalives are confirmed); set 0 or remove it" },
-	{ "heartbeat.action.query", NULL, "this version of outboxd does not run a heartbeat query; "
-	  "remove it" },
-	{ "database.initial.statements", NULL, "this version of outboxd does not run initial "
-	  "statements; remove it" },
-};
-
-static int
-finish_unimplemented(struct ctx *c)
-{
-	for (size_t i = 0; i < sizeof(unimplemented) / sizeof(unimplemented[0]); i++) {
-		const struct refusal *u = &unimplemented[i];
-		const struct kv_entry *e = kv_find(&c->cfg->connector, u->key);
-		char *v;
-		bool allowed;
-
-		if (!e) {
-			continue;
-		}
-		v = config_trimmed(e->value);
-		/* u->value, when set, is the one value that is accepted (the default). */
-		allowed = u->value ? strcmp(v, u->value) == 0 : *v == '\0';
-		free(v);
-		if (!allowed) {
-			config_seterr(c, "%s: %s: %s", e->origin, u->key, u->why);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
 static int
 load(struct ctx *c)
 {
@@ -672,7 +635,6 @@ load(struct ctx *c)
 	r = r ? r : finish_connector(c);
 	r = r ? r : finish_errors(c);
 	r = r ? r : config_kafka_finish(c);
-	r = r ? r : finish_unimplemented(c);
 	return r;
 }
 

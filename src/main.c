@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "outboxd/buf.h"
 #include "outboxd/config.h"
 #include "outboxd/failpoint.h"
 #include "outboxd/http.h"
@@ -179,7 +180,8 @@ prepare_slot(const struct config *cfg, const struct kv *prod, struct router *rou
 	struct snapshot_params sp = { .pg = &cfg->pg_conn, .slot = cfg->slot_name,
 				      .publication = cfg->publication_name, .producer = prod,
 				      .router = router, .signal_fd = sfd,
-				      .create = cfg->slot_create };
+				      .create = cfg->slot_create,
+				      .initial_statements = cfg->database_initial_statements };
 	enum pgconn_failure f;
 	PGconn *c = NULL;
 	char err[1024], at[LSN_STRLEN];
@@ -225,6 +227,7 @@ cmd_run(int nfiles, char **files)
 	struct metrics *metrics = metrics_new();
 	struct http *http = NULL;
 	struct kv prod = KV_INIT;
+	struct buf hb_topic = BUF_INIT;
 	char rid[37], err[512];
 	int sfd = -1, rc = EXIT_USAGE;
 
@@ -252,6 +255,8 @@ cmd_run(int nfiles, char **files)
 	if ((rc = prepare_slot(cfg, &prod, router, sfd)) >= 0) {
 		goto out;
 	}
+	buf_add_fmt(&hb_topic, "%s%s%s", cfg->topic_heartbeat_prefix, cfg->topic_delimiter,
+		    cfg->topic_prefix);
 	{
 		struct relay_params p = {
 			.pg = &cfg->pg_conn,
@@ -267,6 +272,10 @@ cmd_run(int nfiles, char **files)
 			.halt_after_failures = (int)cfg->halt_after_failures,
 			.stall_warn_ms = cfg->stall_warn_ms,
 			.dlq_topic = cfg->dlq_topic,
+			.heartbeat_interval_ms = cfg->heartbeat_interval_ms,
+			.heartbeat_topic = buf_cstr(&hb_topic),
+			.heartbeat_query = cfg->heartbeat_action_query,
+			.initial_statements = cfg->database_initial_statements,
 			.metrics = metrics,
 		};
 
@@ -278,6 +287,7 @@ out:
 	}
 	http_stop(http);
 	metrics_free(metrics);
+	buf_fini(&hb_topic);
 	kv_fini(&prod);
 	router_free(router);
 	config_free(cfg);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "outboxd/buf.h"
+#include "outboxd/errbuf.h"
 #include "outboxd/mem.h"
 
 /*
@@ -136,4 +138,41 @@ pgconn_open(const struct kv *params, bool replication, PGconn **ret,
 	pgconn_error_line(c, errbuf, errlen);
 	PQfinish(c);
 	return -EIO;
+}
+
+int
+pgconn_run_statements(PGconn *c, const char *statements, char *errbuf, size_t errlen)
+{
+	struct buf stmt = BUF_INIT;
+	const char *p = statements;
+	int rc = 0;
+
+	while (rc == 0 && p && *p) {
+		PGresult *r;
+		char err[512];
+
+		buf_reset(&stmt);
+		for (; *p && !(*p == ';' && p[1] != ';'); p++) {
+			buf_add_char(&stmt, *p);
+			if (*p == ';') {
+				p++; /* ";;" is one literal ';' */
+			}
+		}
+		if (*p == ';') {
+			p++;
+		}
+		if (strspn(buf_cstr(&stmt), " \t\r\n") == stmt.len) {
+			continue;
+		}
+		r = PQexec(c, buf_cstr(&stmt));
+		if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+			pgconn_result_line(r, err, sizeof(err));
+			errbuf_set(errbuf, errlen, "database.initial.statements: \"%.200s\" failed: %s",
+				   buf_cstr(&stmt), err);
+			rc = -EIO;
+		}
+		PQclear(r);
+	}
+	buf_fini(&stmt);
+	return rc;
 }

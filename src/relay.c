@@ -58,6 +58,9 @@ struct session {
 	struct relcache *rc;
 	struct pgoutput_decoder dec;
 	struct router_record rec;
+	struct router_record hb;	/* the heartbeat record, apart from a waiting row record */
+	int64_t next_heartbeat_us;
+	bool hb_query_busy;		/* heartbeat.action.query sent, results not read yet */
 	struct producer_header *hdrs; /* the record's headers as the producer takes them */
 	size_t hdrs_cap;
 	bool pending;		/* rec is routed but waits for producer queue space */
@@ -216,6 +219,9 @@ session_open(struct session *s)
 	if (pgconn_open(s->p->pg, false, &s->sql, &cf, s->why, sizeof(s->why)) < 0) {
 		return cf == PGCONN_PRECONDITION ? OUT_PRECONDITION : OUT_RESTART;
 	}
+	if (pgconn_run_statements(s->sql, s->p->initial_statements, s->why, sizeof(s->why)) < 0) {
+		return OUT_PRECONDITION;
+	}
 	if ((o = check_preconditions(s, &confirmed)) != OUT_OK) {
 		return o;
 	}
@@ -239,6 +245,7 @@ session_open(struct session *s)
 	log_info(MOD, "streaming slot \"%s\" from its confirmed_flush_lsn %s", s->p->slot,
 		 lsn_format(confirmed, at));
 	s->last_ack_us = s->last_rx_us;
+	s->next_heartbeat_us = s->last_rx_us + s->p->heartbeat_interval_ms * 1000;
 	metrics_set_state(s->p->metrics, METRICS_STATE_STREAMING, NULL);
 	return OUT_OK;
 }
@@ -269,6 +276,7 @@ session_close(struct session *s, bool orderly)
 	s->cur_seq = 0;
 	s->delivery_failed = false;
 	s->closing = false;
+	s->hb_query_busy = false;
 }
 
 /* A Relation message: cache it and decide once whether its rows are outbox rows. */
@@ -330,11 +338,10 @@ record_id(const struct router_record *r)
 
 static enum outcome send_dead_letter(struct session *s, const char *reason, bool keep_value);
 
-/* Hands the routed record to the producer; on a full queue keeps it and pauses reading. */
-static enum outcome
-produce_record(struct session *s, uint64_t seq)
+/* The producer's view of @r: borrowed pointers into it (headers into s->hdrs). */
+static struct producer_record
+producer_view(struct session *s, const struct router_record *r)
 {
-	const struct router_record *r = &s->rec;
 	struct producer_record pr = {
 		.topic = buf_cstr(&r->topic),
 		.key = r->key_null ? NULL : buf_cstr(&r->key),
@@ -345,8 +352,6 @@ produce_record(struct session *s, uint64_t seq)
 		.partition = r->partition,
 		.timestamp_ms = r->timestamp_ms < 0 ? 0 : r->timestamp_ms,
 	};
-	char err[512];
-	int rc;
 
 	if (s->hdrs_cap < r->nheaders) {
 		s->hdrs_cap = r->nheaders;
@@ -360,6 +365,18 @@ produce_record(struct session *s, uint64_t seq)
 		};
 	}
 	pr.headers = s->hdrs;
+	return pr;
+}
+
+/* Hands the routed record to the producer; on a full queue keeps it and pauses reading. */
+static enum outcome
+produce_record(struct session *s, uint64_t seq)
+{
+	const struct router_record *r = &s->rec;
+	struct producer_record pr = producer_view(s, r);
+	char err[512];
+	int rc;
+
 	rc = producer_send(s->prod, &pr, (void *)(uintptr_t)seq, err, sizeof(err));
 	if (rc == 0) {
 		int64_t now = now_us();
@@ -687,6 +704,9 @@ poll_timeout_ms(const struct session *s, int64_t now)
 	if (s->pending && until > 100000) {
 		until = 100000; /* retry the waiting record at least every 100 ms */
 	}
+	if (s->p->heartbeat_interval_ms && s->next_heartbeat_us - now < until) {
+		until = s->next_heartbeat_us - now;
+	}
 	if (until > 1000000) {
 		until = 1000000; /* the stall watchdog and the gauges look once a second */
 	}
@@ -721,6 +741,78 @@ watch_stall(struct session *s, int64_t now)
 		metrics_set_stalled(s->p->metrics, false, NULL);
 		s->next_stall_warn_us = 0;
 	}
+}
+
+/* Reads what heartbeat.action.query returned, without blocking. */
+static enum outcome
+heartbeat_query_results(struct session *s)
+{
+	PGresult *r;
+	char err[512];
+
+	if (!s->hb_query_busy) {
+		return OUT_OK;
+	}
+	if (PQconsumeInput(s->sql) == 0) {
+		pgconn_error_line(s->sql, s->why, sizeof(s->why));
+		return OUT_RESTART;
+	}
+	while (!PQisBusy(s->sql)) {
+		const char *state;
+
+		if (!(r = PQgetResult(s->sql))) {
+			s->hb_query_busy = false;
+			return OUT_OK;
+		}
+		state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+		if (PQresultStatus(r) == PGRES_FATAL_ERROR) {
+			pgconn_result_line(r, err, sizeof(err));
+			/* As Debezium (DBZ-9247): a missing table fails, other errors are logged. */
+			if (state && strcmp(state, "42P01") == 0) {
+				snprintf(s->why, sizeof(s->why), "heartbeat.action.query failed: %s; "
+					 "create the table or fix the query", err);
+				PQclear(r);
+				return OUT_HALT;
+			}
+			log_warn(MOD, "heartbeat.action.query failed: %s; it runs again at the next "
+				 "heartbeat", err);
+		}
+		PQclear(r);
+	}
+	return OUT_OK;
+}
+
+/* heartbeat.interval.ms: a heartbeat record as Debezium writes it, and the action query. */
+static enum outcome
+heartbeat(struct session *s, int64_t now)
+{
+	struct producer_record pr;
+	struct timespec ts;
+	char err[512];
+
+	if (!s->p->heartbeat_interval_ms || now < s->next_heartbeat_us) {
+		return heartbeat_query_results(s);
+	}
+	s->next_heartbeat_us = now + s->p->heartbeat_interval_ms * 1000;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (router_heartbeat(s->p->router, s->p->heartbeat_topic,
+			     (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, &s->hb, err,
+			     sizeof(err)) < 0) {
+		snprintf(s->why, sizeof(s->why), "heartbeat record: %s", err);
+		return OUT_HALT;
+	}
+	pr = producer_view(s, &s->hb);
+	/* Opaque 0 belongs to no transaction: its report confirms nothing. A full queue skips a
+	 * beat. */
+	(void)producer_send(s->prod, &pr, NULL, NULL, 0);
+	if (s->p->heartbeat_query && !s->hb_query_busy) {
+		if (PQsendQuery(s->sql, s->p->heartbeat_query) == 0) {
+			pgconn_error_line(s->sql, s->why, sizeof(s->why));
+			return OUT_RESTART;
+		}
+		s->hb_query_busy = true;
+	}
+	return heartbeat_query_results(s);
 }
 
 static void
@@ -765,6 +857,9 @@ turn(struct session *s)
 		return o;
 	}
 	now = now_us();
+	if ((o = heartbeat(s, now)) != OUT_OK) {
+		return o;
+	}
 	watch_stall(s, now);
 	publish_gauges(s);
 	if (s->probe_deadline_us && now > s->probe_deadline_us) {
@@ -813,6 +908,12 @@ session_run(struct session *s)
 		metrics_set_state(s->p->metrics, METRICS_STATE_STOPPING, NULL);
 		shutdown_flush(s);
 		o = OUT_STOP;
+	} else if (o == OUT_HALT && s->prod && s->stream) {
+		/*
+		 * What was produced before the row that halts is delivered and confirmed, as
+		 * Debezium's producer sends the records before the one its task fails on.
+		 */
+		shutdown_flush(s);
 	}
 	return o;
 }
@@ -853,6 +954,7 @@ relay_run(const struct relay_params *p, int signal_fd)
 	int same_fail = 0;
 
 	router_record_init(&s.rec);
+	router_record_init(&s.hb);
 	for (;;) {
 		int64_t started = now_us();
 		enum outcome o = session_run(&s);
@@ -889,6 +991,7 @@ relay_run(const struct relay_params *p, int signal_fd)
 							    : backoff * 2;
 	}
 	router_record_fini(&s.rec);
+	router_record_fini(&s.hb);
 	free(s.hdrs);
 	return ret;
 }

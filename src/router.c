@@ -788,3 +788,28 @@ router_dead_letter(struct router *r, const struct relcache_rel *rel, const bool 
 	buf_add_char(&out->headers[out->nheaders - 1].value, '.');
 	buf_add_str(&out->headers[out->nheaders - 1].value, rel->relname);
 }
+
+int
+router_heartbeat(struct router *r, const char *topic, int64_t now_ms, struct router_record *out,
+		 char *errbuf, size_t errlen)
+{
+	struct cvalue server = { .type = CVALUE_STRING, .field = "serverName",
+				 .u.s = slice_from_str(r->topic_prefix) };
+	struct cvalue ts = { .type = CVALUE_INT64, .field = "ts_ms", .u.i = now_ms };
+	const struct cvalue key = { .type = CVALUE_STRUCT,
+				    .name = "io.debezium.connector.common.ServerNameKey",
+				    .version = 1, .u.fields = { &server, 1 } };
+	const struct cvalue value = { .type = CVALUE_STRUCT,
+				      .name = "io.debezium.connector.common.Heartbeat",
+				      .version = 1, .u.fields = { &ts, 1 } };
+
+	router_record_reset(out);
+	buf_add_str(&out->topic, topic);
+	/* Debezium's heartbeat SourceRecord names partition 0 and carries no headers. */
+	out->partition = r->server ? -1 : 0;
+	if (convert_write(r->key_conv, &key, &out->key, &out->key_null, errbuf, errlen) < 0 ||
+	    convert_write(r->value_conv, &value, &out->value, &out->value_null, errbuf, errlen) < 0) {
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -468,8 +468,10 @@ snapshot_run(const struct snapshot_params *p)
 	enum snapshot_result res;
 	char err[512];
 
-	if (pgconn_open(p->pg, false, &s.sql, NULL, err, sizeof(err)) < 0) {
+	if (pgconn_open(p->pg, false, &s.sql, NULL, err, sizeof(err)) < 0 ||
+	    pgconn_run_statements(s.sql, p->initial_statements, err, sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);
+		PQfinish(s.sql);
 		return SNAPSHOT_PRECONDITION;
 	}
 	router_record_init(&s.rec);

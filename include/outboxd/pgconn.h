@@ -38,4 +38,11 @@ void pgconn_error_line(PGconn *c, char *errbuf, size_t errlen);
 /* pgconn_result_line() - a failed result's message as one line, with SQLSTATE, into @errbuf. */
 void pgconn_result_line(const PGresult *r, char *errbuf, size_t errlen);
 
+/**
+ * pgconn_run_statements() - run database.initial.statements on @c: statements separated by
+ * ';', with ';;' standing for a literal ';' (Debezium's rule). NULL or "" runs nothing.
+ * Return: 0, or -EIO with the failing statement's error in @errbuf.
+ */
+int pgconn_run_statements(PGconn *c, const char *statements, char *errbuf, size_t errlen);
+
 #endif

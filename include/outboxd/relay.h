@@ -30,6 +30,10 @@ struct relay_params {
 	int halt_after_failures;       /* outboxd.halt.after.failures */
 	int64_t stall_warn_ms;	       /* outboxd.stall.warn.ms */
 	const char *dlq_topic;	       /* outboxd.errors.deadletterqueue.topic.name, or NULL */
+	int64_t heartbeat_interval_ms; /* heartbeat.interval.ms, 0 = off */
+	const char *heartbeat_topic;   /* topic.heartbeat.prefix + topic.delimiter + topic.prefix */
+	const char *heartbeat_query;   /* heartbeat.action.query, or NULL */
+	const char *initial_statements; /* database.initial.statements, or NULL */
 	struct metrics *metrics;       /* borrowed; updated as the relay works */
 };
 

@@ -146,6 +146,17 @@ int router_route(struct router *r, const struct relcache_rel *rel, const bool *n
 void router_row_id(const struct router *r, const struct relcache_rel *rel,
 		   const struct pgoutput_tuple *tup, struct buf *out);
 
+/**
+ * router_heartbeat() - the heartbeat record Debezium writes every heartbeat.interval.ms:
+ * @topic (topic.heartbeat.prefix + topic.delimiter + topic.prefix), partition 0, key
+ * io.debezium.connector.common.ServerNameKey {serverName = topic.prefix}, value
+ * io.debezium.connector.common.Heartbeat {ts_ms = @now_ms}, both through the configured
+ * converters, no headers, processing-time timestamp. @out: reset, then filled.
+ * Return: 0, or -EINVAL when a converter cannot write them (ByteArrayConverter: text in @errbuf).
+ */
+int router_heartbeat(struct router *r, const char *topic, int64_t now_ms, struct router_record *out,
+		     char *errbuf, size_t errlen);
+
 /* What a dead-letter record says about the row it stands for. Borrowed strings. */
 struct router_dead_letter_info {
 	const char *topic;	/* outboxd.errors.deadletterqueue.topic.name */

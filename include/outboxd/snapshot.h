@@ -30,6 +30,7 @@ struct snapshot_params {
 	struct router *router;	   /* borrowed */
 	int signal_fd;		   /* SIGTERM/SIGINT abort the snapshot (it reruns next time) */
 	bool create;		   /* outboxd.slot.create: false only checks for an unfinished one */
+	const char *initial_statements; /* database.initial.statements, or NULL */
 };
 
 enum snapshot_result {

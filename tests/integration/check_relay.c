@@ -711,6 +711,52 @@ START_TEST(test_poison_row_halts_and_is_not_skipped)
 }
 END_TEST
 
+/* heartbeat.interval.ms, heartbeat.action.query and database.initial.statements. */
+START_TEST(test_heartbeats_and_statements)
+{
+	struct relayfix f;
+	struct buf extra = BUF_INIT, topic = BUF_INIT, want_key = BUF_INIT, q = BUF_INIT;
+	struct itest_record *recs;
+	PGresult *r;
+	size_t n;
+
+	relayfix_init(&f, _i == 1);
+	setup_types(&f);
+	buf_add_fmt(&extra, "heartbeat.interval.ms=500\n"
+			    "heartbeat.action.query=INSERT INTO %s.business (v) VALUES ('beat')\n"
+			    "database.initial.statements=CREATE TABLE IF NOT EXISTS %s.init_a (x text);"
+			    "INSERT INTO %s.init_a VALUES ('a;;b')",
+		    f.name, f.name, f.name);
+	relayfix_config(&f, NULL, buf_cstr(&extra));
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	buf_add_fmt(&topic, "__debezium-heartbeat.%s", f.name);
+	n = itest_consume_all(buf_cstr(&topic), 3, 30000, &recs);
+	ck_assert_uint_ge(n, 3);
+	buf_add_fmt(&want_key, "{\"serverName\":\"%s\"}", f.name);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(recs[i].partition, 0);
+		ck_assert_str_eq(recs[i].key, buf_cstr(&want_key));
+		ck_assert_msg(strncmp(recs[i].value, "{\"ts_ms\":", 8) == 0, "%s", recs[i].value);
+		ck_assert_ptr_null(recs[i].headers);
+	}
+	itest_records_free(recs, n);
+	buf_add_fmt(&q, "SELECT (SELECT count(*) FROM %s.business WHERE v = 'beat'), "
+			"(SELECT x FROM %s.init_a)", f.name, f.name);
+	r = itest_sql(f.pg, buf_cstr(&q));
+	ck_assert_int_ge(atoi(PQgetvalue(r, 0, 0)), 2);
+	ck_assert_str_eq(PQgetvalue(r, 0, 1), "a;b");
+	PQclear(r);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&extra);
+	buf_fini(&topic);
+	buf_fini(&want_key);
+	buf_fini(&q);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 /* With a dead-letter topic, a poison row goes there (same key, reason in headers) and counts
  * as delivered: the relay goes on. */
 START_TEST(test_poison_row_to_dead_letter_topic)
@@ -820,6 +866,7 @@ relay_suite(void)
 	tcase_add_loop_test(flow, test_poison_row_halts_and_is_not_skipped, 0, 2);
 	tcase_add_loop_test(flow, test_initial_snapshot, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_to_dead_letter_topic, 0, 2);
+	tcase_add_loop_test(flow, test_heartbeats_and_statements, 0, 2);
 	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
 	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);

@@ -429,17 +429,6 @@ START_TEST(test_rejected_keys)
 		   "source record silently, losing the outbox event; set "
 		   "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter topic, or "
 		   "remove errors.tolerance (outboxd then halts on such a row, naming it)");
-	/* Features of later versions are refused, never silently ignored. */
-	pair_fails("", "heartbeat.interval.ms=5000\n",
-		   "connector.properties:13: heartbeat.interval.ms: heartbeat records are not produced by "
-		   "this version of outboxd; the slot advances without them (idle keepalives are "
-		   "confirmed); set 0 or remove it");
-	pair_fails("", "heartbeat.action.query=UPDATE hb SET ts = now()\n",
-		   "connector.properties:13: heartbeat.action.query: this version of outboxd does not run "
-		   "a heartbeat query; remove it");
-	pair_fails("", "database.initial.statements=SET x=1\n",
-		   "connector.properties:13: database.initial.statements: this version of outboxd does "
-		   "not run initial statements; remove it");
 	pair_fails("", "value.converter=io.confluent.connect.avro.AvroConverter\n",
 		   "connector.properties:13: value.converter: converter "
 		   "\"io.confluent.connect.avro.AvroConverter\" is not supported; outboxd writes the bytes of "
