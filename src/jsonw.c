@@ -8,15 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "outboxd/javafloat.h"
+
 /*
- * Doubles: Java 19+ (JDK-4511638) prints the shortest decimal of at least two significant
- * digits that rounds back to the double, the closest one to the exact value if several.
- * Java 17's FloatingDecimal usually agrees but sometimes prints a longer or not-closest form,
- * mostly for large magnitudes (1.0E23 -> "9.999999999999999E22", 2.82879384806159E17 ->
- * "2.82879384806159008E17", 8.41E21 -> "8.409999999999999E21"). That algorithm is not
- * reproduced here yet: JSONW_DOUBLE_JDK17 currently prints the shortest form too. Values that
- * come from PostgreSQL float columns or from JSON text with few digits (the outbox case) print
- * the same under both.
+ * Doubles and floats are printed by javafloat.c, which reproduces both Java 17's
+ * FloatingDecimal (not always the shortest form: 1e23 -> "9.999999999999999E22",
+ * 2.82879384806159E17 -> "2.82879384806159008E17") and the shortest form of Java 19+.
  */
 
 int
@@ -162,142 +159,24 @@ jsonw_int(struct buf *b, int64_t v)
 	buf_add_fmt(b, "%lld", (long long)v);
 }
 
-/*
- * Round-trip tests: does the decimal text @s read back as exactly @x? strtod/strtof round to
- * nearest-even, which is the "rounds to v" of Java's specification.
- */
-static bool
-roundtrips(const char *s, double x, bool is_float)
-{
-	if (is_float) {
-		return strtof(s, NULL) == (float)x;
-	}
-	return strtod(s, NULL) == x;
-}
-
-/*
- * Shortest digits of |x| (> 0, finite): writes the significant digits to @digits (no trailing
- * zeros beyond the first digit) and the decimal exponent of the first digit to *exp10.
- */
-static void
-shortest_digits(double x, bool is_float, char *digits, int *exp10)
-{
-	char s[64], alt[64], best[64];
-	int maxp = is_float ? 9 : 17;
-	int p;
-
-	for (p = 2; p <= maxp; p++) {
-		snprintf(s, sizeof(s), "%.*e", p - 1, x);
-		if (roundtrips(s, x, is_float)) {
-			break;
-		}
-		/*
-		 * The nearest p-digit decimal lies outside the rounding interval; when the interval
-		 * is lopsided (x a power of two) the neighbour on the far side may still be inside.
-		 */
-		{
-			double r = strtod(s, NULL);
-			double step = pow(10.0, (double)(atoi(strchr(s, 'e') + 1) - (p - 1)));
-			double n = r < x ? r + step : r - step;
-
-			snprintf(alt, sizeof(alt), "%.*e", p - 1, n);
-			if (roundtrips(alt, x, is_float)) {
-				memcpy(s, alt, sizeof(s));
-				break;
-			}
-		}
-	}
-	if (p > maxp) {
-		snprintf(s, sizeof(s), "%.*e", maxp - 1, x);
-	}
-	/* s is "d.ddde[+-]xx" */
-	{
-		char *e = strchr(s, 'e');
-		size_t k = 0;
-
-		for (char *q = s; q < e; q++) {
-			if (*q != '.') {
-				best[k++] = *q;
-			}
-		}
-		while (k > 1 && best[k - 1] == '0') {
-			k--;
-		}
-		best[k] = '\0';
-		memcpy(digits, best, k + 1);
-		*exp10 = atoi(e + 1);
-	}
-}
-
-/* Java's layout of digits d1d2... x 10^e: plain for 1e-3 <= |x| < 1e7, else d.dddEn. */
-static void
-java_layout(struct buf *b, const char *digits, int e)
-{
-	size_t nd = strlen(digits);
-
-	if (e >= -3 && e < 7) {
-		if (e >= 0) {
-			for (int i = 0; i <= e; i++) {
-				buf_add_char(b, (size_t)i < nd ? digits[i] : '0');
-			}
-			buf_add_char(b, '.');
-			if ((size_t)e + 1 < nd) {
-				buf_add_str(b, digits + e + 1);
-			} else {
-				buf_add_char(b, '0');
-			}
-		} else {
-			buf_add_str(b, "0.");
-			for (int i = 0; i < -e - 1; i++) {
-				buf_add_char(b, '0');
-			}
-			buf_add_str(b, digits);
-		}
-		return;
-	}
-	buf_add_char(b, digits[0]);
-	buf_add_char(b, '.');
-	buf_add_str(b, nd > 1 ? digits + 1 : "0");
-	buf_add_fmt(b, "E%d", e);
-}
-
-static void
-java_number(struct buf *b, double x, bool is_float)
-{
-	char digits[64];
-	int e;
-
-	if (isnan(x)) {
-		buf_add_str(b, "NaN");
-		return;
-	}
-	if (signbit(x)) {
-		buf_add_char(b, '-');
-		x = -x;
-	}
-	if (isinf(x)) {
-		buf_add_str(b, "Infinity");
-		return;
-	}
-	if (x == 0) {
-		buf_add_str(b, "0.0");
-		return;
-	}
-	shortest_digits(x, is_float, digits, &e);
-	java_layout(b, digits, e);
-}
-
 void
 jsonw_java_double(struct buf *b, double x, enum jsonw_double_format fmt)
 {
-	/* @fmt: JDK17 is not reproduced yet; see the comment at the top */
-	java_number(b, x, false);
+	if (fmt == JSONW_DOUBLE_SHORTEST) {
+		javafloat_double_shortest(x, b);
+	} else {
+		javafloat_double_jdk17(x, b);
+	}
 }
 
 void
 jsonw_java_float(struct buf *b, float x, enum jsonw_double_format fmt)
 {
-	java_number(b, (double)x, true);
+	if (fmt == JSONW_DOUBLE_SHORTEST) {
+		javafloat_float_shortest(x, b);
+	} else {
+		javafloat_float_jdk17(x, b);
+	}
 }
 
 void

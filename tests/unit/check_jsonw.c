@@ -106,6 +106,16 @@ START_TEST(test_java_floats_and_json_numbers)
 	jsonw_double(&b, 1.5, JSONW_DOUBLE_JDK17);
 	ck_assert_str_eq(buf_cstr(&b), "\"NaN\"\"-Infinity\"1.5");
 	buf_reset(&b);
+	/* the two formats part here (check_javafloat.c has the full table) */
+	jsonw_double(&b, 1e23, JSONW_DOUBLE_JDK17);
+	buf_add_char(&b, ' ');
+	jsonw_double(&b, 1e23, JSONW_DOUBLE_SHORTEST);
+	buf_add_char(&b, ' ');
+	jsonw_float(&b, 1.72677872E8f, JSONW_DOUBLE_JDK17);
+	buf_add_char(&b, ' ');
+	jsonw_float(&b, 1.72677872E8f, JSONW_DOUBLE_SHORTEST);
+	ck_assert_str_eq(buf_cstr(&b), "9.999999999999999E22 1.0E23 1.72677872E8 1.7267787E8");
+	buf_reset(&b);
 	jsonw_int(&b, -9223372036854775807LL - 1);
 	ck_assert_str_eq(buf_cstr(&b), "-9223372036854775808");
 	buf_fini(&b);
