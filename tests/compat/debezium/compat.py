@@ -1,0 +1,1210 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""
+Byte-for-byte comparison of outboxd with the real Debezium 3.6.1.Final (PostgreSQL connector +
+outbox EventRouter) on Kafka Connect 4.3.0, over the same rows of the same PostgreSQL.
+
+Run by hand (the test stack and a build of outboxd are needed; Java 17, Maven and kcat too):
+
+    eval "$(scripts/stack up)"                     # or: eval "$(scripts/stack env)"
+    meson setup build && ninja -C build
+    OUTBOXD_BIN=build/outboxd tests/compat/debezium/compat.py [--keep] [--only NAME,...]
+
+or through meson: `meson test -C build --suite compat debezium --print-errorlogs`
+(scripts/test runs the whole compat suite). --keep leaves the work folder (worker log, outboxd
+logs, dumps, configuration files) in /tmp; --only runs the named configurations.
+
+How it works:
+  1. A private schema cx<run> with the outbox tables and their row corpus; one publication per
+     configuration; ONE template pgoutput slot created after the publications and BEFORE any row.
+     Every slot used later (Debezium's and outboxd's, one each per configuration) is a copy of
+     that template (pg_copy_logical_replication_slot), so both sides decode the same rows from
+     the same start point while only a few slots exist at a time (max_replication_slots).
+  2. Debezium: one Kafka Connect standalone worker (ConnectStandalone, REST on a free port,
+     offsets in a temp file); the connectors are POSTed to it in batches; a batch is done when
+     its records have arrived (end offsets via kcat) and its failing configurations show a FAILED
+     task in the REST status. The worker is then stopped and its records dumped (Dump.java, the
+     Java consumer: exact bytes, header order, null vs empty).
+  3. outboxd: `outboxd run worker.properties connector.properties` per configuration, with the
+     same connector file (only slot.name differs); stopped with SIGTERM once the slot's
+     confirmed_flush_lsn reached the end of the table's last transaction, or expected to exit 1
+     by itself (configurations where Debezium's task fails). Its records are dumped from the
+     offsets where Debezium's ended (the topics are the same: outboxd runs after Debezium).
+  4. Records are assigned to configurations by their topic (cx<run>cNN) or their
+     __debezium.context.connectorLogicalName header (topic.prefix is cx<run>cNN), to rows by the
+     row id in the `id` header, and compared: topic, partition (non-null keys, or a partition
+     placement), key, value, header names/order/bytes (runId: a UUID on both sides), timestamp
+     (only with table.field.event.timestamp), and the outcome (Debezium task FAILED vs outboxd
+     exit 1).
+Exit status 1 on any difference or harness failure; it never skips.
+"""
+
+import argparse
+import atexit
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import string
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+
+T0 = time.time()
+
+
+def log(msg):
+    print("[%5.1fs] %s" % (time.time() - T0, msg), flush=True)
+
+
+def die(msg):
+    print("compat: FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+
+def need_env(name):
+    v = os.environ.get(name)
+    if not v:
+        die("%s is not set; start the test stack first: eval \"$(scripts/stack up)\"" % name)
+    return v
+
+
+# --------------------------------------------------------------------------------------------
+# settings and helpers
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--keep", action="store_true", help="keep the work folder")
+ap.add_argument("--only", default="", help="comma separated configuration names")
+ARGS = ap.parse_args()
+
+PG_CONNINFO = need_env("OUTBOXD_TEST_PG_CONNINFO")
+PG_HOST = need_env("OUTBOXD_TEST_PG_HOST")
+PG_PORT = need_env("OUTBOXD_TEST_PG_PORT")
+PG_PASSWORD = need_env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")
+BOOTSTRAP = need_env("OUTBOXD_TEST_KAFKA_BOOTSTRAP")
+KAFKA_CP_FILE = need_env("OUTBOXD_TEST_KAFKA_CLASSPATH")
+OUTBOXD = os.environ.get("OUTBOXD_BIN") or os.path.join(ROOT, "build", "outboxd")
+for tool in ("java", "mvn", "psql", "kcat"):
+    if not shutil.which(tool):
+        die("%s is not installed; scripts/install-deps installs it" % tool)
+if not os.access(OUTBOXD, os.X_OK):
+    die("outboxd binary %s not found; build it or set OUTBOXD_BIN" % OUTBOXD)
+if not os.path.isfile(KAFKA_CP_FILE):
+    die("%s (OUTBOXD_TEST_KAFKA_CLASSPATH) is missing; is the stack up?" % KAFKA_CP_FILE)
+
+RUN = "cx" + "".join(random.choice(string.ascii_lowercase + string.digits) for _ in range(6))
+S = RUN  # the schema
+WORK = tempfile.mkdtemp(prefix="outboxd-compat-%s-" % RUN)
+TEMPLATE_SLOT = RUN + "_tpl"
+SIDE_SLOT = RUN + "_side"
+
+children = []          # Popen objects we started (worker, outboxd): killed at exit
+slots_made = set()     # slots we created: dropped at exit
+pubs_made = set()
+
+
+def psql(sql, check=True):
+    p = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", PG_CONNINFO,
+                        "-f", "-"], input=sql.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if check and p.returncode != 0:
+        raise RuntimeError("psql failed: %s\n%s" % (p.stderr.decode(errors="replace"), sql[:2000]))
+    return p.stdout.decode()
+
+
+def lsn_int(s):
+    s = s.strip()
+    if not s:
+        return 0
+    hi, lo = s.split("/")
+    return (int(hi, 16) << 32) | int(lo, 16)
+
+
+def cleanup():
+    for p in children:
+        if p.poll() is None:
+            try:
+                p.kill()
+                p.wait(10)
+            except Exception:
+                pass
+    if slots_made:
+        names = ",".join("'%s'" % s for s in slots_made)
+        for _ in range(50):
+            out = psql("SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name IN (%s)"
+                       % names, check=False).strip()
+            if out in ("0", ""):
+                break
+            time.sleep(0.2)
+        psql("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name IN (%s)"
+             % names, check=False)
+    for p in pubs_made:
+        psql("DROP PUBLICATION IF EXISTS %s" % p, check=False)
+    psql("DROP SCHEMA IF EXISTS %s CASCADE" % S, check=False)
+    if ARGS.keep:
+        print("compat: work folder kept: %s" % WORK)
+    else:
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+atexit.register(cleanup)
+
+
+def on_signal(sig, _frame):
+    print("compat: interrupted by signal %d" % sig, flush=True)
+    sys.exit(1)
+
+
+signal.signal(signal.SIGTERM, on_signal)
+signal.signal(signal.SIGINT, on_signal)
+
+
+def drop_slot(name):
+    for _ in range(100):
+        out = psql("SELECT active FROM pg_replication_slots WHERE slot_name = '%s'" % name).strip()
+        if out == "":
+            slots_made.discard(name)
+            return
+        if out == "f":
+            psql("SELECT pg_drop_replication_slot('%s')" % name, check=False)
+        else:
+            time.sleep(0.2)
+    log("warning: slot %s still active; dropped at exit" % name)
+
+
+def copy_slot(name):
+    psql("SELECT pg_copy_logical_replication_slot('%s', '%s')" % (TEMPLATE_SLOT, name))
+    slots_made.add(name)
+
+
+def free_slots():
+    out = psql("SELECT current_setting('max_replication_slots')::int - count(*) FROM pg_replication_slots")
+    return int(out.strip())
+
+
+# --------------------------------------------------------------------------------------------
+# SQL literals
+
+def hexlit(b):
+    return "decode('%s','hex')" % b.hex()
+
+
+def textlit(s, cast):
+    return "convert_from(%s,'UTF8')::%s" % (hexlit(s.encode("utf-8")), cast)
+
+
+class Col:
+    def __init__(self, name, sqltype, kind):
+        self.name, self.sqltype, self.kind = name, sqltype, kind  # kind: text, bytes, plain
+
+
+def sql_value(col, v):
+    if v is None:
+        return "NULL"
+    base = col.sqltype.split()[0]
+    if col.kind == "text":
+        return textlit(v, base)
+    if col.kind == "bytes":
+        return hexlit(v)
+    return "'%s'::%s" % (str(v).replace("'", "''"), base)
+
+
+# --------------------------------------------------------------------------------------------
+# the tables and the row corpus
+
+def R(s):
+    """A route value unique to this run (every topic then contains the run id)."""
+    return "%s_%s" % (RUN, s)
+
+
+class Table:
+    def __init__(self, name, cols, idcol="id"):
+        self.name, self.cols, self.idcol = name, cols, idcol
+        self.bycol = {c.name: c for c in cols}
+        self.txs = []       # list of transactions: list of (op, rowname, id, values)
+        self.rows = {}      # id -> (rowname, values) for inserted rows
+        self.order = []     # ids of inserted rows, in insertion order
+        self.last_lsn = 0
+
+    def ddl(self):
+        parts = []
+        for c in self.cols:
+            parts.append("%s %s" % (c.name, c.sqltype))
+        return "CREATE TABLE %s.%s (%s)" % (S, self.name, ", ".join(parts))
+
+    def tx(self, *stmts):
+        self.txs.append(list(stmts))
+
+    def ins(self, rowname, **values):
+        rid = str(uuid.uuid4())
+        values[self.idcol] = rid
+        self.rows[rid] = (rowname, values)
+        self.order.append(rid)
+        return ("insert", rowname, rid, values)
+
+    def sql(self):
+        out = []
+        for t in self.txs:
+            out.append("BEGIN;")
+            for op, rowname, rid, values in t:
+                if op == "insert":
+                    cols = list(values.keys())
+                    out.append("INSERT INTO %s.%s (%s) VALUES (%s);" % (
+                        S, self.name, ", ".join(cols),
+                        ", ".join(sql_value(self.bycol[c], values[c]) for c in cols)))
+                elif op == "update":
+                    sets = ", ".join("%s = %s" % (c, sql_value(self.bycol[c], v)) for c, v in values.items())
+                    out.append("UPDATE %s.%s SET %s WHERE %s = '%s';" % (S, self.name, sets, self.idcol, rid))
+                elif op == "delete":
+                    out.append("DELETE FROM %s.%s WHERE %s = '%s';" % (S, self.name, self.idcol, rid))
+            out.append("COMMIT;")
+        return "\n".join(out) + "\n"
+
+
+def std_cols(key_type="varchar(255)", key_null=False, type_null=False, payload="jsonb"):
+    return [Col("id", "uuid PRIMARY KEY", "plain"),
+            Col("aggregatetype", "varchar(255)" + ("" if type_null else " NOT NULL"), "text"),
+            Col("aggregateid", key_type + ("" if key_null else " NOT NULL"),
+                "text" if key_type.startswith(("varchar", "text")) else "plain"),
+            Col("type", "varchar(255) NOT NULL", "text"),
+            Col("payload", payload, "bytes" if payload == "bytea" else "text")]
+
+
+def jackson_len(s):
+    """Bytes of s as a JSON string body under Jackson (escapes, surrogate pairs)."""
+    n = 0
+    for ch in s:
+        o = ord(ch)
+        if ch in '"\\':
+            n += 2
+        elif o < 0x20:
+            n += 2 if ch in "\b\t\n\f\r" else 6
+        elif o > 0xFFFF:
+            n += 12
+        else:
+            n += len(ch.encode("utf-8"))
+    return n
+
+
+def big_payload(target):
+    """A jsonb document whose JsonConverter(schemas.enable=true) value is about target bytes."""
+    chunk = 'abcdefghij"\U0001F600'          # jsonb text: abcdefghij\"<4 bytes>; Jackson: 26 bytes
+    per = jackson_len('abcdefghij\\"\U0001F600')
+    n = (target - 150) // per
+    body = chunk * n
+    return json.dumps({"big": body}, ensure_ascii=False)
+
+
+TABLES = {}
+
+# ob_main: Debezium's default columns (aggregateid nullable) plus one column per type for the
+# placements, and the hard corpus.
+main = Table("ob_main", std_cols(key_null=True) + [
+    Col("tenant", "int4", "plain"), Col("i2", "int2", "plain"), Col("i4", "int4", "plain"),
+    Col("i8", "int8", "plain"), Col("f4", "float4", "plain"), Col("f8", "float8", "plain"),
+    Col("flag", "bool", "plain"), Col("note", "text", "text"), Col("amount", "numeric(12,3)", "plain"),
+    Col("price", "numeric", "plain"), Col("ref", "uuid", "plain"), Col("day", "date", "plain"),
+    Col("created_at", "timestamp(6)", "plain"), Col("ts3", "timestamp(3)", "plain"),
+    Col("tstz", "timestamptz", "plain"), Col("prio", "int4 DEFAULT 5", "plain"),
+    Col("ver", "int4", "plain"), Col("blob", "bytea", "bytes"), Col("doc", "json", "text")])
+TABLES[main.name] = main
+
+
+def mrow(name, **kw):
+    base = dict(aggregatetype=R("order"), aggregateid="42", type="OrderCreated", payload='{"x":1}',
+                tenant=0, i2=1, i4=1232, i8=1, f4="1.5", f8="0.1", flag="true", note="plain",
+                amount="12.340", price="12.34", ref="a1b2c3d4-0000-4000-8000-000000000001",
+                day="2024-02-29", created_at="2024-01-02 03:04:05.123456",
+                ts3="2024-01-02 03:04:05.123", tstz="2024-01-02 03:04:05.123456+02", prio=7,
+                ver=1, blob=bytes.fromhex("0001feff41"), doc='{"a" : 1,  "b":[1, 2]}')
+    base.update(kw)
+    return main.ins(name, **base)
+
+
+m_simple = mrow("simple")
+m_emoji = mrow("emoji", aggregateid="k\U0001F600\U0001D11E", type="Emoji\U0001F600",
+               payload='{"e": "\U0001F600 \U0001D11E \U0001F3F3\uFE0F\u200D\U0001F308", "\U0001F600": "key"}',
+               note="\U0001F600 note", tenant=1, i2=32767, i4=2147483647, i8=9223372036854775807,
+               f4="3.4028235e38", f8="1e16", aggregatetype=R("Customer-2"))
+main.tx(m_simple, m_emoji,
+        mrow("controls", aggregateid="a\x01b\x1fc\td\ne\x7f", type="Ctl\x02",
+             payload=r'{"c": "\u0001\u001f\t\n\r\b\f\\\"/\u007f"}',
+             note="x\x01y\x1f\tz\n\r", tenant=2, i2=-32768, i4=-2147483648,
+             i8=-9223372036854775808, f4="-0.0", f8="-0.0", amount="-0.001", price="-123456789.123456789"))
+main.tx(mrow("rtl", aggregateid="\u0645\u0631\u062d\u0628\u0627",
+             payload='{"t": "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645", '
+                     '"h": "\u05e2\u05d1\u05e8\u05d9\u05ea \u202e override \u200f"}',
+             note="\u05e9\u05dc\u05d5\u05dd", type="\u05d4\u05d6\u05de\u05e0\u05d4", f8="4.9e-324",
+             f4="1.4e-45", aggregatetype=R("x.y")),
+        mrow("numbers", payload='{"i": 2147483647, "j": -2147483648, "k": 2147483648, '
+                                '"l": 9223372036854775807, "m": -9223372036854775808, '
+                                '"n": 9223372036854775808, "d": 1.7976931348623157e308, '
+                                '"e": 4.9e-324, "z": -0.0, "f": 0.1, "g": 1e-7, "h": 1.0E+16, '
+                                '"big": 123456789012345678901234567890.123456789}',
+             f8="1.7976931348623157e308", i8=0, price="0", amount="999999999.999"),
+        mrow("empties", aggregateid="", type="", payload='{"n": null, "s": "", "a": [], "o": {}}',
+             note="", f8="NaN", f4="NaN", flag="false", ref=None, amount=None, price=None, doc="{}",
+             blob=b""),
+        mrow("arrays", payload='{"a": [[], [1, [2, []]], [{"b": []}]], "e": []}', f8="Infinity",
+             f4="-Infinity", tenant=None),
+        mrow("toplevel_array", payload="[]", f8="-Infinity"))
+main.tx(mrow("null_payload", payload=None, note=None, prio=None, ver=2, f8=None, f4=None, i4=None,
+             i2=None, i8=None, flag=None, tstz=None, created_at=None, ts3=None, day=None, blob=None,
+             doc=None, amount=None, price=None, tenant=None),
+        mrow("null_key", aggregateid=None, tenant=1, prio=None),
+        mrow("json_null", payload="null", ver=2),
+        mrow("json_empty_string", payload='""'),
+        mrow("json_spaces", payload='"   "'),
+        mrow("json_number", payload="0"),
+        mrow("specials", aggregateid='q"uo\\te/', payload=r'{"s": "a\\b\"c/d' + "\u2028e\u2029f\u0085g" + '"}',
+             note="U+2028:\u2028|U+0085:\u0085|", f8="2.82879384806159e17", type="a/b\\c"))
+main.tx(("update", "simple(update)", m_simple[2], {"type": "Updated"}),
+        ("delete", "emoji(delete)", m_emoji[2], {}),
+        mrow("dbl_1e23", f8="1e23", f4="1e10"),
+        mrow("dbl_2pow53p1", f8="9007199254740993", f4="16777217"),
+        mrow("dbl_1e7", f8="1e7", f4="1e7"),
+        mrow("dbl_0.001", f8="0.001", f4="0.001"),
+        mrow("dbl_1e-4", f8="1.0E-4", f4="1.0E-4"),
+        mrow("dbl_2e23", f8="2e23", f4="3.0e-39"),
+        mrow("dbl_1.2345678901234567e19", f8="1.2345678901234567e19", f4="1.17549435E-38"),
+        mrow("dbl_100", f8="100", f4="100", amount="0.000"))
+main.tx(mrow("big_payload", payload=big_payload(995000), note="big"))
+main.tx(mrow("topic_249", aggregatetype=R("L" * (236 - len(R(""))))))
+
+# ob_route: printable route values for the regex configurations
+route = Table("ob_route", std_cols())
+TABLES[route.name] = route
+ROUTE_VALUES = [RUN + ".a", RUN + ".ab", RUN + ".abc", RUN + ".b.c", RUN + "-zzz", RUN + ".ab.c", RUN + ".b"]
+route.tx(*[route.ins("route %r" % v, aggregatetype=v, aggregateid="r%d" % i, type="T",
+                     payload='{"r": %d}' % i) for i, v in enumerate(ROUTE_VALUES)])
+
+# ob_route_ws: route values with line terminators (Java's . excludes \r, U+0085, U+2028, U+2029)
+route_ws = Table("ob_route_ws", std_cols())
+TABLES[route_ws.name] = route_ws
+WS_VALUES = [RUN + ".x\ry", RUN + ".p\u2028q", RUN + ".u\u0085v", RUN + ".m\u2029n", RUN + ".n\nl",
+             RUN + ".plain"]
+route_ws.tx(*[route_ws.ins("route %r" % v, aggregatetype=v, aggregateid="w%d" % i, type="T",
+                           payload='{"w": %d}' % i) for i, v in enumerate(WS_VALUES)])
+
+# ob_bin: bytea payloads
+binary = Table("ob_bin", std_cols(payload="bytea"))
+TABLES[binary.name] = binary
+rnd = random.Random(7)
+binary.tx(binary.ins("bin 0001feff41", aggregatetype=R("bin"), aggregateid="b1", type="B",
+                     payload=bytes.fromhex("0001feff41")),
+          binary.ins("bin empty", aggregatetype=R("bin"), aggregateid="b2", type="B", payload=b""),
+          binary.ins("bin null", aggregatetype=R("bin"), aggregateid="b3", type="B", payload=None))
+binary.tx(binary.ins("bin 1000 random", aggregatetype=R("bin"), aggregateid="b4", type="B",
+                     payload=bytes(rnd.randrange(256) for _ in range(1000))),
+          binary.ins("bin {}", aggregatetype=R("bin"), aggregateid="b5", type="B", payload=b"{}"),
+          binary.ins("bin fbff", aggregatetype=R("bin"), aggregateid="b6", type="B",
+                     payload=bytes.fromhex("fbff3e3f")))
+
+# ob_ren: renamed columns, text payload
+ren = Table("ob_ren", [Col("event_id", "uuid PRIMARY KEY", "plain"), Col("route_col", "text NOT NULL", "text"),
+                       Col("key_col", "varchar(64)", "text"), Col("kind", "text NOT NULL", "text"),
+                       Col("body", "text", "text")], idcol="event_id")
+TABLES[ren.name] = ren
+ren.tx(*[ren.ins("body %r" % b, route_col=R("ren"), key_col=k, kind="K", body=b) for b, k in [
+    ('{"x": 1}', "k1"), ("", "k2"), ("   ", "k3"), (None, "k4"), ("plain \U0001F600\x01 text", "k5"),
+    ("\t\n", "k6"), ("\u2028", "k7"), ("\u00a0", "k8"), ("x", None)]])
+
+# ob_uuidkey, ob_intkey: non-string keys
+uuidkey = Table("ob_uuidkey", std_cols(key_type="uuid", key_null=True))
+TABLES[uuidkey.name] = uuidkey
+uuidkey.tx(*[uuidkey.ins("uuid key %s" % k, aggregatetype=R("uk"), aggregateid=k, type="U",
+                         payload='{"u": 1}') for k in
+             ["a1b2c3d4-0000-4000-8000-000000000001", "ffffffff-ffff-ffff-ffff-ffffffffffff",
+              "00000000-0000-0000-0000-000000000000", None]])
+intkey = Table("ob_intkey", std_cols(key_type="int4"))
+TABLES[intkey.name] = intkey
+intkey.tx(*[intkey.ins("int key %d" % k, aggregatetype=R("ik"), aggregateid=k, type="I",
+                       payload='{"i": %d}' % k) for k in [0, 1232, -1, 2147483647, -2147483648]])
+
+
+def fail_table(name, bad, type_null=False, extra_cols=()):
+    t = Table(name, std_cols(type_null=type_null) + list(extra_cols))
+    TABLES[t.name] = t
+    t.tx(t.ins("good 1", aggregatetype=R("ok"), aggregateid="g1", type="G", payload='{"g": 1}'))
+    t.tx(t.ins("good 2", aggregatetype=R("ok"), aggregateid="g2", type="G", payload='{"g": 2}'))
+    if bad is not None:
+        t.tx(t.ins("bad", **bad))
+    return t
+
+
+fail_big = fail_table("ob_fail_big", dict(aggregatetype=R("ok"), aggregateid="big", type="G",
+                                          payload=json.dumps({"big": "x" * 1100000})))
+fail_nulltype = fail_table("ob_fail_nulltype", dict(aggregatetype=None, aggregateid="nt", type="G",
+                                                    payload='{"g": 3}'), type_null=True)
+fail_topic = fail_table("ob_fail_topic", dict(aggregatetype=R("Order Line"), aggregateid="sp", type="G",
+                                              payload='{"g": 3}'))
+fail_long = fail_table("ob_fail_long", dict(aggregatetype=R("L" * (237 - len(R("")))), aggregateid="lg",
+                                            type="G", payload='{"g": 3}'))
+fail_missing = fail_table("ob_fail_missing", None)
+
+# --------------------------------------------------------------------------------------------
+# configurations
+
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+BINARY = "io.debezium.converters.BinaryDataConverter"
+
+
+def J(role, schemas):
+    return {"%s.converter" % role: JSON, "%s.converter.schemas.enable" % role: "true" if schemas else "false"}
+
+
+def C(role, cls):
+    return {"%s.converter" % role: cls}
+
+
+J1 = {**J("key", True), **J("value", True)}
+J0 = {**J("key", False), **J("value", False)}
+SS = {**C("key", STRING), **C("value", STRING)}
+
+
+class Config:
+    def __init__(self, name, table, conn=None, router=None, fails=False, bad_row=None, ts=False,
+                 partition_col=None):
+        self.name, self.table = name, TABLES[table]
+        self.conn = dict(conn or {})      # connector-level keys (converters, connector options)
+        self.router = dict(router or {})  # EventRouter options (transforms.outbox.*)
+        self.fails, self.ts, self.partition_col = fails, ts, partition_col
+        self.bad_row = bad_row            # row name Debezium fails on
+        self.idx = None
+
+    @property
+    def tag(self):
+        return "%sc%02d" % (RUN, self.idx)
+
+
+PLACE_HDR = "type:header:eventType, i2:header, i4:header, i8 : header : big ,f4:header,f8:header," \
+            "flag:header,note:header:n,tenant:header,aggregateid:header:agg"
+PLACE_HDR_TYPES = "amount:header,price:header,ref:header,day:header,created_at:header,ts3:header," \
+                  "tstz:header,blob:header,doc:header,prio:header"
+PLACE_ENV = "type:envelope:eventType,i2:envelope,i4:envelope,i8:envelope,f4:envelope,f8:envelope," \
+            "flag:envelope,note:envelope,prio:envelope,amount:envelope,tstz:envelope,ref:envelope"
+PLACE_HDR_JSON = "type:header:eventType,note:header,f8:header,f4:header,i8:header,flag:header,ref:header," \
+                 "amount:header,blob:header,prio:header"
+REN = {"table.field.event.id": "event_id", "table.field.event.key": "key_col",
+       "table.field.event.payload": "body", "route.by.field": "route_col", "table.field.event.type": "kind"}
+RX = re.escape(RUN)
+
+CONFIGS = [
+    Config("main_json_schemas", "ob_main", J1),
+    Config("main_json_noschemas", "ob_main", J0),
+    Config("main_string", "ob_main", SS),
+    Config("main_header_json_schemas", "ob_main", {**J0, **J("header", True)},
+           {"table.fields.additional.placement": PLACE_HDR_JSON}),
+    Config("main_header_json_noschemas", "ob_main", {**J0, **J("header", False)},
+           {"table.fields.additional.placement": PLACE_HDR_JSON}),
+    Config("main_extended_headers_off", "ob_main", {**J0, "extended.headers.enabled": "false"},
+           {"route.topic.replacement": "{tag}.${routedByValue}"}),
+    Config("main_placement_header", "ob_main", J0, {"table.fields.additional.placement": PLACE_HDR}),
+    Config("main_placement_header_types", "ob_main", J0,
+           {"table.fields.additional.placement": PLACE_HDR_TYPES}),
+    Config("main_placement_envelope_schemas", "ob_main", J1,
+           {"table.fields.additional.placement": PLACE_ENV}),
+    Config("main_placement_envelope_noschemas", "ob_main", J0,
+           {"table.fields.additional.placement": PLACE_ENV}),
+    Config("main_placement_envelope_string", "ob_main", SS,
+           {"table.fields.additional.placement": "type:envelope:eventType,i4:envelope,f8:envelope,"
+                                                 "note:envelope,flag:envelope,prio:envelope"}),
+    Config("main_placement_partition", "ob_main", J0,
+           {"table.fields.additional.placement": "tenant:partition:ignoredAlias,type:header:eventType"},
+           partition_col="tenant"),
+    Config("main_placement_mixed_order", "ob_main", J1,
+           {"table.fields.additional.placement": "note:header:n, type:envelope:eventType, tenant:partition,"
+                                                 " i4:header, flag:envelope, ver:envelope:v"},
+           partition_col="tenant"),
+    Config("main_tombstone_json_schemas", "ob_main", J1, {"route.tombstone.on.empty.payload": "true"}),
+    Config("main_timestamp_micro", "ob_main", J0, {"table.field.event.timestamp": "created_at"},
+           ts="created_at"),
+    Config("main_timestamp_milli", "ob_main", SS, {"table.field.event.timestamp": "ts3"}, ts="ts3"),
+    Config("main_decimal_numeric", "ob_main", {**J1, "value.converter.decimal.format": "NUMERIC"},
+           {"table.fields.additional.placement": "amount:envelope,price:envelope,f8:envelope"}),
+    Config("main_replace_null_with_default_false", "ob_main",
+           {**J1, "value.converter.replace.null.with.default": "false"},
+           {"table.fields.additional.placement": "prio:envelope,note:envelope"}),
+    Config("main_schema_version", "ob_main", J1,
+           {"table.field.event.schema.version": "ver",
+            "table.fields.additional.placement": "type:envelope:eventType"}),
+    Config("main_additional_missing_ignore", "ob_main", J0,
+           {"table.field.additional.missing": "ignore",
+            "table.fields.additional.placement": "type:header:eventType,nosuch:header,nosuch2:envelope:x"}),
+    Config("route_alternation_a_or_ab", "ob_route", J0,
+           {"route.topic.regex": RX + r"\.(a|ab)", "route.topic.replacement": RUN + ".alt.$1_"}),
+    Config("route_alternation_ab_or_a", "ob_route", SS,
+           {"route.topic.regex": "(?:" + RX + r"\.)(ab|a)(.*)", "route.topic.replacement": RUN + ".alt2.$1.$2"}),
+    Config("route_named_groups", "ob_route", J1,
+           {"route.topic.regex": "(?<run>" + RX + r")\.(?<head>[a-z]+)(?:\.(?<tail>.*))?",
+            "route.topic.replacement": "${run}.named.${head}.${tail}"}),
+    Config("route_numbered_groups", "ob_route", J0,
+           {"route.topic.regex": "(" + RX + r")\.([a-z]+)(\.(.*))?",
+            "route.topic.replacement": "$1.num.$2.$40.$3"}),
+    Config("route_java_dot_line_terminators", "ob_route_ws", J0,
+           {"route.topic.regex": "(" + RX + r")\.(.*)\z|(" + RX + r")\.(\w)\W(\w)",
+            "route.topic.replacement": "$1$3.dot.$2$4_$5"}),
+    Config("bin_bytearray", "ob_bin", {**C("key", STRING), **C("value", BYTES)}),
+    Config("bin_binarydata", "ob_bin", {**C("key", STRING), **C("value", BINARY),
+                                         "value.converter.delegate.converter.type": JSON}),
+    Config("bin_json_schemas", "ob_bin", J1),
+    Config("bin_json_noschemas", "ob_bin", J0),
+    Config("bin_mode_base64", "ob_bin", {**J0, "binary.handling.mode": "base64"}),
+    Config("bin_mode_hex_string", "ob_bin", {**SS, "binary.handling.mode": "hex"}),
+    Config("bin_mode_base64_url_safe", "ob_bin", {**J1, "binary.handling.mode": "base64-url-safe"}),
+    Config("renamed_fields_json_schemas", "ob_ren", J1, REN),
+    Config("renamed_fields_tombstone_string", "ob_ren", SS, {**REN, "route.tombstone.on.empty.payload": "true"}),
+    Config("uuid_key_json_schemas", "ob_uuidkey", J1),
+    Config("uuid_key_string", "ob_uuidkey", SS),
+    Config("int_key_json_schemas", "ob_intkey", J1),
+    Config("int_key_json_noschemas", "ob_intkey", J0),
+    Config("int_key_string", "ob_intkey", SS),
+    Config("fail_oversize_record", "ob_fail_big", J1, fails=True, bad_row="bad"),
+    Config("fail_null_aggregatetype", "ob_fail_nulltype", J0, fails=True, bad_row="bad"),
+    Config("fail_illegal_topic_space", "ob_fail_topic", J0, fails=True, bad_row="bad"),
+    Config("fail_illegal_topic_250_chars", "ob_fail_long", J0, fails=True, bad_row="bad"),
+    Config("fail_legacy_error_on_missing_false", "ob_fail_missing", J0,
+           {"table.fields.additional.error.on.missing": "false",
+            "table.fields.additional.placement": "nosuch:header"}, fails=True, bad_row="good 1"),
+]
+
+NOT_YET_COMPARABLE = [
+    ("table.expand.json.payload=true", "refused by outboxd (README: settings of later versions)"),
+    ("table.json.payload.null.behavior=optional_bytes", "acts only with table.expand.json.payload"),
+    ("field.name.adjustment.mode", "acts only with table.expand.json.payload"),
+    ("heartbeat.interval.ms>0", "refused by outboxd: no heartbeat records yet"),
+    ("heartbeat.action.query", "refused by outboxd"),
+    ("database.initial.statements", "refused by outboxd"),
+    ("table.exclude.list, schema.include.list, schema.exclude.list", "refused by outboxd"),
+    ("snapshot.mode=initial (initial snapshot of a new slot)", "not taken by this version of outboxd"),
+    ("provide.transaction.metadata=true", "refused by outboxd"),
+    ("outboxd.java.double.format=shortest", "the reference runs on Java 17 (Double.toString of Java 17); "
+                                            "the shortest form needs a Java 19+ worker"),
+    ("Debezium Server application.properties (JSON-wrapped headers)", "needs Debezium Server on Java 21; "
+                                                                       "not run by this harness"),
+    ("logical decoding messages (<topic.prefix>.message)", "not an outbox row; not compared here"),
+    ("table.op.invalid.behavior", "not visible in records (warn/error drop the row, fatal fails); "
+                                  "UPDATE and DELETE rows are in ob_main and must publish nothing"),
+]
+
+if ARGS.only:
+    wanted = set(ARGS.only.split(","))
+    unknown = wanted - {c.name for c in CONFIGS}
+    if unknown:
+        die("unknown configuration(s): %s" % ", ".join(sorted(unknown)))
+    CONFIGS = [c for c in CONFIGS if c.name in wanted]
+for i, c in enumerate(CONFIGS, 1):
+    c.idx = i
+    for k, v in list(c.router.items()):
+        c.router[k] = v.replace("{tag}", c.tag)
+BY_TAG = {c.tag: c for c in CONFIGS}
+
+
+def connector_props(cfg, slot):
+    p = {
+        "name": cfg.tag,
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "tasks.max": "1",
+        "database.hostname": PG_HOST,
+        "database.port": PG_PORT,
+        "database.user": "postgres",
+        "database.password": PG_PASSWORD,
+        "database.dbname": "outboxd",
+        "topic.prefix": cfg.tag,
+        "plugin.name": "pgoutput",
+        "slot.name": slot,
+        "publication.name": cfg.tag + "_pub",
+        "publication.autocreate.mode": "disabled",
+        "table.include.list": "%s.%s" % (S, cfg.table.name),
+        "snapshot.mode": "no_data",
+    }
+    p.update(cfg.conn)
+    p["transforms"] = "outbox"
+    p["transforms.outbox.type"] = "io.debezium.transforms.outbox.EventRouter"
+    for k, v in cfg.router.items():
+        p["transforms.outbox." + k] = v
+    return p
+
+
+def prop_escape(s, key=False):
+    out = []
+    for i, ch in enumerate(s):
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch in "\t\n\r\f":
+            out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}[ch])
+        elif ch == " " and (key or i == 0):
+            out.append("\\ ")
+        elif key and ch in "=:#!":
+            out.append("\\" + ch)
+        elif o < 0x20 or o > 0x7e:
+            units = ch.encode("utf-16-be")
+            for j in range(0, len(units), 2):
+                out.append("\\u%04X" % int.from_bytes(units[j:j + 2], "big"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def write_props(path, props, comment):
+    with open(path, "w", encoding="ascii") as f:
+        f.write("# %s\n" % comment)
+        for k, v in props.items():
+            f.write("%s=%s\n" % (prop_escape(k, key=True), prop_escape(v)))
+
+
+def worker_props(extra):
+    p = {"bootstrap.servers": BOOTSTRAP,
+         "key.converter": JSON, "value.converter": JSON,
+         "offset.storage.file.filename": os.path.join(WORK, "connect.offsets"),
+         "offset.flush.interval.ms": "1000"}
+    p.update(extra)
+    return p
+
+
+# --------------------------------------------------------------------------------------------
+# Kafka helpers
+
+def run_topic_offsets():
+    """{(topic, partition): end offset} for every topic of this run (kcat)."""
+    for attempt in range(30):   # the shared broker may be restarted by another suite
+        p = subprocess.run(["kcat", "-b", BOOTSTRAP, "-L", "-J", "-m", "10"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        if p.returncode == 0:
+            break
+        time.sleep(2)
+    else:
+        raise RuntimeError("kcat -L failed: %s" % p.stderr.decode(errors="replace"))
+    md = json.loads(p.stdout)
+    args = []
+    for t in md.get("topics", []):
+        if RUN in t["topic"] and not t.get("error"):
+            for part in t["partitions"]:
+                args += ["-t", "%s:%d:-1" % (t["topic"], part["partition"])]
+    if not args:
+        return {}
+    p = subprocess.run(["kcat", "-b", BOOTSTRAP, "-Q", "-m", "10"] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    out = {}
+    for line in p.stdout.decode(errors="replace").splitlines():
+        m = re.match(r"^(\S+) \[(\d+)\] offset (-?\d+)$", line)
+        if m:
+            out[(m.group(1), int(m.group(2)))] = max(0, int(m.group(3)))
+    return out
+
+
+def java_classpath_for_kafka():
+    with open(KAFKA_CP_FILE) as f:
+        return f.read().strip()
+
+
+def dump(start_file, out_file, end_file):
+    cmd = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
+           java_classpath_for_kafka(), os.path.join(HERE, "Dump.java"), BOOTSTRAP, RUN,
+           start_file, out_file, end_file]
+    for attempt in range(3):   # the shared broker may be restarted by another suite
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode == 0:
+            break
+        log("Dump.java failed (attempt %d): %s" % (attempt + 1, p.stdout.decode(errors="replace")[-500:]))
+        time.sleep(5)
+    else:
+        raise RuntimeError("Dump.java failed:\n" + p.stdout.decode(errors="replace")[-3000:])
+    recs = []
+    with open(out_file, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            r["key"] = None if r["key"] is None else bytes.fromhex(r["key"])
+            r["value"] = None if r["value"] is None else bytes.fromhex(r["value"])
+            r["headers"] = [(n, None if v is None else bytes.fromhex(v)) for n, v in r["headers"]]
+            recs.append(r)
+    return recs
+
+
+# --------------------------------------------------------------------------------------------
+# the Debezium side
+
+def resolve_debezium_classpath():
+    cpf = os.path.join(WORK, "debezium.classpath")
+    pom = os.path.join(HERE, "pom.xml")
+    base = ["mvn", "-q", "-B", "-f", pom, "dependency:build-classpath", "-Dmdep.outputFile=" + cpf]
+    p = subprocess.run(base[:1] + ["-o"] + base[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        log("resolving Debezium %s jars from Maven Central" % "3.6.1.Final")
+        p = subprocess.run(base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            die("could not resolve the Debezium jars (tests/compat/debezium/pom.xml):\n"
+                + p.stdout.decode(errors="replace")[-3000:])
+    with open(cpf) as f:
+        return f.read().strip()
+
+
+class Worker:
+    def __init__(self):
+        cp = resolve_debezium_classpath()
+        self.log_path = os.path.join(WORK, "connect.log")
+        l4j = os.path.join(WORK, "log4j2.properties")
+        with open(l4j, "w") as f:
+            f.write("status = warn\n"
+                    "appender.file.type = File\nappender.file.name = file\n"
+                    "appender.file.fileName = %s\n" % self.log_path +
+                    "appender.file.layout.type = PatternLayout\n"
+                    "appender.file.layout.pattern = [%d] %p %m (%c:%L)%n\n"
+                    "rootLogger.level = INFO\nrootLogger.appenderRef.file.ref = file\n"
+                    "logger.reflections.name = org.reflections\nlogger.reflections.level = ERROR\n")
+        wp = os.path.join(WORK, "debezium-worker.properties")
+        write_props(wp, worker_props({"listeners": "http://127.0.0.1:0",
+                                      "plugin.discovery": "service_load",
+                                      "offset.flush.timeout.ms": "5000",
+                                      "task.shutdown.graceful.timeout.ms": "5000"}),
+                    "Kafka Connect standalone worker of the compat run (Debezium side)")
+        self.proc = subprocess.Popen(
+            ["java", "-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+             "-Djava.awt.headless=true", "-Dlog4j2.configurationFile=" + l4j, "-cp", cp,
+             "org.apache.kafka.connect.cli.ConnectStandalone", wp],
+            stdout=open(os.path.join(WORK, "connect.stdout"), "w"), stderr=subprocess.STDOUT)
+        children.append(self.proc)
+        self.url = None
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                die("the Kafka Connect worker exited during start-up:\n" + self.tail())
+            try:
+                with open(self.log_path, errors="replace") as f:
+                    m = re.search(r"REST server listening at (http://[^/ ,]+)/", f.read())
+                if m:
+                    self.url = m.group(1)
+                    try:
+                        self.get("/connectors")
+                        break
+                    except Exception:
+                        pass
+            except FileNotFoundError:
+                pass
+            time.sleep(0.5)
+        else:
+            die("the Kafka Connect worker did not start within 120 s:\n" + self.tail())
+
+    def tail(self, n=40):
+        out = []
+        for p in (self.log_path, os.path.join(WORK, "connect.stdout")):
+            try:
+                with open(p, errors="replace") as f:
+                    out += f.read().splitlines()[-n:]
+            except FileNotFoundError:
+                pass
+        return "\n".join(out)
+
+    def req(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        r = urllib.request.Request(self.url + path, data=data, method=method,
+                                   headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(r, timeout=30) as resp:
+            txt = resp.read()
+            return json.loads(txt) if txt else None
+
+    def get(self, path):
+        return self.req("GET", path)
+
+    def status(self, name):
+        """(state, trace): state RUNNING, FAILED, UNASSIGNED, ... of the task (or the connector)."""
+        try:
+            st = self.get("/connectors/%s/status" % name)
+        except urllib.error.HTTPError:
+            return ("UNKNOWN", "")
+        if st["connector"]["state"] == "FAILED":
+            return ("FAILED", st["connector"].get("trace", ""))
+        tasks = st.get("tasks") or []
+        if not tasks:
+            return ("NO_TASK", "")
+        return (tasks[0]["state"], tasks[0].get("trace", ""))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def expected_count(cfg):
+    """Records Debezium must have produced for cfg before its batch is done."""
+    if cfg.fails:
+        return cfg.table.order.index(row_id(cfg.table, cfg.bad_row))
+    return len(cfg.table.order)
+
+
+def row_id(table, rowname):
+    for rid in table.order:
+        if table.rows[rid][0] == rowname:
+            return rid
+    raise KeyError(rowname)
+
+
+def run_debezium():
+    log("starting the Kafka Connect worker (Debezium %s, Kafka Connect %s)" % ("3.6.1.Final", "4.3.0"))
+    w = Worker()
+    log("worker up at %s" % w.url)
+    outcome = {}
+    pending = list(CONFIGS)
+    while pending:
+        n = max(1, min(16, free_slots() - 4))
+        batch, pending = pending[:n], pending[n:]
+        log("Debezium: batch of %d connectors: %s" % (len(batch), " ".join(c.name for c in batch)))
+        cumulative = sum(run_topic_offsets().values())   # what is there, plus this batch's rows
+        for cfg in batch:
+            slot = cfg.tag + "_d"
+            copy_slot(slot)
+            props = connector_props(cfg, slot)
+            write_props(os.path.join(WORK, cfg.tag + "-debezium.properties"), props, cfg.name)
+            w.req("POST", "/connectors", {"name": props["name"], "config": props})
+            cumulative += expected_count(cfg)
+        deadline = time.time() + 150
+        last_total, last_change = -1, time.time()
+        while True:
+            total = sum(run_topic_offsets().values())
+            states = {c.tag: w.status(c.tag) for c in batch}
+            failing_done = all(states[c.tag][0] == "FAILED" for c in batch if c.fails)
+            started = all(s[0] in ("RUNNING", "FAILED") for s in states.values())
+            if total != last_total:
+                last_total, last_change = total, time.time()
+            if total >= cumulative and failing_done:
+                time.sleep(2)   # stragglers (a record too many is a difference too)
+                break
+            if started and time.time() - last_change > 15 and failing_done:
+                log("Debezium: no new records for 15 s (%d of %d); going on" % (total, cumulative))
+                break
+            if time.time() > deadline:
+                log("Debezium: batch timed out (%d of %d records)" % (total, cumulative))
+                break
+            time.sleep(1)
+        for cfg in batch:
+            outcome[cfg.name] = w.status(cfg.tag)
+            try:
+                w.req("DELETE", "/connectors/%s" % cfg.tag)
+            except urllib.error.HTTPError as e:
+                log("DELETE %s: %s" % (cfg.tag, e))
+        for cfg in batch:
+            drop_slot(cfg.tag + "_d")
+        log("Debezium: batch done (%d records so far)" % last_total)
+    w.stop()
+    log("worker stopped")
+    return outcome, w
+
+
+# --------------------------------------------------------------------------------------------
+# the outboxd side
+
+# outboxd reads OUTBOXD_* variables as settings: give it the environment a user would have.
+OUTBOXD_ENV = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_")}
+
+
+def run_outboxd():
+    wp = os.path.join(WORK, "outboxd-worker.properties")
+    write_props(wp, worker_props({"outboxd.http.port": "0"}),
+                "Kafka Connect standalone worker of the compat run (outboxd side)")
+    outcome = {}
+    pending = list(CONFIGS)
+    running = []   # (cfg, proc, slot, logpath, started, confirmed_at)
+    while pending or running:
+        while pending and len(running) < 3:
+            cfg = pending.pop(0)
+            slot = cfg.tag + "_o"
+            copy_slot(slot)
+            cp = os.path.join(WORK, cfg.tag + "-outboxd.properties")
+            write_props(cp, connector_props(cfg, slot), cfg.name)
+            lp = os.path.join(WORK, cfg.tag + "-outboxd.log")
+            proc = subprocess.Popen([OUTBOXD, "run", wp, cp], stdout=subprocess.DEVNULL,
+                                    stderr=open(lp, "w"), env=OUTBOXD_ENV)
+            children.append(proc)
+            running.append([cfg, proc, slot, lp, time.time(), None])
+        time.sleep(0.2)
+        for ent in list(running):
+            cfg, proc, slot, lp, started, confirmed_at = ent
+            rc = proc.poll()
+            if rc is None:
+                out = psql("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '%s'" % slot)
+                if lsn_int(out) >= cfg.table.last_lsn and ent[5] is None:
+                    ent[5] = time.time()
+                # a failing configuration gets a few seconds to halt after confirming what it could
+                grace = 3 if cfg.fails else 0
+                if ent[5] is not None and time.time() - ent[5] >= grace:
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        rc = proc.wait(30)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        rc = "killed after SIGTERM"
+                    outcome[cfg.name] = ("confirmed the last commit, then SIGTERM: exit %s" % rc, rc, lp)
+                elif time.time() - started > 90:
+                    proc.kill()
+                    proc.wait()
+                    outcome[cfg.name] = ("did not confirm the last commit within 90 s (killed)", "timeout", lp)
+                else:
+                    continue
+            else:
+                outcome[cfg.name] = ("exited by itself with %d" % rc, rc, lp)
+            running.remove(ent)
+            drop_slot(slot)
+            log("outboxd %-40s %s" % (cfg.name, outcome[cfg.name][0]))
+    return outcome
+
+
+# --------------------------------------------------------------------------------------------
+# comparison
+
+UUID_RE = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def show(b, limit=160):
+    if b is None:
+        return "null"
+    r = repr(b)
+    if len(r) > limit:
+        r = r[:limit] + "...(%d bytes)" % len(b)
+    return r
+
+
+def bytes_diff(a, b):
+    if a is None or b is None:
+        return "debezium=%s outboxd=%s" % (show(a), show(b))
+    i = 0
+    n = min(len(a), len(b))
+    while i < n and a[i] == b[i]:
+        i += 1
+    lo = max(0, i - 40)
+    return ("%d vs %d bytes, first difference at byte %d: debezium ...%s... outboxd ...%s..."
+            % (len(a), len(b), i, show(a[lo:i + 60], 300), show(b[lo:i + 60], 300)))
+
+
+def assign(records):
+    """{config name: {row id: [records]}}, plus records we could not place."""
+    out = {c.name: {} for c in CONFIGS}
+    stray = []
+    tag_re = re.compile(re.escape(RUN) + r"c(\d\d)")
+    for r in records:
+        cfg = None
+        m = tag_re.search(r["topic"])
+        if m and (RUN + "c" + m.group(1)) in BY_TAG:
+            cfg = BY_TAG[RUN + "c" + m.group(1)]
+        if cfg is None:
+            for n, v in r["headers"]:
+                if n == "__debezium.context.connectorLogicalName" and v is not None:
+                    m = tag_re.search(v.decode("utf-8", "replace"))
+                    if m and (RUN + "c" + m.group(1)) in BY_TAG:
+                        cfg = BY_TAG[RUN + "c" + m.group(1)]
+        if cfg is None:
+            stray.append(r)
+            continue
+        rid = None
+        for n, v in r["headers"]:
+            if n == "id" and v is not None:
+                m = UUID_RE.search(v)
+                if m and m.group(0).decode() in cfg.table.rows:
+                    rid = m.group(0).decode()
+        if rid is None:
+            stray.append(r)
+            continue
+        out[cfg.name].setdefault(rid, []).append(r)
+    return out, stray
+
+
+def norm_headers(hs):
+    res, bad = [], []
+    for n, v in hs:
+        if n == "__debezium.context.runId":
+            if v is None or not UUID_RE.search(v):
+                bad.append(v)
+                res.append((n, v))
+            else:
+                res.append((n, UUID_RE.sub(b"<uuid>", v, count=1)))
+        else:
+            res.append((n, v))
+    return res, bad
+
+
+def compare_record(cfg, row, d, o, diffs):
+    def diff(what, text):
+        diffs.append("%s | row %s | %s: %s" % (cfg.name, row, what, text))
+
+    if d["topic"] != o["topic"]:
+        diff("topic", "debezium=%r outboxd=%r" % (d["topic"], o["topic"]))
+    part_matters = d["key"] is not None
+    if cfg.partition_col:
+        rowvals = cfg.table.rows[row_id(cfg.table, row)][1]
+        part_matters = part_matters or rowvals.get(cfg.partition_col) is not None
+    if part_matters and d["partition"] != o["partition"]:
+        diff("partition", "debezium=%d outboxd=%d" % (d["partition"], o["partition"]))
+    if d["key"] != o["key"]:
+        diff("key", bytes_diff(d["key"], o["key"]))
+    if d["value"] != o["value"]:
+        diff("value", bytes_diff(d["value"], o["value"]))
+    dh, dbad = norm_headers(d["headers"])
+    oh, obad = norm_headers(o["headers"])
+    if dbad:
+        diff("header __debezium.context.runId", "debezium's is not a UUID: %s" % show(dbad[0]))
+    if obad:
+        diff("header __debezium.context.runId", "outboxd's is not a UUID: %s" % show(obad[0]))
+    if [n for n, _ in dh] != [n for n, _ in oh]:
+        diff("header names/order", "debezium=%s outboxd=%s" % ([n for n, _ in dh], [n for n, _ in oh]))
+    else:
+        for (n, dv), (_, ov) in zip(dh, oh):
+            if dv != ov:
+                diff("header %s" % n, bytes_diff(dv, ov))
+    # with a NULL timestamp column both fall back to processing time: not comparable
+    if cfg.ts and cfg.table.rows[row_id(cfg.table, row)][1].get(cfg.ts) is not None and d["ts"] != o["ts"]:
+        diff("timestamp", "debezium=%d outboxd=%d" % (d["ts"], o["ts"]))
+
+
+def compare(d_recs, o_recs, d_outcome, o_outcome):
+    d_by, d_stray = assign(d_recs)
+    o_by, o_stray = assign(o_recs)
+    diffs = []
+    rows_compared = 0
+    per_config = []
+    for cfg in CONFIGS:
+        n_before = len(diffs)
+        dst, dtrace = d_outcome.get(cfg.name, ("NOT RUN", ""))
+        odesc, orc, olog = o_outcome.get(cfg.name, ("not run", None, None))
+        cause = [x for x in (dtrace or "").splitlines() if "Exception:" in x or "Error:" in x]
+        dwhy = (cause[-1].strip() if cause else (dtrace or "").strip().split("\n")[0])[:300]
+        owhy = ""
+        if olog and os.path.exists(olog):
+            with open(olog, errors="replace") as f:
+                lines = [x for x in f.read().splitlines() if " error " in x]
+            owhy = (lines[-1].split(": ", 1)[-1] if lines else "")[:300]
+        outcome_text = "debezium task %s%s; outboxd %s%s" % (dst, (": " + dwhy) if dwhy else "", odesc,
+                                                             (": " + owhy) if owhy else "")
+        d_failed = dst == "FAILED"
+        o_failed = orc == 1
+        if d_failed != o_failed or (not d_failed and orc != 0):
+            diffs.append("%s | outcome | %s" % (cfg.name, outcome_text))
+        elif cfg.fails is not d_failed:
+            diffs.append("%s | harness | Debezium's task was expected to %s: %s" % (
+                cfg.name, "fail" if cfg.fails else "run", outcome_text))
+        dmap, omap = d_by[cfg.name], o_by[cfg.name]
+        for rid in cfg.table.order:
+            rowname = cfg.table.rows[rid][0]
+            dl, ol = dmap.get(rid, []), omap.get(rid, [])
+            if not dl and not ol:
+                if not cfg.fails:
+                    diffs.append("%s | row %s | neither side published it" % (cfg.name, rowname))
+                continue
+            if len(dl) != len(ol):
+                diffs.append("%s | row %s | records: debezium %d, outboxd %d" % (cfg.name, rowname, len(dl), len(ol)))
+            if dl and ol:
+                rows_compared += 1
+                compare_record(cfg, rowname, dl[0], ol[0], diffs)
+        nd = len(diffs) - n_before
+        per_config.append((cfg, nd, len(dmap), len(omap), outcome_text if (cfg.fails or d_failed or orc != 0) else ""))
+    for side, stray in (("debezium", d_stray), ("outboxd", o_stray)):
+        for r in stray:
+            diffs.append("(unassigned) | %s record on %r partition %d: key %s, headers %s" % (
+                side, r["topic"], r["partition"], show(r["key"]), [n for n, _ in r["headers"]]))
+    return diffs, rows_compared, per_config
+
+
+# --------------------------------------------------------------------------------------------
+# main
+
+def setup_database():
+    log("run %s: schema %s, %d tables, %d configurations" % (RUN, S, len(TABLES), len(CONFIGS)))
+    if free_slots() < 4:
+        die("only %d replication slots are free (max_replication_slots); other runs hold the rest"
+            % free_slots())
+    ddl = ["CREATE SCHEMA %s;" % S] + [t.ddl() + ";" for t in TABLES.values()]
+    for cfg in CONFIGS:
+        ddl.append("CREATE PUBLICATION %s_pub FOR TABLE %s.%s;" % (cfg.tag, S, cfg.table.name))
+        pubs_made.add(cfg.tag + "_pub")
+    psql("\n".join(ddl))
+    # The publications first, then the slots, then the rows.
+    psql("SELECT pg_create_logical_replication_slot('%s', 'pgoutput')" % TEMPLATE_SLOT)
+    slots_made.add(TEMPLATE_SLOT)
+    psql("SELECT pg_create_logical_replication_slot('%s', 'test_decoding')" % SIDE_SLOT)
+    slots_made.add(SIDE_SLOT)
+    for t in TABLES.values():
+        psql(t.sql())
+    # The end LSN of each table's last transaction (test_decoding reports COMMIT at it).
+    out = psql("""
+        WITH c AS (SELECT lsn, xid, data FROM pg_logical_slot_get_changes('%s', NULL, NULL)),
+             t AS (SELECT DISTINCT xid, substring(data from '^table [^.]+\\.([a-z_]+):') AS tbl
+                   FROM c WHERE data LIKE 'table %s.%%')
+        SELECT t.tbl, max(c.lsn) FROM c JOIN t USING (xid) WHERE c.data LIKE 'COMMIT%%' GROUP BY t.tbl
+        """ % (SIDE_SLOT, S))
+    for line in out.splitlines():
+        if "|" in line:
+            tbl, lsn = line.split("|")
+            TABLES[tbl].last_lsn = lsn_int(lsn)
+    psql("SELECT pg_drop_replication_slot('%s')" % SIDE_SLOT)
+    slots_made.discard(SIDE_SLOT)
+    for t in TABLES.values():
+        if not t.last_lsn:
+            die("no commit LSN found for table %s" % t.name)
+    log("rows inserted: %d rows in %d transactions" % (
+        sum(len(t.order) for t in TABLES.values()), sum(len(t.txs) for t in TABLES.values())))
+
+
+def main_():
+    setup_database()
+    d_outcome, worker = run_debezium()
+    log("dumping Debezium's records")
+    d_end = os.path.join(WORK, "debezium.end")
+    d_recs = dump("-", os.path.join(WORK, "debezium.jsonl"), d_end)
+    log("Debezium: %d records" % len(d_recs))
+    o_outcome = run_outboxd()
+    log("dumping outboxd's records")
+    o_recs = dump(d_end, os.path.join(WORK, "outboxd.jsonl"), os.path.join(WORK, "outboxd.end"))
+    log("outboxd: %d records" % len(o_recs))
+    diffs, rows_compared, per_config = compare(d_recs, o_recs, d_outcome, o_outcome)
+
+    print()
+    print("configurations (Debezium records / outboxd records / differences):")
+    for cfg, nd, dn, on, outcome_text in per_config:
+        print("  %-4s %-42s %-18s %3d / %3d  %s" % ("ok" if nd == 0 else "FAIL", cfg.name, cfg.table.name,
+                                                   dn, on, "" if nd == 0 else "%d differences" % nd))
+        if outcome_text:
+            print("         " + outcome_text)
+    print()
+    print("not yet comparable (not counted as passing):")
+    for opt, why in NOT_YET_COMPARABLE:
+        print("  - %s: %s" % (opt, why))
+    print()
+    if diffs:
+        print("differences:")
+        for d in diffs:
+            print("  " + d)
+        print()
+    if any(o[0] != "RUNNING" for n, o in d_outcome.items() if not next(c for c in CONFIGS if c.name == n).fails):
+        print("Debezium worker log (tail):")
+        print(worker.tail(30))
+        print()
+    print("compat: %d configurations, %d rows compared, %d differences (%.0f s)"
+          % (len(CONFIGS), rows_compared, len(diffs), time.time() - T0))
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    try:
+        rc = main_()
+    except SystemExit:
+        raise
+    except Exception as e:  # a harness failure is a test failure
+        import traceback
+        traceback.print_exc()
+        print("compat: FAIL: harness error: %s" % e)
+        rc = 1
+    sys.exit(rc)
