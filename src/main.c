@@ -118,6 +118,8 @@ build_router(const struct config *cfg, const char *rid, struct router **ret)
 		.table_exclude_list = cfg->table_exclude_list,
 		.schema_include_list = cfg->schema_include_list,
 		.schema_exclude_list = cfg->schema_exclude_list,
+		.message_prefix_include_list = cfg->message_prefix_include_list,
+		.message_prefix_exclude_list = cfg->message_prefix_exclude_list,
 		.server_flavour = cfg->flavour == CONFIG_SERVER,
 		.smt = &cfg->transform,
 		.key_converter = cfg->key_converter,
@@ -276,6 +278,7 @@ cmd_run(int nfiles, char **files)
 			.heartbeat_topic = buf_cstr(&hb_topic),
 			.heartbeat_query = cfg->heartbeat_action_query,
 			.initial_statements = cfg->database_initial_statements,
+			.dbname = kv_get(&cfg->pg_conn, "dbname"),
 			.metrics = metrics,
 		};
 

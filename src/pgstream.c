@@ -84,10 +84,11 @@ start_command(PGconn *c, const char *slot, const char *publication)
 
 	buf_add_str(&names, pubident);
 	literal = PQescapeLiteral(c, buf_cstr(&names), names.len);
+	/* Debezium asks for logical decoding messages on PostgreSQL 14 and later, so do we. */
 	buf_add_fmt(&cmd,
 		    "START_REPLICATION SLOT %s LOGICAL 0/0 (proto_version '1', "
-		    "publication_names %s)",
-		    ident, literal);
+		    "publication_names %s%s)",
+		    ident, literal, PQserverVersion(c) >= 140000 ? ", messages 'true'" : "");
 	PQfreemem(ident);
 	PQfreemem(pubident);
 	PQfreemem(literal);

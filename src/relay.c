@@ -25,6 +25,8 @@
 
 #define MOD "relay"
 
+/* Unix epoch to PostgreSQL epoch (2000-01-01), in microseconds. */
+#define PG_EPOCH_US INT64_C(946684800000000)
 /* Messages read per turn, so delivery reports and status updates are served during a backlog. */
 #define READ_BATCH 2000
 /* Silence from the server after which a status update asks for a reply (the liveness probe). */
@@ -71,6 +73,10 @@ struct session {
 	const struct relinfo *cur_ri;
 	const struct pgoutput_tuple *cur_tup;
 	lsn_t cur_final_lsn;	/* its commit LSN (from Begin), for messages naming a row */
+	uint32_t cur_xid;
+	int64_t commit_time_us;	/* Unix time of the last Begin's commit, for message records */
+	lsn_t last_commit_lsn;	/* the last Commit's end (or non-transactional message), 0 = none */
+	lsn_t nontx_end;	/* a non-transactional message waits to be produced: its LSN */
 	lsn_t last_flush_sent;
 	int64_t next_status_us, last_rx_us, probe_deadline_us;
 	bool status_now;
@@ -277,6 +283,8 @@ session_close(struct session *s, bool orderly)
 	s->delivery_failed = false;
 	s->closing = false;
 	s->hb_query_busy = false;
+	s->nontx_end = 0;
+	s->last_commit_lsn = 0;
 }
 
 /* A Relation message: cache it and decide once whether its rows are outbox rows. */
@@ -388,6 +396,11 @@ produce_record(struct session *s, uint64_t seq)
 		s->published++;
 		(void)acktrack_row_produced(s->at, seq, now);
 		metrics_count(s->p->metrics, METRICS_RECORDS_PUBLISHED, 1);
+		if (s->nontx_end) {
+			/* a non-transactional message is its own transaction, ending at its LSN */
+			(void)acktrack_commit(s->at, s->nontx_end, s->nontx_end);
+			s->nontx_end = 0;
+		}
 		failpoint_hit(FAILPOINT_AFTER_PRODUCE);
 		if (s->cur_seq) {
 			failpoint_hit(FAILPOINT_MID_TRANSACTION);
@@ -517,6 +530,44 @@ on_truncate(struct session *s, const struct pgoutput_msg *m)
 	}
 }
 
+/*
+ * A logical decoding message (pg_logical_emit_message): Debezium publishes every one whose
+ * prefix message.prefix.include/exclude.list select to <topic.prefix>.message, past the
+ * EventRouter. A transactional one belongs to its transaction; a non-transactional one is
+ * confirmed on its own, at its LSN, once delivered.
+ */
+static enum outcome
+on_logical_message(struct session *s, const struct pgoutput_msg *m)
+{
+	bool tx = m->u.message.flags & 1;
+	struct router_message_info info = {
+		.dbname = s->p->dbname, .commit_time_us = s->commit_time_us,
+		.has_xid = tx, .xid = s->cur_xid,
+		.has_last_commit = s->last_commit_lsn != 0, .last_commit_lsn = s->last_commit_lsn,
+	};
+	struct timespec ts;
+	uint64_t seq = s->cur_seq;
+	char err[512];
+
+	if (!router_message_selected(s->p->router, m->u.message.prefix.p, m->u.message.prefix.len)) {
+		return OUT_OK;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	info.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (router_message(s->p->router, m, &info, &s->rec, err, sizeof(err)) < 0) {
+		snprintf(s->why, sizeof(s->why), "logical decoding message (prefix %.*s) at %X/%X: %s",
+			 (int)m->u.message.prefix.len, m->u.message.prefix.p,
+			 (unsigned)(m->u.message.lsn >> 32), (unsigned)m->u.message.lsn, err);
+		return OUT_HALT;
+	}
+	if (!seq) {
+		seq = acktrack_begin(s->at, m->u.message.lsn);
+		s->nontx_end = m->u.message.lsn;
+		s->last_commit_lsn = m->u.message.lsn;
+	}
+	return produce_record(s, seq);
+}
+
 static enum outcome
 unexpected(struct session *s, const struct pgoutput_msg *m)
 {
@@ -533,6 +584,8 @@ on_message(struct session *s, const struct pgoutput_msg *m)
 	case PGOUTPUT_MSG_BEGIN:
 		s->cur_seq = acktrack_begin(s->at, m->u.begin.final_lsn);
 		s->cur_final_lsn = m->u.begin.final_lsn;
+		s->cur_xid = m->xid;
+		s->commit_time_us = m->u.begin.commit_time + PG_EPOCH_US;
 		if (!s->cur_seq) {
 			snprintf(s->why, sizeof(s->why), "protocol: Begin inside a transaction");
 			return OUT_RESTART;
@@ -545,6 +598,7 @@ on_message(struct session *s, const struct pgoutput_msg *m)
 			return OUT_RESTART;
 		}
 		s->cur_seq = 0;
+		s->last_commit_lsn = m->u.commit.end_lsn;
 		metrics_count(s->p->metrics, METRICS_TRANSACTIONS, 1);
 		return OUT_OK;
 	case PGOUTPUT_MSG_RELATION:
@@ -559,6 +613,8 @@ on_message(struct session *s, const struct pgoutput_msg *m)
 	case PGOUTPUT_MSG_TRUNCATE:
 		on_truncate(s, m);
 		return OUT_OK;
+	case PGOUTPUT_MSG_MESSAGE:
+		return on_logical_message(s, m);
 	case PGOUTPUT_MSG_TYPE:
 	case PGOUTPUT_MSG_ORIGIN:
 		/* Y and O carry nothing the router uses. */

@@ -78,6 +78,7 @@ struct router_expand;
 struct router {
 	char *topic_prefix, *run_id;
 	struct relist tinc, texc, sinc, sexc; /* table/schema include/exclude lists */
+	struct relist minc, mexc;	      /* message.prefix include/exclude lists */
 	char *col_id, *col_key, *col_payload, *col_route, *col_ts, *col_version;
 	struct regex_java *route_re;
 	bool tombstone_on_empty;

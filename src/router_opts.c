@@ -345,6 +345,8 @@ setup_lists(struct router *r, const struct router_config *cfg, char *errbuf, siz
 		{ cfg->table_exclude_list, "table.exclude.list", &r->texc },
 		{ cfg->schema_include_list, "schema.include.list", &r->sinc },
 		{ cfg->schema_exclude_list, "schema.exclude.list", &r->sexc },
+		{ cfg->message_prefix_include_list, "message.prefix.include.list", &r->minc },
+		{ cfg->message_prefix_exclude_list, "message.prefix.exclude.list", &r->mexc },
 	};
 
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
@@ -510,6 +512,8 @@ router_opts_fini(struct router *r)
 	free_list(&r->texc);
 	free_list(&r->sinc);
 	free_list(&r->sexc);
+	free_list(&r->minc);
+	free_list(&r->mexc);
 	for (size_t i = 0; i < r->npl; i++) {
 		free(r->pl[i].column);
 		free(r->pl[i].alias);

@@ -39,6 +39,8 @@ struct config {
 	char *table_exclude_list; /* NULL = none; never set together with the include list */
 	char *schema_include_list;
 	char *schema_exclude_list;
+	char *message_prefix_include_list; /* logical decoding messages published by prefix */
+	char *message_prefix_exclude_list;
 	char *snapshot_mode;   /* "initial" (default) or "no_data", lower case */
 	int64_t status_update_interval_ms; /* 10000 */
 	int64_t slot_max_retries;          /* 6 */

@@ -34,6 +34,7 @@ struct relay_params {
 	const char *heartbeat_topic;   /* topic.heartbeat.prefix + topic.delimiter + topic.prefix */
 	const char *heartbeat_query;   /* heartbeat.action.query, or NULL */
 	const char *initial_statements; /* database.initial.statements, or NULL */
+	const char *dbname;	       /* database.dbname, for the source block of messages */
 	struct metrics *metrics;       /* borrowed; updated as the relay works */
 };
 

@@ -31,6 +31,8 @@ struct router_config {
 	const char *table_exclude_list;
 	const char *schema_include_list;
 	const char *schema_exclude_list;
+	const char *message_prefix_include_list; /* logical decoding messages by prefix */
+	const char *message_prefix_exclude_list;
 	const struct kv *smt;		/* transforms.<alias>.* with the prefix stripped; may
 					 * include "type" */
 	const char *key_converter;	/* class names; NULL = JsonConverter (key, value) and */
@@ -156,6 +158,36 @@ void router_row_id(const struct router *r, const struct relcache_rel *rel,
  */
 int router_heartbeat(struct router *r, const char *topic, int64_t now_ms, struct router_record *out,
 		     char *errbuf, size_t errlen);
+
+/* What Debezium's source block says about a logical decoding message. */
+struct router_message_info {
+	const char *dbname;	   /* database.dbname */
+	int64_t commit_time_us;	   /* the transaction's commit time (Unix microseconds); for a
+				      non-transactional message the last one seen */
+	bool has_xid;		   /* transactional: txId = @xid; else null */
+	uint32_t xid;
+	bool has_last_commit;	   /* sequence[0]: the last commit's LSN seen since start, or null */
+	uint64_t last_commit_lsn;
+	int64_t now_ms;		   /* processing time: the envelope's ts_ms */
+};
+
+/**
+ * router_message_selected() - message.prefix.include.list / exclude.list (Java regexes, full
+ * match on the prefix; absent = every prefix).
+ */
+bool router_message_selected(const struct router *r, const char *prefix, size_t len);
+
+/**
+ * router_message() - the record Debezium's PostgreSQL connector writes for a logical decoding
+ * message (pg_logical_emit_message), which the EventRouter passes through unchanged: topic
+ * "<topic.prefix>.message", key io.debezium.connector.postgresql.MessageKey {prefix}, value
+ * io.debezium.connector.postgresql.MessageValue {op "m", ts_ms, source, transaction null,
+ * message {prefix, content}}, no headers. @m must be a PGOUTPUT_MSG_MESSAGE. @out: reset, then
+ * filled. Return: 0, or -EINVAL when a converter cannot write it (text in @errbuf).
+ */
+int router_message(struct router *r, const struct pgoutput_msg *m,
+		   const struct router_message_info *info, struct router_record *out,
+		   char *errbuf, size_t errlen);
 
 /* What a dead-letter record says about the row it stands for. Borrowed strings. */
 struct router_dead_letter_info {

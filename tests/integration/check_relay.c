@@ -711,6 +711,58 @@ START_TEST(test_poison_row_halts_and_is_not_skipped)
 }
 END_TEST
 
+/* Logical decoding messages go to <topic.prefix>.message as Debezium writes them. */
+START_TEST(test_logical_messages)
+{
+	struct relayfix f;
+	struct buf q = BUF_INIT, topic = BUF_INIT, pfx = BUF_INIT;
+	struct itest_record *recs;
+	lsn_t end;
+	size_t n;
+
+	relayfix_init(&f, _i == 1);
+	setup_types(&f);
+	buf_add_fmt(&pfx, "%s_m", f.name);
+	buf_add_fmt(&q, "message.prefix.include.list=%s.*", buf_cstr(&pfx));
+	relayfix_config(&f, NULL, buf_cstr(&q));
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	buf_reset(&q);
+	buf_add_fmt(&q, "SELECT pg_logical_emit_message(true, '%s_tx', 'in a transaction'); "
+			"SELECT pg_logical_emit_message(false, '%s_nontx', 'on its own'); "
+			"SELECT pg_logical_emit_message(false, 'other_prefix', 'not selected')",
+		    buf_cstr(&pfx), buf_cstr(&pfx));
+	sql(f.pg, buf_cstr(&q));
+	insert_load(&f, f.pg, 0, 1, 1);
+	end = relayfix_last_commit_end(&f);
+	ck_assert_int_ge(wait_confirmed(&f, end, 30), 0);
+	buf_add_fmt(&topic, "%s.message", f.name);
+	n = itest_consume_all(buf_cstr(&topic), 3, 15000, &recs);
+	ck_assert_uint_eq(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_ptr_null(recs[i].headers);
+		ck_assert_msg(strstr(recs[i].key, "{\"prefix\":\"") == recs[i].key, "%s",
+			      recs[i].key);
+		ck_assert_msg(strstr(recs[i].value, "\"op\":\"m\"") &&
+			      strstr(recs[i].value, "\"connector\":\"postgresql\"") &&
+			      strstr(recs[i].value, "\"db\":\"outboxd\""), "%s", recs[i].value);
+		if (strstr(recs[i].key, "_nontx")) {
+			ck_assert_ptr_nonnull(strstr(recs[i].value, "\"txId\":null"));
+			ck_assert_ptr_nonnull(strstr(recs[i].value, "\"content\":\"b24gaXRzIG93bg==\""));
+		} else {
+			ck_assert_ptr_null(strstr(recs[i].value, "\"txId\":null"));
+		}
+	}
+	itest_records_free(recs, n);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&q);
+	buf_fini(&topic);
+	buf_fini(&pfx);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 /* heartbeat.interval.ms, heartbeat.action.query and database.initial.statements. */
 START_TEST(test_heartbeats_and_statements)
 {
@@ -867,6 +919,7 @@ relay_suite(void)
 	tcase_add_loop_test(flow, test_initial_snapshot, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_to_dead_letter_topic, 0, 2);
 	tcase_add_loop_test(flow, test_heartbeats_and_statements, 0, 2);
+	tcase_add_loop_test(flow, test_logical_messages, 0, 2);
 	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
 	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);

@@ -1070,6 +1070,85 @@ START_TEST(test_binary_and_decimal_converters)
 }
 END_TEST
 
+
+/*
+ * Logical decoding messages, against the bytes Debezium 3.6.1 wrote for
+ * pg_logical_emit_message(true, 'mixed', 'x') inside a transaction and
+ * pg_logical_emit_message(false, 'audit', 'plain text') outside one (captured on PG 15).
+ */
+START_TEST(test_logical_message_records)
+{
+	struct kv on = KV_INIT, off = KV_INIT;
+	struct router_config cfg = { .topic_prefix = "msgx", .run_id = "r", .extended_headers = true,
+				     .key_converter_opts = &on, .value_converter_opts = &on };
+	struct router *r = NULL;
+	struct router_record rec;
+	struct pgoutput_msg m = { .type = PGOUTPUT_MSG_MESSAGE };
+	struct router_message_info info = { .dbname = "outboxd",
+					    .commit_time_us = INT64_C(1796224102611243),
+					    .has_xid = true, .xid = 29565, .has_last_commit = true,
+					    .last_commit_lsn = 972137560, .now_ms = INT64_C(1796224102754) };
+	char err[512] = "";
+
+	kv_set(&on, "schemas.enable", "true", NULL);
+	kv_set(&off, "schemas.enable", "false", NULL);
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	router_record_init(&rec);
+	m.u.message.flags = 1;
+	m.u.message.lsn = 972138016;
+	m.u.message.prefix = slice_from_str("mixed");
+	m.u.message.content = slice_from_str("x");
+	ck_assert_msg(router_message(r, &m, &info, &rec, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(buf_cstr(&rec.topic), "msgx.message");
+	ck_assert_str_eq(buf_cstr(&rec.key), "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,\"field\":\"prefix\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.MessageKey\",\"version\":1},\"payload\":{\"prefix\":\"mixed\"}}");
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"op\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ms\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"version\"},{\"type\":\"string\",\"optional\":false,\"field\":\"connector\"},{\"type\":\"string\",\"optional\":false,\"field\":\"name\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"},{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Enum\",\"version\":1,\"parameters\":{\"allowed\":\"true,first,first_in_data_collection,last_in_data_collection,last,false,incremental\"},\"default\":\"false\",\"field\":\"snapshot\"},{\"type\":\"string\",\"optional\":false,\"field\":\"db\"},{\"type\":\"string\",\"optional\":true,\"field\":\"sequence\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_us\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ns\"},{\"type\":\"string\",\"optional\":false,\"field\":\"schema\"},{\"type\":\"string\",\"optional\":false,\"field\":\"table\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"txId\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"lsn\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"xmin\"},{\"type\":\"string\",\"optional\":true,\"field\":\"origin\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"origin_lsn\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.Source\",\"version\":1,\"field\":\"source\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"id\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"total_order\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"data_collection_order\"}],\"optional\":true,\"name\":\"event.block\",\"version\":1,\"field\":\"transaction\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,\"field\":\"prefix\"},{\"type\":\"bytes\",\"optional\":true,\"field\":\"content\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.Message\",\"version\":1,\"field\":\"message\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.MessageValue\",\"version\":1},\"payload\":{\"op\":\"m\",\"ts_ms\":1796224102754,\"source\":{\"version\":\"3.6.1.Final\",\"connector\":\"postgresql\",\"name\":\"msgx\",\"ts_ms\":1796224102611,\"snapshot\":\"false\",\"db\":\"outboxd\",\"sequence\":\"[\\\"972137560\\\",\\\"972138016\\\"]\",\"ts_us\":1796224102611243,\"ts_ns\":1796224102611243000,\"schema\":\"\",\"table\":\"\",\"txId\":29565,\"lsn\":972138016,\"xmin\":null,\"origin\":null,\"origin_lsn\":null},\"transaction\":null,\"message\":{\"prefix\":\"mixed\",\"content\":\"eA==\"}}}");
+	ck_assert_uint_eq(rec.nheaders, 0);
+	ck_assert_int_eq(rec.partition, -1);
+	router_free(r);
+
+	cfg.key_converter_opts = &off;
+	cfg.value_converter_opts = &off;
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	m.u.message.flags = 0;
+	m.u.message.lsn = 972137560;
+	m.u.message.prefix = slice_from_str("audit");
+	m.u.message.content = slice_from_str("plain text");
+	info = (struct router_message_info){ .dbname = "outboxd",
+					     .commit_time_us = INT64_C(1796224102601055),
+					     .has_last_commit = true, .last_commit_lsn = 972137560,
+					     .now_ms = INT64_C(1796224102719) };
+	ck_assert_msg(router_message(r, &m, &info, &rec, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(buf_cstr(&rec.key), "{\"prefix\":\"audit\"}");
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"op\":\"m\",\"ts_ms\":1796224102719,\"source\":{\"version\":\"3.6.1.Final\",\"connector\":\"postgresql\",\"name\":\"msgx\",\"ts_ms\":1796224102601,\"snapshot\":\"false\",\"db\":\"outboxd\",\"sequence\":\"[\\\"972137560\\\",\\\"972137560\\\"]\",\"ts_us\":1796224102601055,\"ts_ns\":1796224102601055000,\"schema\":\"\",\"table\":\"\",\"txId\":null,\"lsn\":972137560,\"xmin\":null,\"origin\":null,\"origin_lsn\":null},\"transaction\":null,\"message\":{\"prefix\":\"audit\",\"content\":\"cGxhaW4gdGV4dA==\"}}");
+	router_record_fini(&rec);
+	router_free(r);
+	kv_fini(&on);
+	kv_fini(&off);
+}
+END_TEST
+
+START_TEST(test_message_prefix_lists)
+{
+	struct router_config cfg = { .topic_prefix = "p", .run_id = "r",
+				     .message_prefix_include_list = "outbox.*,audit" };
+	struct router *r = NULL;
+	char err[512] = "";
+
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(router_message_selected(r, "outbox", 6));
+	ck_assert(router_message_selected(r, "outbox.v2", 9));
+	ck_assert(router_message_selected(r, "audit", 5));
+	ck_assert(!router_message_selected(r, "audits", 6));
+	router_free(r);
+	cfg.message_prefix_include_list = NULL;
+	cfg.message_prefix_exclude_list = "noise";
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(router_message_selected(r, "outbox", 6));
+	ck_assert(!router_message_selected(r, "noise", 5));
+	router_free(r);
+}
+END_TEST
+
 static Suite *
 router_suite(void)
 {
@@ -1077,6 +1156,8 @@ router_suite(void)
 	TCase *tc = tcase_create("worked-example");
 
 	tcase_add_test(tc, test_worked_example_json_schemas);
+	tcase_add_test(tc, test_logical_message_records);
+	tcase_add_test(tc, test_message_prefix_lists);
 	tcase_add_test(tc, test_worked_example_schemas_off_and_string);
 	tcase_add_test(tc, test_null_payload_null_key_int_key);
 	suite_add_tcase(s, tc);
