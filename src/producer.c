@@ -37,8 +37,8 @@ static const struct forced {
 	{ "message.timeout.ms", "0", "records that time out leave a gap; later ones still land" },
 	{ "partitioner", "murmur2_random", "partitions no longer match Debezium's (Java murmur2)" },
 	{ "message.max.bytes", "1048576", NULL },
-	{ "queue.buffering.max.kbytes", "16384", NULL },
-	{ "queue.buffering.max.messages", "50000", NULL },
+	{ "queue.buffering.max.kbytes", "4096", NULL },
+	{ "queue.buffering.max.messages", "10000", NULL },
 	{ "log.queue", "true", NULL },
 };
 
