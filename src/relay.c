@@ -23,10 +23,10 @@
 #include "outboxd/producer.h"
 #include "outboxd/relcache.h"
 
+#include "relay_int.h"
+
 #define MOD "relay"
 
-/* Unix epoch to PostgreSQL epoch (2000-01-01), in microseconds. */
-#define PG_EPOCH_US INT64_C(946684800000000)
 /* Messages read per turn, so delivery reports and status updates are served during a backlog. */
 #define READ_BATCH 2000
 /* Silence from the server after which a status update asks for a reply (the liveness probe). */
@@ -34,65 +34,8 @@
 /* No reply within this after a probe: the server or the path to it is dead. */
 #define PROBE_DEADLINE_US (INT64_C(15) * 1000000)
 
-/* How one pipeline session ended. */
-enum outcome {
-	OUT_OK,		  /* go on */
-	OUT_STOP,	  /* signal: flushed, confirmed, exit 0 */
-	OUT_RESTART,	  /* transient: restart from the slot after a backoff */
-	OUT_HALT,	  /* exit 1 */
-	OUT_PRECONDITION, /* exit 2 */
-};
-
-/* What the relay keeps per relation beside relcache's copy of the Relation message. */
-struct relinfo {
-	bool selected;	  /* table.include.list selects it: its rows are outbox rows */
-	int ncols;
-	bool *notnull;	  /* per column: declared NOT NULL (pg_attribute) */
-	char **defaults;  /* per column: its DEFAULT (pg_attrdef), or NULL */
-};
-
-struct session {
-	const struct relay_params *p;
-	PGconn *sql;
-	struct pgstream *stream;
-	struct producer *prod;
-	struct acktrack *at;
-	struct relcache *rc;
-	struct pgoutput_decoder dec;
-	struct router_record rec;
-	struct router_record hb;	/* the heartbeat record, apart from a waiting row record */
-	int64_t next_heartbeat_us;
-	bool hb_query_busy;		/* heartbeat.action.query sent, results not read yet */
-	struct producer_header *hdrs; /* the record's headers as the producer takes them */
-	size_t hdrs_cap;
-	bool pending;		/* rec is routed but waits for producer queue space */
-	uint64_t pending_seq;
-	uint64_t cur_seq;	/* the open transaction's acktrack sequence, or 0 */
-	/* the row being routed (valid inside on_row only), for a dead-letter record */
-	const struct relcache_rel *cur_rel;
-	const struct relinfo *cur_ri;
-	const struct pgoutput_tuple *cur_tup;
-	lsn_t cur_final_lsn;	/* its commit LSN (from Begin), for messages naming a row */
-	uint32_t cur_xid;
-	int64_t commit_time_us;	/* Unix time of the last Begin's commit, for message records */
-	lsn_t last_commit_lsn;	/* the last Commit's end (or non-transactional message), 0 = none */
-	lsn_t nontx_end;	/* a non-transactional message waits to be produced: its LSN */
-	lsn_t last_flush_sent;
-	int64_t next_status_us, last_rx_us, probe_deadline_us;
-	bool status_now;
-	bool delivery_failed;
-	char why[2048];		/* the reason for a restart or halt */
-	int wake[2];		/* librdkafka's wake-up pipe */
-	int signal_fd;
-	bool stopping;
-	bool closing;		/* purging: the reports that follow say nothing new */
-	int64_t last_ack_us;	/* last successful delivery report, or when waiting began */
-	int64_t next_stall_warn_us; /* 0 = not stalled */
-	uint64_t published, delivered;
-};
-
-static int64_t
-now_us(void)
+int64_t
+relay_now_us(void)
 {
 	struct timespec ts;
 
@@ -124,7 +67,7 @@ on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
 	}
 	if (ok) {
 		s->delivered++;
-		s->last_ack_us = now_us();
+		s->last_ack_us = relay_now_us();
 		metrics_count(s->p->metrics, METRICS_RECORDS_ACKNOWLEDGED, 1);
 		failpoint_hit(FAILPOINT_AFTER_DELIVERY);
 	} else if (!s->delivery_failed) {
@@ -246,7 +189,7 @@ session_open(struct session *s)
 		return o;
 	}
 	s->last_flush_sent = confirmed;
-	s->last_rx_us = now_us();
+	s->last_rx_us = relay_now_us();
 	s->next_status_us = s->last_rx_us;
 	log_info(MOD, "streaming slot \"%s\" from its confirmed_flush_lsn %s", s->p->slot,
 		 lsn_format(confirmed, at));
@@ -344,11 +287,9 @@ record_id(const struct router_record *r)
 	return "(unknown)";
 }
 
-static enum outcome send_dead_letter(struct session *s, const char *reason, bool keep_value);
-
 /* The producer's view of @r: borrowed pointers into it (headers into s->hdrs). */
-static struct producer_record
-producer_view(struct session *s, const struct router_record *r)
+struct producer_record
+relay_producer_view(struct session *s, const struct router_record *r)
 {
 	struct producer_record pr = {
 		.topic = buf_cstr(&r->topic),
@@ -377,17 +318,17 @@ producer_view(struct session *s, const struct router_record *r)
 }
 
 /* Hands the routed record to the producer; on a full queue keeps it and pauses reading. */
-static enum outcome
-produce_record(struct session *s, uint64_t seq)
+enum outcome
+relay_produce(struct session *s, uint64_t seq)
 {
 	const struct router_record *r = &s->rec;
-	struct producer_record pr = producer_view(s, r);
+	struct producer_record pr = relay_producer_view(s, r);
 	char err[512];
 	int rc;
 
 	rc = producer_send(s->prod, &pr, (void *)(uintptr_t)seq, err, sizeof(err));
 	if (rc == 0) {
-		int64_t now = now_us();
+		int64_t now = relay_now_us();
 
 		if (acktrack_in_flight(s->at) == 0) {
 			s->last_ack_us = now; /* waiting starts now, not at the last report */
@@ -417,7 +358,7 @@ produce_record(struct session *s, uint64_t seq)
 			 "(%lld); raise producer.max.request.size and the topic's max.message.bytes",
 			 pr.topic, (long long)producer_max_message_bytes(s->prod));
 		if (s->p->dlq_topic && s->cur_tup && strcmp(pr.topic, s->p->dlq_topic) != 0) {
-			return send_dead_letter(s, err, false);
+			return relay_events_dead_letter(s, err, false);
 		}
 		halt_row(s, record_id(r), err);
 		return OUT_HALT;
@@ -436,28 +377,6 @@ halt_on(struct session *s, const struct relcache_rel *rel, const struct pgoutput
 	halt_row(s, buf_cstr(&id), reason);
 	buf_fini(&id);
 	return OUT_HALT;
-}
-
-/*
- * outboxd.errors.deadletterqueue.topic.name: the poison row goes to the dead-letter topic
- * instead of halting, and counts as delivered once that record is acknowledged.
- */
-static enum outcome
-send_dead_letter(struct session *s, const char *reason, bool keep_value)
-{
-	char lsn[LSN_STRLEN];
-	struct router_dead_letter_info info = { .topic = s->p->dlq_topic, .reason = reason,
-						.commit_lsn = lsn_format(s->cur_final_lsn, lsn),
-						.keep_value = keep_value };
-	struct buf id = BUF_INIT;
-
-	router_row_id(s->p->router, s->cur_rel, s->cur_tup, &id);
-	log_warn(MOD, "poison row id=%s committing at %s sent to dead-letter topic %s: %s",
-		 buf_cstr(&id), lsn, s->p->dlq_topic, reason);
-	buf_fini(&id);
-	router_dead_letter(s->p->router, s->cur_rel, s->cur_ri->notnull,
-			   (const char *const *)s->cur_ri->defaults, s->cur_tup, &info, &s->rec);
-	return produce_record(s, s->cur_seq);
 }
 
 /* An Insert, Update or Delete on a relation. */
@@ -493,11 +412,11 @@ on_row(struct session *s, char op, uint32_t relid, const struct pgoutput_tuple *
 	s->cur_tup = tup;
 	switch (v) {
 	case ROUTER_PUBLISH:
-		o = produce_record(s, s->cur_seq);
+		o = relay_produce(s, s->cur_seq);
 		s->cur_tup = NULL;
 		return o;
 	case ROUTER_POISON:
-		o = s->p->dlq_topic ? send_dead_letter(s, err, true) : halt_on(s, rel, tup, err);
+		o = s->p->dlq_topic ? relay_events_dead_letter(s, err, true) : halt_on(s, rel, tup, err);
 		s->cur_tup = NULL;
 		return o;
 	case ROUTER_DROP:
@@ -528,44 +447,6 @@ on_truncate(struct session *s, const struct pgoutput_msg *m)
 			metrics_skipped(s->p->metrics, METRICS_SKIP_TRUNCATE);
 		}
 	}
-}
-
-/*
- * A logical decoding message (pg_logical_emit_message): Debezium publishes every one whose
- * prefix message.prefix.include/exclude.list select to <topic.prefix>.message, past the
- * EventRouter. A transactional one belongs to its transaction; a non-transactional one is
- * confirmed on its own, at its LSN, once delivered.
- */
-static enum outcome
-on_logical_message(struct session *s, const struct pgoutput_msg *m)
-{
-	bool tx = m->u.message.flags & 1;
-	struct router_message_info info = {
-		.dbname = s->p->dbname, .commit_time_us = s->commit_time_us,
-		.has_xid = tx, .xid = s->cur_xid,
-		.has_last_commit = s->last_commit_lsn != 0, .last_commit_lsn = s->last_commit_lsn,
-	};
-	struct timespec ts;
-	uint64_t seq = s->cur_seq;
-	char err[512];
-
-	if (!router_message_selected(s->p->router, m->u.message.prefix.p, m->u.message.prefix.len)) {
-		return OUT_OK;
-	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	info.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	if (router_message(s->p->router, m, &info, &s->rec, err, sizeof(err)) < 0) {
-		snprintf(s->why, sizeof(s->why), "logical decoding message (prefix %.*s) at %X/%X: %s",
-			 (int)m->u.message.prefix.len, m->u.message.prefix.p,
-			 (unsigned)(m->u.message.lsn >> 32), (unsigned)m->u.message.lsn, err);
-		return OUT_HALT;
-	}
-	if (!seq) {
-		seq = acktrack_begin(s->at, m->u.message.lsn);
-		s->nontx_end = m->u.message.lsn;
-		s->last_commit_lsn = m->u.message.lsn;
-	}
-	return produce_record(s, seq);
 }
 
 static enum outcome
@@ -614,7 +495,7 @@ on_message(struct session *s, const struct pgoutput_msg *m)
 		on_truncate(s, m);
 		return OUT_OK;
 	case PGOUTPUT_MSG_MESSAGE:
-		return on_logical_message(s, m);
+		return relay_events_message(s, m);
 	case PGOUTPUT_MSG_TYPE:
 	case PGOUTPUT_MSG_ORIGIN:
 		/* Y and O carry nothing the router uses. */
@@ -695,7 +576,7 @@ read_batch(struct session *s)
 		if (rc < 0) {
 			return f == PGSTREAM_PRECONDITION ? OUT_PRECONDITION : OUT_RESTART;
 		}
-		s->last_rx_us = now_us();
+		s->last_rx_us = relay_now_us();
 		s->probe_deadline_us = 0;
 		o = on_copydata(s, buf, len);
 	}
@@ -744,7 +625,7 @@ serve_producer(struct session *s)
 		return OUT_RESTART;
 	}
 	if (s->pending) {
-		return produce_record(s, s->pending_seq);
+		return relay_produce(s, s->pending_seq);
 	}
 	return OUT_OK;
 }
@@ -769,120 +650,6 @@ poll_timeout_ms(const struct session *s, int64_t now)
 	return until <= 0 ? 0 : (int)(until / 1000) + 1;
 }
 
-/*
- * The stall watchdog: delivery timeouts are off (message.timeout.ms=0), so a stuck broker shows
- * only as records that wait without a delivery report. Warns, then every stall.warn.ms again.
- */
-static void
-watch_stall(struct session *s, int64_t now)
-{
-	uint64_t waiting = acktrack_in_flight(s->at);
-	int64_t quiet = now - s->last_ack_us;
-	char text[512];
-
-	if (waiting && quiet > s->p->stall_warn_ms * 1000) {
-		if (now < s->next_stall_warn_us) {
-			return;
-		}
-		snprintf(text, sizeof(text), "no delivery report for %lld s while %llu records wait "
-			 "(producer queue %d, the oldest waiting %lld s); nothing is confirmed meanwhile; "
-			 "check the brokers", (long long)(quiet / 1000000), (unsigned long long)waiting,
-			 producer_queue_len(s->prod),
-			 (long long)((now - acktrack_oldest_wait_since(s->at)) / 1000000));
-		log_warn(MOD, "%s", text);
-		metrics_set_stalled(s->p->metrics, true, text);
-		s->next_stall_warn_us = now + s->p->stall_warn_ms * 1000;
-	} else if (s->next_stall_warn_us && (!waiting || quiet <= s->p->stall_warn_ms * 1000)) {
-		log_info(MOD, "deliveries resumed");
-		metrics_set_stalled(s->p->metrics, false, NULL);
-		s->next_stall_warn_us = 0;
-	}
-}
-
-/* Reads what heartbeat.action.query returned, without blocking. */
-static enum outcome
-heartbeat_query_results(struct session *s)
-{
-	PGresult *r;
-	char err[512];
-
-	if (!s->hb_query_busy) {
-		return OUT_OK;
-	}
-	if (PQconsumeInput(s->sql) == 0) {
-		pgconn_error_line(s->sql, s->why, sizeof(s->why));
-		return OUT_RESTART;
-	}
-	while (!PQisBusy(s->sql)) {
-		const char *state;
-
-		if (!(r = PQgetResult(s->sql))) {
-			s->hb_query_busy = false;
-			return OUT_OK;
-		}
-		state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-		if (PQresultStatus(r) == PGRES_FATAL_ERROR) {
-			pgconn_result_line(r, err, sizeof(err));
-			/* As Debezium (DBZ-9247): a missing table fails, other errors are logged. */
-			if (state && strcmp(state, "42P01") == 0) {
-				snprintf(s->why, sizeof(s->why), "heartbeat.action.query failed: %s; "
-					 "create the table or fix the query", err);
-				PQclear(r);
-				return OUT_HALT;
-			}
-			log_warn(MOD, "heartbeat.action.query failed: %s; it runs again at the next "
-				 "heartbeat", err);
-		}
-		PQclear(r);
-	}
-	return OUT_OK;
-}
-
-/* heartbeat.interval.ms: a heartbeat record as Debezium writes it, and the action query. */
-static enum outcome
-heartbeat(struct session *s, int64_t now)
-{
-	struct producer_record pr;
-	struct timespec ts;
-	char err[512];
-
-	if (!s->p->heartbeat_interval_ms || now < s->next_heartbeat_us) {
-		return heartbeat_query_results(s);
-	}
-	s->next_heartbeat_us = now + s->p->heartbeat_interval_ms * 1000;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (router_heartbeat(s->p->router, s->p->heartbeat_topic,
-			     (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, &s->hb, err,
-			     sizeof(err)) < 0) {
-		snprintf(s->why, sizeof(s->why), "heartbeat record: %s", err);
-		return OUT_HALT;
-	}
-	pr = producer_view(s, &s->hb);
-	/* Opaque 0 belongs to no transaction: its report confirms nothing. A full queue skips a
-	 * beat. */
-	(void)producer_send(s->prod, &pr, NULL, NULL, 0);
-	if (s->p->heartbeat_query && !s->hb_query_busy) {
-		if (PQsendQuery(s->sql, s->p->heartbeat_query) == 0) {
-			pgconn_error_line(s->sql, s->why, sizeof(s->why));
-			return OUT_RESTART;
-		}
-		s->hb_query_busy = true;
-	}
-	return heartbeat_query_results(s);
-}
-
-static void
-publish_gauges(struct session *s)
-{
-	struct metrics *m = s->p->metrics;
-
-	metrics_gauge(m, METRICS_CONFIRMED_LSN, (int64_t)acktrack_confirmed(s->at));
-	metrics_gauge(m, METRICS_RECEIVED_LSN, (int64_t)acktrack_received(s->at));
-	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, (int64_t)acktrack_in_flight(s->at));
-	metrics_gauge(m, METRICS_PENDING_TRANSACTIONS, (int64_t)acktrack_pending_txns(s->at));
-	metrics_gauge(m, METRICS_PRODUCER_QUEUE_RECORDS, producer_queue_len(s->prod));
-}
-
 /* One turn of the main loop. */
 static enum outcome
 turn(struct session *s)
@@ -892,7 +659,7 @@ turn(struct session *s)
 		{ .fd = s->wake[0], .events = POLLIN },
 		{ .fd = s->signal_fd, .events = POLLIN },
 	};
-	int64_t now = now_us();
+	int64_t now = relay_now_us();
 	enum outcome o;
 
 	if (s->pending) {
@@ -912,12 +679,12 @@ turn(struct session *s)
 	    (o = serve_producer(s)) != OUT_OK) {
 		return o;
 	}
-	now = now_us();
-	if ((o = heartbeat(s, now)) != OUT_OK) {
+	now = relay_now_us();
+	if ((o = relay_events_heartbeat(s, now)) != OUT_OK) {
 		return o;
 	}
-	watch_stall(s, now);
-	publish_gauges(s);
+	relay_events_stall(s, now);
+	relay_events_gauges(s);
 	if (s->probe_deadline_us && now > s->probe_deadline_us) {
 		snprintf(s->why, sizeof(s->why), "the server did not answer a status update asking "
 			 "for a reply within %lld s; the connection is dead",
@@ -1012,7 +779,7 @@ relay_run(const struct relay_params *p, int signal_fd)
 	router_record_init(&s.rec);
 	router_record_init(&s.hb);
 	for (;;) {
-		int64_t started = now_us();
+		int64_t started = relay_now_us();
 		enum outcome o = session_run(&s);
 		/* The transaction a failure concerns: the open one, or the one whose delivery failed. */
 		lsn_t at = s.cur_seq || s.delivery_failed ? s.cur_final_lsn : 0;
@@ -1042,7 +809,7 @@ relay_run(const struct relay_params *p, int signal_fd)
 			break;
 		}
 		/* A session that ran for a while starts the backoff over. */
-		backoff = now_us() - started > INT64_C(60) * 1000000 ? 500
+		backoff = relay_now_us() - started > INT64_C(60) * 1000000 ? 500
 			  : backoff * 2 > p->backoff_max_ms ? p->backoff_max_ms
 							    : backoff * 2;
 	}

@@ -723,7 +723,8 @@ START_TEST(test_logical_messages)
 	relayfix_init(&f, _i == 1);
 	setup_types(&f);
 	buf_add_fmt(&pfx, "%s_m", f.name);
-	buf_add_fmt(&q, "message.prefix.include.list=%s.*", buf_cstr(&pfx));
+	buf_add_fmt(&q, "message.prefix.exclude.list=\nmessage.prefix.include.list=%s.*",
+		    buf_cstr(&pfx));
 	relayfix_config(&f, NULL, buf_cstr(&q));
 	relayfix_start(&f);
 	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));

@@ -118,6 +118,8 @@ relayfix_config(struct relayfix *f, const char *worker_extra, const char *connec
 		"publication.autocreate.mode=disabled\n"
 		"table.include.list=%s.outbox\n"
 		"snapshot.mode=no_data\n"
+		"# other tests emit logical decoding messages in the same database\n"
+		"message.prefix.exclude.list=.*\n"
 		"transforms=outbox\n"
 		"transforms.outbox.type=io.debezium.transforms.outbox.EventRouter\n"
 		"%s\n",
