@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,15 +192,30 @@ prepare_slot(const struct config *cfg, const struct kv *prod, struct router *rou
 	int rc;
 
 	if (strcmp(cfg->snapshot_mode, "initial") == 0) {
-		switch (snapshot_run(&sp)) {
-		case SNAPSHOT_DONE:
-			return -1;
-		case SNAPSHOT_STOPPED:
-			return EXIT_OK;
-		case SNAPSHOT_HALT:
-			return EXIT_RUNTIME;
-		default:
-			return EXIT_USAGE;
+		/*
+		 * A transient failure takes the snapshot again (the marker slot makes the next
+		 * attempt drop the half-made slot), with the same capped backoff as the pipeline.
+		 */
+		for (int64_t backoff = 500;; backoff = backoff * 2 > cfg->restart_backoff_max_ms
+							   ? cfg->restart_backoff_max_ms
+							   : backoff * 2) {
+			struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+
+			switch (snapshot_run(&sp)) {
+			case SNAPSHOT_DONE:
+				return -1;
+			case SNAPSHOT_STOPPED:
+				return EXIT_OK;
+			case SNAPSHOT_HALT:
+				return EXIT_RUNTIME;
+			case SNAPSHOT_RETRY:
+				break;
+			default:
+				return EXIT_USAGE;
+			}
+			if (poll(&pfd, 1, (int)backoff) > 0) {
+				return EXIT_OK; /* SIGTERM/SIGINT during the backoff */
+			}
 		}
 	}
 	if (!cfg->slot_create) {

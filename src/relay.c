@@ -194,6 +194,13 @@ session_open(struct session *s)
 	log_info(MOD, "streaming slot \"%s\" from its confirmed_flush_lsn %s", s->p->slot,
 		 lsn_format(confirmed, at));
 	s->last_ack_us = s->last_rx_us;
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		s->started_unix_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+		s->commit_time_us = 0;
+	}
 	s->next_heartbeat_us = s->last_rx_us + s->p->heartbeat_interval_ms * 1000;
 	metrics_set_state(s->p->metrics, METRICS_STATE_STREAMING, NULL);
 	return OUT_OK;

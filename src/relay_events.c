@@ -65,8 +65,18 @@ relay_events_message(struct session *s, const struct pgoutput_msg *m)
 	if (!router_message_selected(s->p->router, m->u.message.prefix.p, m->u.message.prefix.len)) {
 		return OUT_OK;
 	}
+	if (!tx) {
+		/* Debezium counts a non-transactional message as its own commit before recording it */
+		s->last_commit_lsn = m->u.message.lsn;
+		info.has_last_commit = true;
+		info.last_commit_lsn = m->u.message.lsn;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	info.now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (!info.commit_time_us) {
+		/* no commit seen yet: Debezium's offset context carries the time it started */
+		info.commit_time_us = s->started_unix_us;
+	}
 	if (router_message(s->p->router, m, &info, &s->rec, err, sizeof(err)) < 0) {
 		snprintf(s->why, sizeof(s->why), "logical decoding message (prefix %.*s) at %X/%X: %s",
 			 (int)m->u.message.prefix.len, m->u.message.prefix.p,
@@ -76,7 +86,6 @@ relay_events_message(struct session *s, const struct pgoutput_msg *m)
 	if (!seq) {
 		seq = acktrack_begin(s->at, m->u.message.lsn);
 		s->nontx_end = m->u.message.lsn;
-		s->last_commit_lsn = m->u.message.lsn;
 	}
 	return relay_produce(s, seq);
 }

@@ -62,6 +62,7 @@ struct session {
 	lsn_t cur_final_lsn;	/* its commit LSN (from Begin), for messages naming a row */
 	uint32_t cur_xid;
 	int64_t commit_time_us;	/* Unix time of the last Begin's commit, for message records */
+	int64_t started_unix_us; /* when this session started streaming (Unix time) */
 	lsn_t last_commit_lsn;	/* the last Commit's end (or non-transactional message), 0 = none */
 	lsn_t nontx_end;	/* a non-transactional message waits to be produced: its LSN */
 	lsn_t last_flush_sent;

@@ -123,11 +123,10 @@ send_record(struct snap *s, const char *row_id)
 			  "message.max.bytes (%lld); raise producer.max.request.size and the topic's "
 			  "max.message.bytes, then start outboxd again (the snapshot reruns)", row_id,
 			  pr.topic, (long long)producer_max_message_bytes(s->prod));
-	} else {
-		log_error(MOD, "produce to %s failed: %s; the snapshot reruns at the next start",
-			  pr.topic, err);
+		return SNAPSHOT_HALT;
 	}
-	return SNAPSHOT_HALT;
+	log_warn(MOD, "produce to %s failed: %s; the snapshot is taken again", pr.topic, err);
+	return SNAPSHOT_RETRY;
 }
 
 /* The relation pgoutput would describe for @schema.@table, cached in @rc. */
@@ -301,9 +300,9 @@ await_acks(struct snap *s)
 		return SNAPSHOT_STOPPED;
 	}
 	if (s->failed) {
-		log_error(MOD, "%llu snapshot rows were not delivered (%s); the snapshot reruns at "
-			  "the next start", (unsigned long long)s->failed, s->failure);
-		return SNAPSHOT_HALT;
+		log_warn(MOD, "%llu snapshot rows were not delivered (%s); the snapshot is taken "
+			 "again", (unsigned long long)s->failed, s->failure);
+		return SNAPSHOT_RETRY;
 	}
 	return SNAPSHOT_DONE;
 }

@@ -38,6 +38,7 @@ enum snapshot_result {
 	SNAPSHOT_HALT = 1,	   /* a poison row, or a failure: exit 1, it reruns next time */
 	SNAPSHOT_PRECONDITION = 2, /* cannot start: exit 2 */
 	SNAPSHOT_STOPPED = 3,	   /* a signal arrived: exit 0, it reruns next time */
+	SNAPSHOT_RETRY = 4,	   /* a transient failure (delivery, connection): take it again */
 };
 
 /**
