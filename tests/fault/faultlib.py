@@ -1,0 +1,718 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+The fault suite's machinery: a private test stack, per-scenario fixtures (schema, outbox,
+publication, pgoutput slot, side test_decoding slot, config files, outboxd), a load generator
+with recorded outcomes, and the invariant checker.
+
+Invariants (issue 5, reliability.md 5.1):
+  L  a committed outbox id never reached Kafka
+  P  an id of a transaction that never committed (rolled back, rolled-back savepoint, killed
+     client) reached Kafka
+  O  per aggregate, the first occurrences (after dedupe by the `id` header) are not in commit
+     order (commit order is read from the side test_decoding slot: commit end LSN, then
+     position inside the transaction)
+  D  duplicates; each is "inside" when some fault's confirmed_flush_lsn lay below the
+     duplicate's commit end LSN while the transaction already existed, else "outside"
+  W  at a fault, confirmed_flush_lsn covered a transaction (end_lsn <= confirmed) whose rows
+     were not all in Kafka at that moment
+Any L, P, O or W fails the scenario. Only the standard library is used; psql and kcat come
+from the machine.
+"""
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+
+class Fail(Exception):
+    pass
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def need_tools():
+    missing = [t for t in ("psql", "kcat", "socat", "java", "runuser") if not shutil.which(t)]
+    if os.getuid() != 0 and "runuser" in missing:
+        missing.remove("runuser")
+    if missing:
+        raise Fail("missing tools: " + ", ".join(missing) + " (scripts/install-deps installs them)")
+
+
+def lsn_parse(s):
+    if not s:
+        return 0
+    hi, lo = s.strip().split("/")
+    return (int(hi, 16) << 32) | int(lo, 16)
+
+
+def lsn_fmt(v):
+    return f"{v >> 32:X}/{v & 0xFFFFFFFF:X}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The private stack
+
+
+class Stack:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="outboxd-fault-", dir="/tmp")
+        self.env = {}
+
+    def up(self):
+        log(f"private stack in {self.dir}")
+        r = subprocess.run([os.path.join(SOURCE, "scripts", "stack"), "--dir", self.dir, "up"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Fail("scripts/stack up failed:\n" + r.stderr[-3000:])
+        for line in r.stdout.splitlines():
+            m = re.match(r"export (\w+)='?([^']*)'?$", line)
+            if m:
+                self.env[m.group(1)] = m.group(2)
+        self.host = self.env["OUTBOXD_TEST_PG_HOST"]
+        self.port = int(self.env["OUTBOXD_TEST_PG_PORT"])
+        self.password = self.env["OUTBOXD_TEST_PG_SUPERUSER_PASSWORD"]
+        self.pg_bin = self.env["OUTBOXD_TEST_PG_BIN"]
+        self.pg_data = self.env["OUTBOXD_TEST_PG_DATA"]
+        self.boot = self.env["OUTBOXD_TEST_KAFKA_BOOTSTRAP"]
+
+    def down(self):
+        subprocess.run([os.path.join(SOURCE, "scripts", "stack"), "--dir", self.dir, "down"],
+                       capture_output=True, text=True)
+
+    # --- PostgreSQL
+
+    def as_pg(self, args):
+        if os.getuid() == 0:
+            return ["runuser", "-u", "postgres", "--"] + args
+        return args
+
+    def pg_stop(self, mode):
+        r = subprocess.run(self.as_pg([f"{self.pg_bin}/pg_ctl", "-D", self.pg_data, "-m", mode,
+                                       "-w", "-t", "60", "stop"]), capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Fail(f"pg_ctl stop -m {mode}: {r.stderr.strip()}")
+
+    def pg_start(self):
+        r = subprocess.run(self.as_pg([f"{self.pg_bin}/pg_ctl", "-D", self.pg_data, "-l",
+                                       os.path.join(self.dir, "pg", "server.log"), "-w", "-t",
+                                       "60", "start"]), capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Fail(f"pg_ctl start: {r.stderr.strip()}")
+
+    def pg_log_size(self):
+        try:
+            return os.path.getsize(os.path.join(self.dir, "pg", "server.log"))
+        except OSError:
+            return 0
+
+    def pg_log_since(self, off):
+        with open(os.path.join(self.dir, "pg", "server.log"), "rb") as f:
+            f.seek(off)
+            return f.read().decode("utf-8", "replace")
+
+    def psql(self, sql, check=True, timeout=60):
+        env = dict(os.environ, PGPASSWORD=self.password, PGCONNECT_TIMEOUT="5")
+        r = subprocess.run(["psql", "-X", "-qAt", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-h",
+                            self.host, "-p", str(self.port), "-U", "postgres", "-d", "outboxd",
+                            "-f", "-"], input=sql, capture_output=True, text=True, env=env,
+                           timeout=timeout)
+        if check and r.returncode != 0:
+            raise Fail(f"psql failed: {r.stderr.strip()}\n  SQL: {sql[:300]}")
+        return r.stdout
+
+    def psql_retry(self, sql, seconds=60):
+        deadline = time.time() + seconds
+        while True:
+            try:
+                return self.psql(sql)
+            except (Fail, subprocess.TimeoutExpired):
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def ensure(self):
+        """Both servers running (a failed scenario must not break the next one)."""
+        try:
+            os.kill(self.kafka_pid(), signal.SIGCONT)
+            os.kill(self.kafka_pid(), 0)
+        except (ProcessLookupError, OSError):
+            log("kafka was not running: restarting it")
+            self.kafka_start()
+        r = subprocess.run(self.as_pg([f"{self.pg_bin}/pg_ctl", "-D", self.pg_data, "status"]),
+                           capture_output=True)
+        if r.returncode != 0:
+            log("postgresql was not running: restarting it")
+            self.pg_start()
+
+    # --- Kafka
+
+    def kafka_pid(self):
+        with open(os.path.join(self.dir, "kafka", "pid")) as f:
+            return int(f.read().strip())
+
+    def kafka_kill(self, sig=signal.SIGKILL):
+        pid = self.kafka_pid()
+        os.kill(pid, sig)
+        if sig == signal.SIGKILL:
+            for _ in range(100):
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                # a zombie of ours? it was started by scripts/stack (setsid), not by us
+                time.sleep(0.1)
+
+    def kafka_start(self):
+        kd = os.path.join(self.dir, "kafka")
+        with open(os.path.join(kd, "classpath")) as f:
+            cp = f.read().strip()
+        out = open(os.path.join(kd, "stdout.log"), "ab")
+        p = subprocess.Popen(["java", "-Xms256m", "-Xmx384m", "-XX:+UseSerialGC",
+                              "-XX:CICompilerCount=2", "-Djava.awt.headless=true",
+                              f"-Dlog4j2.configurationFile={kd}/log4j2.properties", "-cp", cp,
+                              "kafka.Kafka", f"{kd}/server.properties"],
+                             stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        with open(os.path.join(kd, "pid"), "w") as f:
+            f.write(f"{p.pid}\n")
+        deadline = time.time() + 120
+        while subprocess.run(["kcat", "-b", self.boot, "-L", "-m", "5"],
+                             capture_output=True).returncode != 0:
+            if p.poll() is not None:
+                raise Fail("kafka exited during restart")
+            if time.time() > deadline:
+                raise Fail("kafka did not come back within 120 s")
+            time.sleep(0.5)
+        self.kafka_proc = p
+
+    def read_topic(self, topic):
+        """Every record of @topic: list of dicts partition, offset, key, headers, value."""
+        fmt = "%p\\t%o\\t%K\\t%k\\t%h\\t%S\\t%s\\n"
+        r = subprocess.run(["kcat", "-C", "-b", self.boot, "-t", topic, "-o", "beginning", "-e",
+                            "-q", "-f", fmt, "-X", "topic.metadata.refresh.interval.ms=1000"],
+                           capture_output=True, timeout=120)
+        out = []
+        if r.returncode != 0:
+            if b"Unknown topic" in r.stderr or b"UNKNOWN_TOPIC" in r.stderr:
+                return out
+            raise Fail(f"kcat failed on {topic}: {r.stderr.decode()[-500:]}")
+        for line in r.stdout.decode("utf-8", "replace").split("\n"):
+            if not line:
+                continue
+            f = line.split("\t")
+            if len(f) < 7:
+                raise Fail(f"kcat line not understood: {line[:200]!r}")
+            klen, key, hdrs, vlen = int(f[2]), f[3], f[4], int(f[5])
+            value = "\t".join(f[6:])
+            headers = {}
+            for h in hdrs.split(",") if hdrs else []:
+                if "=" in h:
+                    k, v = h.split("=", 1)
+                    headers[k] = v
+            out.append({"partition": int(f[0]), "offset": int(f[1]),
+                        "key": None if klen < 0 else key, "headers": headers,
+                        "value": None if vlen < 0 else value})
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# One scenario's fixture
+
+
+class Fixture:
+    def __init__(self, stack, bin_path, name, publish_ops="insert", nullable=True):
+        self.s = stack
+        self.bin = bin_path
+        self.name = name
+        self.schema = "f_" + name
+        self.slot = self.schema + "_slot"
+        self.side = self.schema + "_side"
+        self.pub = self.schema + "_pub"
+        self.aggtype = self.schema
+        self.topic = "outbox.event." + self.aggtype
+        self.dir = tempfile.mkdtemp(prefix=f"outboxd-fault-{name}-")
+        self.logpath = os.path.join(self.dir, "outboxd.log")
+        self.proc = None
+        self.port = stack.port
+        self.side_txns = {}  # xid -> {"end": lsn, "ids": [id...]}
+        self.side_order = []  # xids in commit order as decoded
+        self.side_lock = threading.Lock()
+        null = "" if nullable else " NOT NULL"
+        pubsql = (f"CREATE PUBLICATION {self.pub} FOR TABLE {self.schema}.outbox" +
+                  (f" WITH (publish = '{publish_ops}')" if publish_ops else ""))
+        stack.psql(f"""
+            DROP SCHEMA IF EXISTS {self.schema} CASCADE;
+            CREATE SCHEMA {self.schema};
+            CREATE TABLE {self.schema}.outbox (id uuid PRIMARY KEY,
+              aggregatetype varchar(255){null}, aggregateid varchar(255){null},
+              type varchar(255) NOT NULL, payload jsonb,
+              created_at timestamptz NOT NULL DEFAULT now());
+            CREATE TABLE {self.schema}.business (id bigserial PRIMARY KEY, v text);
+            {pubsql};
+            SELECT pg_create_logical_replication_slot('{self.slot}', 'pgoutput');
+            SELECT pg_create_logical_replication_slot('{self.side}', 'test_decoding');
+        """)
+        self.fault_marks = []  # (confirmed, current_wal, kafka ids set)
+        self.notes = []
+        self.failures = []
+        self.config()
+
+    def config(self, worker_extra="", connector_extra="", port=None, suffix=""):
+        port = port or self.port
+        with open(os.path.join(self.dir, f"worker{suffix}.properties"), "w") as f:
+            f.write(f"""bootstrap.servers={self.s.boot}
+key.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=false
+value.converter.schemas.enable=false
+offset.storage.file.filename=/tmp/connect.offsets
+outboxd.http.port=0
+outboxd.restart.backoff.max.ms=1000
+outboxd.stall.warn.ms=3000
+{worker_extra}
+""")
+        with open(os.path.join(self.dir, f"connector{suffix}.properties"), "w") as f:
+            f.write(f"""name=outbox-connector
+connector.class=io.debezium.connector.postgresql.PostgresConnector
+tasks.max=1
+database.hostname={self.s.host}
+database.port={port}
+database.user=postgres
+database.password={self.s.password}
+database.dbname=outboxd
+topic.prefix={self.schema}
+plugin.name=pgoutput
+slot.name={self.slot}
+publication.name={self.pub}
+publication.autocreate.mode=disabled
+table.include.list={self.schema}.outbox
+snapshot.mode=no_data
+status.update.interval.ms=300
+slot.max.retries=40
+slot.retry.delay.ms=250
+transforms=outbox
+transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
+{connector_extra}
+""")
+
+    # --- outboxd
+
+    def start(self, env=None, suffix=""):
+        e = dict(os.environ)
+        for k in ("OUTBOXD_FAILPOINT", "OUTBOXD_BIN"):
+            e.pop(k, None)
+        e.update(env or {})
+        lf = open(self.logpath, "ab")
+        lf.write(f"---- start {time.strftime('%H:%M:%S')} env={env or {}}\n".encode())
+        lf.flush()
+        p = subprocess.Popen([self.bin, "run", os.path.join(self.dir, f"worker{suffix}.properties"),
+                              os.path.join(self.dir, f"connector{suffix}.properties")],
+                             stdout=lf, stderr=lf, stdin=subprocess.DEVNULL, env=e)
+        lf.close()
+        if not suffix:
+            self.proc = p
+        return p
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        if self.proc:
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        rc = self.proc.returncode if self.proc else None
+        self.proc = None
+        return rc
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def read_log(self):
+        try:
+            with open(self.logpath, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def wait_log(self, needle, timeout, since=0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if needle in self.read_log()[since:]:
+                return True
+            time.sleep(0.2)
+        return False
+
+    # --- positions
+
+    def confirmed(self):
+        out = self.s.psql(f"SELECT confirmed_flush_lsn FROM pg_replication_slots "
+                          f"WHERE slot_name = '{self.slot}'").strip()
+        return lsn_parse(out) if out else None
+
+    def current_wal(self):
+        return lsn_parse(self.s.psql("SELECT pg_current_wal_lsn()").strip())
+
+    def kafka_ids(self):
+        return {r["headers"].get("id") for r in self.s.read_topic(self.topic)}
+
+    def mark_fault(self, what, confirmed=None):
+        """Records the unconfirmed window at a fault: the slot's confirmed_flush_lsn, the WAL
+        position, and what Kafka holds right then (for W). Read in that order, so Kafka can
+        only hold more than what the confirmed position was based on."""
+        c = self.confirmed() if confirmed is None else confirmed
+        w = self.current_wal()
+        ids = self.kafka_ids()
+        self.fault_marks.append(judge_w({"what": what, "confirmed": c or 0, "wal": w}, self, ids))
+
+    # --- the side slot: commit order and end LSNs
+
+    def read_side(self):
+        try:
+            out = self.s.psql(f"SELECT lsn, xid, data FROM pg_logical_slot_get_changes("
+                              f"'{self.side}', NULL, NULL)")
+        except Fail as e:
+            if "invalidated" not in str(e):
+                raise
+            return  # the slot-invalidation scenario: what was read before stays
+
+        cur = {}
+        pat = re.compile(r"^table " + re.escape(self.schema) + r"\.outbox: INSERT: id\[uuid\]:'([0-9a-f-]+)'")
+        with self.side_lock:
+            for line in out.split("\n"):
+                if not line:
+                    continue
+                lsn, xid, data = line.split("\t", 2)
+                if data.startswith("BEGIN"):
+                    cur[xid] = []
+                elif data.startswith("COMMIT"):
+                    ids = cur.pop(xid, [])
+                    if ids and xid not in self.side_txns:
+                        self.side_txns[xid] = {"end": lsn_parse(lsn), "ids": ids}
+                        self.side_order.append(xid)
+                else:
+                    m = pat.match(data)
+                    if m:
+                        cur.setdefault(xid, []).append(m.group(1))
+
+    def last_end(self):
+        self.read_side()
+        with self.side_lock:
+            return max((t["end"] for t in self.side_txns.values()), default=0)
+
+    def cleanup(self):
+        if self.proc and self.proc.poll() is None:
+            self.kill()
+        for _ in range(50):
+            out = self.s.psql(f"SELECT count(*) FROM pg_replication_slots WHERE active AND "
+                              f"slot_name IN ('{self.slot}', '{self.side}')", check=False).strip()
+            if out == "0":
+                break
+            time.sleep(0.1)
+        self.s.psql(f"""
+            SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+              WHERE slot_name IN ('{self.slot}', '{self.side}');
+            DROP PUBLICATION IF EXISTS {self.pub};
+            DROP SCHEMA IF EXISTS {self.schema} CASCADE;""", check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The load generator
+
+
+def judge_w(mark, fx, kafka_ids):
+    """W at one fault: the transactions at or below the confirmed position whose rows Kafka
+    did not all hold. Judged at once (the side slot has decoded everything up to the WAL
+    position), so only the verdict is kept, not a copy of the topic per fault."""
+    fx.read_side()
+    bad = [x for x in fx.side_order if fx.side_txns[x]["end"] <= mark["confirmed"] and
+           not all(i in kafka_ids for i in fx.side_txns[x]["ids"])]
+    mark["w_bad"] = [fx.side_txns[x]["end"] for x in bad]
+    return mark
+
+
+class Txn:
+    __slots__ = ("ids", "aborted_ids", "outcome", "kind", "session")
+
+    def __init__(self, ids, aborted_ids, kind, session):
+        self.ids = ids  # [(id, aggregateid)] meant to commit
+        self.aborted_ids = aborted_ids  # ids inside a rolled-back savepoint
+        self.outcome = "unknown"  # committed | aborted | unknown
+        self.kind = kind
+        self.session = session
+
+
+class Generator:
+    """Concurrent sessions commit random transactions: 1..max_rows outbox rows over a few
+    aggregates, a business row in the same transaction, some rolled back, some with a
+    rolled-back savepoint. Each transaction runs in its own psql; the exit status is the
+    client-observed outcome, and a transaction whose client failed is "unknown" until settled
+    by querying PostgreSQL."""
+
+    def __init__(self, fx, rng, sessions=3, max_rows=50, pause=(0.05, 0.3), naggs=8):
+        self.fx = fx
+        self.rng = rng
+        self.sessions = sessions
+        self.max_rows = max_rows
+        self.pause = pause
+        self.naggs = naggs
+        self.txns = []
+        self.lock = threading.Lock()
+        self.stop_ev = threading.Event()
+        self.threads = []
+        self.seeds = [rng.randrange(1 << 30) for _ in range(sessions)]
+
+    def script(self, r, txn, rollback, savepoint, sleep_before_commit=0):
+        fx = self.fx
+        lines = ["BEGIN;", f"INSERT INTO {fx.schema}.business (v) VALUES ('s{txn.session}');"]
+
+        def ins(i, a):
+            payload = json.dumps({"id": i, "agg": a, "pad": "x" * r.randrange(0, 64)})
+            return (f"INSERT INTO {fx.schema}.outbox (id, aggregatetype, aggregateid, type, "
+                    f"payload) VALUES ('{i}', '{fx.aggtype}', '{a}', 'Ev', '{payload}');")
+        half = len(txn.ids) // 2
+        for i, a in txn.ids[:half]:
+            lines.append(ins(i, a))
+        if savepoint:
+            lines.append("SAVEPOINT sp;")
+            for i in txn.aborted_ids:
+                lines.append(ins(i, "sp-" + i[:4]))
+            lines.append("ROLLBACK TO SAVEPOINT sp;")
+        for i, a in txn.ids[half:]:
+            lines.append(ins(i, a))
+        if sleep_before_commit:
+            lines.append(f"SELECT pg_sleep({sleep_before_commit});")
+        lines.append("ROLLBACK;" if rollback else "COMMIT;")
+        return "\n".join(lines) + "\n"
+
+    def new_txn(self, r, session, kind="normal"):
+        n = r.randint(1, self.max_rows)
+        ids = [(str(uuid.uuid4()), f"agg-{r.randrange(self.naggs)}") for _ in range(n)]
+        savepoint = r.random() < 0.1
+        aborted = [str(uuid.uuid4()) for _ in range(r.randint(1, 3))] if savepoint else []
+        t = Txn(ids, aborted, kind, session)
+        with self.lock:
+            self.txns.append(t)
+        return t, savepoint
+
+    def run_one(self, r, session, kill_after=None, sleep_before_commit=0, rollback=None):
+        t, savepoint = self.new_txn(r, session)
+        if rollback is None:
+            rollback = r.random() < 0.12
+        sc = self.script(r, t, rollback, savepoint, sleep_before_commit)
+        env = dict(os.environ, PGPASSWORD=self.fx.s.password, PGCONNECT_TIMEOUT="5")
+        p = subprocess.Popen(["psql", "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-h", self.fx.s.host,
+                              "-p", str(self.fx.s.port), "-U", "postgres", "-d", "outboxd",
+                              "-f", "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env=env)
+        try:
+            p.stdin.write(sc.encode())
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+        if kill_after is not None:
+            time.sleep(kill_after)
+            p.kill()
+            p.wait()
+            t.kind = "client-killed"
+            return t  # outcome stays unknown: settled later
+        try:
+            rc = p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            return t
+        if rc == 0:
+            t.outcome = "aborted" if rollback else "committed"
+        return t
+
+    def _loop(self, session):
+        r = random.Random(self.seeds[session])
+        while not self.stop_ev.is_set():
+            self.run_one(r, session)
+            time.sleep(r.uniform(*self.pause))
+
+    def start(self):
+        self.stop_ev.clear()
+        self.threads = [threading.Thread(target=self._loop, args=(i,), daemon=True)
+                        for i in range(self.sessions)]
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        self.stop_ev.set()
+        for t in self.threads:
+            t.join(timeout=120)
+        self.threads = []
+
+    def settle(self):
+        """Unknown outcomes: a row present in the outbox committed, else it did not."""
+        unknown = [t for t in self.txns if t.outcome == "unknown"]
+        if not unknown:
+            return 0
+        ids = [i for t in unknown for i, _ in t.ids]
+        present = set()
+        for k in range(0, len(ids), 500):
+            chunk = ",".join(f"'{i}'" for i in ids[k:k + 500])
+            out = self.fx.s.psql_retry(f"SELECT id FROM {self.fx.schema}.outbox WHERE id IN ({chunk})")
+            present.update(out.split())
+        for t in unknown:
+            got = [i in present for i, _ in t.ids]
+            if all(got):
+                t.outcome = "committed"
+            elif not any(got):
+                t.outcome = "aborted"
+            else:
+                raise Fail(f"transaction half present in the outbox: {t.ids[:3]}...")
+        return len(unknown)
+
+    def committed_ids(self):
+        return {i for t in self.txns if t.outcome == "committed" for i, _ in t.ids}
+
+    def aborted_ids(self):
+        s = {i for t in self.txns for i in t.aborted_ids}
+        s.update(i for t in self.txns if t.outcome == "aborted" for i, _ in t.ids)
+        return s
+
+
+# ---------------------------------------------------------------------------------------------
+# The checker
+
+
+class Result:
+    def __init__(self, name):
+        self.name = name
+        self.L = self.P = self.O = self.W = 0
+        self.D_in = self.D_out = 0
+        self.committed = 0
+        self.records = 0
+        self.faults = 0
+        self.secs = 0.0
+        self.failures = []  # text lines
+        self.info = []
+
+    @property
+    def ok(self):
+        return not (self.L or self.P or self.O or self.W or self.failures)
+
+
+def check(fx, gen, res, expect_ids=None, exclude_after_end=None, allow_no_side=False):
+    """Reads the topic back and judges it. @expect_ids: committed ids that must be there
+    (default: every committed id the generator saw, plus extra rows the scenario wrote).
+    @exclude_after_end: ids of transactions at/after this commit end LSN are not expected
+    (a halted relay)."""
+    fx.read_side()
+    recs = fx.s.read_topic(fx.topic)
+    res.records = len(recs)
+    committed = gen.committed_ids() if gen else set()
+    committed |= getattr(fx, "extra_committed", set())
+    aborted = gen.aborted_ids() if gen else set()
+    aborted |= getattr(fx, "extra_aborted", set())
+    # truth from the side slot
+    pos = {}  # id -> (end_lsn, index in txn)
+    end_of = {}
+    for xid in fx.side_order:
+        t = fx.side_txns[xid]
+        for k, i in enumerate(t["ids"]):
+            pos[i] = (t["end"], k)
+            end_of[i] = t["end"]
+    side_ids = set(pos)
+    if committed - side_ids and not allow_no_side:
+        res.failures.append(f"harness: {len(committed - side_ids)} committed ids not decoded by the "
+                            f"side slot, e.g. {sorted(committed - side_ids)[:2]}")
+    if side_ids & aborted:
+        res.failures.append(f"harness: side slot decoded ids the generator saw abort: "
+                            f"{sorted(side_ids & aborted)[:2]}")
+    expected = set(expect_ids) if expect_ids is not None else committed
+    if exclude_after_end is not None:
+        expected = {i for i in expected if end_of.get(i, 0) < exclude_after_end}
+    res.committed = len(expected)
+    seen = {}
+    by_agg = {}
+    dups = []
+    for r in sorted(recs, key=lambda r: (r["partition"], r["offset"])):
+        i = r["headers"].get("id")
+        if i is None:
+            res.failures.append(f"record without id header at {r['partition']}/{r['offset']}")
+            continue
+        if i in seen:
+            dups.append(i)
+            continue
+        seen[i] = r
+        if i in pos:
+            by_agg.setdefault((r["partition"], r["key"]), []).append((pos[i], i))
+    missing = expected - set(seen)
+    res.L = len(missing)
+    if missing:
+        ex = sorted(missing, key=lambda i: end_of.get(i, 0))[:3]
+        res.failures.append(f"L: {len(missing)} committed ids never published, e.g. " +
+                            ", ".join(f"{i} (commit end {lsn_fmt(end_of.get(i, 0))})" for i in ex))
+    orphans = (set(seen) - side_ids) | (set(seen) & aborted)
+    res.P = len(orphans)
+    if orphans:
+        res.failures.append(f"P: {len(orphans)} published ids of no committed transaction, e.g. "
+                            f"{sorted(orphans)[:3]}")
+    for (part, key), lst in by_agg.items():
+        for a, b in zip(lst, lst[1:]):
+            if b[0] <= a[0]:
+                res.O += 1
+                if res.O <= 3:
+                    res.failures.append(
+                        f"O: key {key} partition {part}: {b[1]} (commit end {lsn_fmt(b[0][0])} #{b[0][1]}) "
+                        f"published after {a[1]} (commit end {lsn_fmt(a[0][0])} #{a[0][1]})")
+    for i in dups:
+        e = end_of.get(i)
+        inside = e is not None and any(m["confirmed"] < e <= m["wal"] for m in fx.fault_marks)
+        if inside:
+            res.D_in += 1
+        else:
+            res.D_out += 1
+    if res.D_out:
+        res.info.append(f"D: {res.D_out} duplicates outside every fault's unconfirmed window")
+    # W: at each fault, everything at or below the confirmed position was already in Kafka.
+    for m in fx.fault_marks:
+        bad = m["w_bad"]
+        if bad:
+            res.W += len(bad)
+            res.failures.append(
+                f"W: at fault '{m['what']}' confirmed_flush_lsn {lsn_fmt(m['confirmed'])} covers "
+                f"{len(bad)} transaction(s) not fully in Kafka, e.g. commit end {lsn_fmt(bad[0])}")
+    res.faults = len(fx.fault_marks)
+    return res
+
+
+def settle(fx, gen, timeout=90, expect_ids=None):
+    """Waits until Kafka holds every committed id and the slot confirmed the last commit."""
+    if gen:
+        gen.settle()
+    want = set(expect_ids) if expect_ids is not None else (gen.committed_ids() if gen else set())
+    want |= getattr(fx, "extra_committed", set())
+    deadline = time.time() + timeout
+    last = fx.last_end()
+    while True:
+        have = fx.kafka_ids()
+        c = fx.confirmed() or 0
+        if want <= have and c >= last:
+            return True, ""
+        if time.time() > deadline:
+            why = []
+            if not want <= have:
+                why.append(f"{len(want - have)} ids still missing from Kafka")
+            if c < last:
+                why.append(f"confirmed_flush_lsn {lsn_fmt(c)} below the last commit end {lsn_fmt(last)}")
+            return False, "; ".join(why)
+        time.sleep(1)
