@@ -119,7 +119,7 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, n;
-	uint32_t cp;
+	uint32_t cp = 0;
 
 	if (!jsonw_utf8_valid(s, len)) {
 		return -EINVAL;
@@ -127,6 +127,23 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 	buf_reserve(b, len + 2);
 	buf_add_char(b, '"');
 	while (i < len) {
+		size_t run = i;
+
+		/*
+		 * The common case, copied in one piece: bytes Jackson writes as they are (printable
+		 * ASCII but the quote and the backslash, DEL, and whole BMP sequences, whose lead
+		 * bytes are below 0xF0). The input is valid UTF-8, so a run never ends inside a
+		 * sequence it started.
+		 */
+		while (run < len && p[run] >= 0x20 && p[run] < 0xF0 && p[run] != '"' &&
+		       p[run] != '\\') {
+			run++;
+		}
+		if (run > i) {
+			buf_add(b, p + i, run - i);
+			i = run;
+			continue;
+		}
 		n = utf8_decode(p + i, len - i, &cp);
 		if (cp >= 0x10000) {
 			cp -= 0x10000;
