@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * benchtool - the small measuring helpers of bench/run.
+ *
+ *   benchtool load CONNINFO TABLE RATE SECONDS FIRST
+ *	Single-row transactions at a steady RATE per second for SECONDS (absolute deadlines, so
+ *	a late commit is caught up, not dropped): INSERT ... SELECT * FROM bench_rows(i, 1) with
+ *	i = FIRST, FIRST+1, ...; prints the achieved rate and the lateness.
+ *
+ *   benchtool wait CONNINFO SLOT LSN BOOTSTRAP TOPIC COUNT TIMEOUT_S
+ *	Polls, on one connection each, the slot's confirmed_flush_lsn (every 20 ms) until it
+ *	reaches LSN, and the sum of the topic's high watermarks (every 50 ms) until it reaches
+ *	COUNT. SLOT or TOPIC "-" skips that side. Prints "slot <unix time>" and "kafka <unix
+ *	time>" as each is reached; exit 0 when both are, 1 on timeout.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+#include <librdkafka/rdkafka.h>
+
+static double
+wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static PGconn *
+connect_pg(const char *conninfo)
+{
+	PGconn *c = PQconnectdb(conninfo);
+
+	if (PQstatus(c) != CONNECTION_OK) {
+		fprintf(stderr, "benchtool: %s", PQerrorMessage(c));
+		exit(1);
+	}
+	return c;
+}
+
+static int
+cmd_load(int argc, char **argv)
+{
+	PGconn *c;
+	PGresult *r;
+	char sql[512], num[32];
+	const char *params[1] = { num };
+	double rate, secs;
+	long long first, n, total;
+	struct timespec t0, dl;
+	double max_late = 0, sum_late = 0;
+	double w0, w1;
+
+	if (argc != 7) {
+		fprintf(stderr, "usage: benchtool load CONNINFO TABLE RATE SECONDS FIRST\n");
+		return 2;
+	}
+	c = connect_pg(argv[2]);
+	rate = atof(argv[4]);
+	secs = atof(argv[5]);
+	first = atoll(argv[6]);
+	total = (long long)(rate * secs);
+	snprintf(sql, sizeof(sql), "INSERT INTO %s SELECT * FROM bench_rows($1::bigint, 1)", argv[3]);
+	r = PQprepare(c, "ins", sql, 1, NULL);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		fprintf(stderr, "benchtool: %s", PQerrorMessage(c));
+		return 1;
+	}
+	PQclear(r);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	w0 = wall();
+	for (n = 0; n < total; n++) {
+		struct timespec now;
+		double late;
+		int64_t ns = (int64_t)((double)n * 1e9 / rate);
+
+		dl.tv_sec = t0.tv_sec + (time_t)(ns / 1000000000);
+		dl.tv_nsec = t0.tv_nsec + (long)(ns % 1000000000);
+		if (dl.tv_nsec >= 1000000000) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000;
+		}
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &dl, NULL) == EINTR) {
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		late = (double)(now.tv_sec - dl.tv_sec) + (double)(now.tv_nsec - dl.tv_nsec) / 1e9;
+		if (late > max_late) {
+			max_late = late;
+		}
+		sum_late += late;
+		snprintf(num, sizeof(num), "%lld", first + n);
+		r = PQexecPrepared(c, "ins", 1, params, NULL, NULL, 0);
+		if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+			fprintf(stderr, "benchtool: %s", PQerrorMessage(c));
+			return 1;
+		}
+		PQclear(r);
+	}
+	w1 = wall();
+	printf("rows=%lld seconds=%.3f rate=%.1f mean_late_ms=%.3f max_late_ms=%.3f start=%.6f\n",
+	       total, w1 - w0, (double)total / (w1 - w0), sum_late / (double)(total ? total : 1) * 1e3,
+	       max_late * 1e3, w0);
+	PQfinish(c);
+	return 0;
+}
+
+static int
+topic_total(rd_kafka_t *rk, const char *topic, int64_t *ret)
+{
+	const rd_kafka_metadata_t *md;
+	rd_kafka_topic_t *t = rd_kafka_topic_new(rk, topic, NULL);
+	int64_t sum = 0;
+
+	if (rd_kafka_metadata(rk, 0, t, &md, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rd_kafka_topic_destroy(t);
+		return -1;
+	}
+	if (md->topic_cnt != 1 || md->topics[0].err) {
+		rd_kafka_metadata_destroy(md);
+		rd_kafka_topic_destroy(t);
+		return -1;
+	}
+	for (int i = 0; i < md->topics[0].partition_cnt; i++) {
+		int64_t lo, hi;
+
+		if (rd_kafka_query_watermark_offsets(rk, topic, md->topics[0].partitions[i].id, &lo,
+						     &hi, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+			rd_kafka_metadata_destroy(md);
+			rd_kafka_topic_destroy(t);
+			return -1;
+		}
+		sum += hi;
+	}
+	rd_kafka_metadata_destroy(md);
+	rd_kafka_topic_destroy(t);
+	*ret = sum;
+	return 0;
+}
+
+static int
+cmd_wait(int argc, char **argv)
+{
+	const char *slot, *topic;
+	unsigned hi, lo;
+	uint64_t lsn = 0;
+	long long count;
+	double deadline, next_kafka = 0;
+	bool slot_done, kafka_done;
+	PGconn *c = NULL;
+	rd_kafka_t *rk = NULL;
+	char sql[256], err[512];
+
+	if (argc != 9) {
+		fprintf(stderr, "usage: benchtool wait CONNINFO SLOT LSN BOOTSTRAP TOPIC COUNT TIMEOUT_S\n");
+		return 2;
+	}
+	slot = argv[3];
+	topic = argv[6];
+	count = atoll(argv[7]);
+	deadline = wall() + atof(argv[8]);
+	slot_done = strcmp(slot, "-") == 0;
+	kafka_done = strcmp(topic, "-") == 0;
+	if (!slot_done) {
+		if (sscanf(argv[4], "%X/%X", &hi, &lo) != 2) {
+			fprintf(stderr, "benchtool: bad LSN %s\n", argv[4]);
+			return 2;
+		}
+		lsn = ((uint64_t)hi << 32) | lo;
+		c = connect_pg(argv[2]);
+		snprintf(sql, sizeof(sql),
+			 "SELECT confirmed_flush_lsn - '0/0'::pg_lsn FROM pg_replication_slots "
+			 "WHERE slot_name = '%s'", slot);
+	}
+	if (!kafka_done) {
+		rd_kafka_conf_t *conf = rd_kafka_conf_new();
+
+		rd_kafka_conf_set(conf, "bootstrap.servers", argv[5], err, sizeof(err));
+		rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+		if (!rk) {
+			fprintf(stderr, "benchtool: %s\n", err);
+			return 1;
+		}
+	}
+	while (!slot_done || !kafka_done) {
+		double now = wall();
+
+		if (now > deadline) {
+			fprintf(stderr, "benchtool: timeout (slot %s, kafka %s)\n",
+				slot_done ? "done" : "waiting", kafka_done ? "done" : "waiting");
+			return 1;
+		}
+		if (!slot_done) {
+			PGresult *r = PQexec(c, sql);
+
+			if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+			    !PQgetisnull(r, 0, 0) &&
+			    strtoull(PQgetvalue(r, 0, 0), NULL, 10) >= lsn) {
+				slot_done = true;
+				printf("slot %.6f\n", wall());
+				fflush(stdout);
+			}
+			PQclear(r);
+		}
+		if (!kafka_done && now >= next_kafka) {
+			int64_t total;
+
+			next_kafka = now + 0.05;
+			if (topic_total(rk, topic, &total) == 0 && total >= count) {
+				kafka_done = true;
+				printf("kafka %.6f\n", wall());
+				fflush(stdout);
+			}
+		}
+		usleep(20000);
+	}
+	if (c) {
+		PQfinish(c);
+	}
+	if (rk) {
+		rd_kafka_destroy(rk);
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "load") == 0) {
+		return cmd_load(argc, argv);
+	}
+	if (argc >= 2 && strcmp(argv[1], "wait") == 0) {
+		return cmd_wait(argc, argv);
+	}
+	fprintf(stderr, "usage: benchtool load|wait ...\n");
+	return 2;
+}
