@@ -294,42 +294,12 @@ record_id(const struct router_record *r)
 	return "(unknown)";
 }
 
-/* The producer's view of @r: borrowed pointers into it (headers into s->hdrs). */
-struct producer_record
-relay_producer_view(struct session *s, const struct router_record *r)
-{
-	struct producer_record pr = {
-		.topic = buf_cstr(&r->topic),
-		.key = r->key_null ? NULL : buf_cstr(&r->key),
-		.key_len = r->key.len,
-		.value = r->value_null ? NULL : buf_cstr(&r->value),
-		.value_len = r->value.len,
-		.nheaders = r->nheaders,
-		.partition = r->partition,
-		.timestamp_ms = r->timestamp_ms < 0 ? 0 : r->timestamp_ms,
-	};
-
-	if (s->hdrs_cap < r->nheaders) {
-		s->hdrs_cap = r->nheaders;
-		s->hdrs = xrealloc(s->hdrs, s->hdrs_cap * sizeof(*s->hdrs));
-	}
-	for (size_t i = 0; i < r->nheaders; i++) {
-		s->hdrs[i] = (struct producer_header){
-			.name = buf_cstr(&r->headers[i].name),
-			.value = r->headers[i].null ? NULL : buf_cstr(&r->headers[i].value),
-			.len = r->headers[i].value.len,
-		};
-	}
-	pr.headers = s->hdrs;
-	return pr;
-}
-
 /* Hands the routed record to the producer; on a full queue keeps it and pauses reading. */
 enum outcome
 relay_produce(struct session *s, uint64_t seq)
 {
 	const struct router_record *r = &s->rec;
-	struct producer_record pr = relay_producer_view(s, r);
+	struct producer_record pr = router_record_view(r, &s->hdrs, &s->hdrs_cap);
 	char err[512];
 	int rc;
 

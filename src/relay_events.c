@@ -178,7 +178,7 @@ relay_events_heartbeat(struct session *s, int64_t now)
 		snprintf(s->why, sizeof(s->why), "heartbeat record: %s", err);
 		return OUT_HALT;
 	}
-	pr = relay_producer_view(s, &s->hb);
+	pr = router_record_view(&s->hb, &s->hdrs, &s->hdrs_cap);
 	/* Opaque 0 belongs to no transaction: its report confirms nothing. A full queue skips a
 	 * beat. */
 	(void)producer_send(s->prod, &pr, NULL, NULL, 0);

@@ -82,9 +82,6 @@ struct session {
 /* relay_now_us() - the monotonic clock, microseconds. */
 int64_t relay_now_us(void);
 
-/* relay_producer_view() - the producer's view of @r (borrows from @r and s->hdrs). */
-struct producer_record relay_producer_view(struct session *s, const struct router_record *r);
-
 /*
  * relay_produce() - hand s->rec to the producer for transaction @seq; on a full queue keep it
  * (s->pending) so reading pauses; a record too large goes to the dead-letter topic or halts.

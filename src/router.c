@@ -90,6 +90,35 @@ router_message_selected(const struct router *r, const char *prefix, size_t len)
 	       !router_opts_list_matches(&r->mexc, prefix, len);
 }
 
+struct producer_record
+router_record_view(const struct router_record *r, struct producer_header **hdrs, size_t *hdrs_cap)
+{
+	struct producer_record pr = {
+		.topic = buf_cstr(&r->topic),
+		.key = r->key_null ? NULL : buf_cstr(&r->key),
+		.key_len = r->key.len,
+		.value = r->value_null ? NULL : buf_cstr(&r->value),
+		.value_len = r->value.len,
+		.nheaders = r->nheaders,
+		.partition = r->partition,
+		.timestamp_ms = r->timestamp_ms < 0 ? 0 : r->timestamp_ms,
+	};
+
+	if (*hdrs_cap < r->nheaders) {
+		*hdrs_cap = r->nheaders;
+		*hdrs = xrealloc(*hdrs, *hdrs_cap * sizeof(**hdrs));
+	}
+	for (size_t i = 0; i < r->nheaders; i++) {
+		(*hdrs)[i] = (struct producer_header){
+			.name = buf_cstr(&r->headers[i].name),
+			.value = r->headers[i].null ? NULL : buf_cstr(&r->headers[i].value),
+			.len = r->headers[i].value.len,
+		};
+	}
+	pr.headers = *hdrs;
+	return pr;
+}
+
 void
 router_record_init(struct router_record *rec)
 {

@@ -80,32 +80,10 @@ serve(struct snap *s, int ms)
 static enum snapshot_result
 send_record(struct snap *s, const char *row_id)
 {
-	const struct router_record *r = &s->rec;
-	struct producer_record pr = {
-		.topic = buf_cstr(&r->topic),
-		.key = r->key_null ? NULL : buf_cstr(&r->key),
-		.key_len = r->key.len,
-		.value = r->value_null ? NULL : buf_cstr(&r->value),
-		.value_len = r->value.len,
-		.nheaders = r->nheaders,
-		.partition = r->partition,
-		.timestamp_ms = r->timestamp_ms < 0 ? 0 : r->timestamp_ms,
-	};
+	struct producer_record pr = router_record_view(&s->rec, &s->hdrs, &s->hdrs_cap);
 	char err[512];
 	int rc;
 
-	if (s->hdrs_cap < r->nheaders) {
-		s->hdrs_cap = r->nheaders;
-		s->hdrs = xrealloc(s->hdrs, s->hdrs_cap * sizeof(*s->hdrs));
-	}
-	for (size_t i = 0; i < r->nheaders; i++) {
-		s->hdrs[i] = (struct producer_header){
-			.name = buf_cstr(&r->headers[i].name),
-			.value = r->headers[i].null ? NULL : buf_cstr(&r->headers[i].value),
-			.len = r->headers[i].value.len,
-		};
-	}
-	pr.headers = s->hdrs;
 	while ((rc = producer_send(s->prod, &pr, NULL, err, sizeof(err))) == -EAGAIN &&
 	       !s->stopping) {
 		serve(s, 100);

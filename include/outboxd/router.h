@@ -16,6 +16,7 @@
 #include "outboxd/buf.h"
 #include "outboxd/kv.h"
 #include "outboxd/pgoutput.h"
+#include "outboxd/producer.h"
 #include "outboxd/relcache.h"
 
 struct router_config {
@@ -101,6 +102,14 @@ struct router_record {
 };
 
 void router_record_init(struct router_record *rec);
+
+/**
+ * router_record_view() - the producer's view of @rec: every pointer borrows from @rec, the
+ * headers from *@hdrs, an array grown as needed (the caller frees it once, at the end).
+ * A negative timestamp (processing time) becomes librdkafka's 0 ("now").
+ */
+struct producer_record router_record_view(const struct router_record *rec,
+					  struct producer_header **hdrs, size_t *hdrs_cap);
 /* router_record_reset() - empty for reuse; keeps the memory. */
 void router_record_reset(struct router_record *rec);
 void router_record_fini(struct router_record *rec);
