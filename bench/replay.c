@@ -283,27 +283,7 @@ build(struct replay *r, const char *const *files, int nfiles, int mock_brokers,
 	if (config_load(files, nfiles, environ, &cfg, err, sizeof(err)) < 0) {
 		die("configuration", err);
 	}
-	struct router_config rc = {
-		.topic_prefix = cfg->topic_prefix,
-		.run_id = "00000000-0000-4000-8000-000000000000",
-		.table_include_list = cfg->table_include_list,
-		.table_exclude_list = cfg->table_exclude_list,
-		.schema_include_list = cfg->schema_include_list,
-		.schema_exclude_list = cfg->schema_exclude_list,
-		.server_flavour = cfg->flavour == CONFIG_SERVER,
-		.smt = &cfg->transform,
-		.key_converter = cfg->key_converter,
-		.value_converter = cfg->value_converter,
-		.header_converter = cfg->header_converter,
-		.key_converter_opts = &cfg->key_converter_opts,
-		.value_converter_opts = &cfg->value_converter_opts,
-		.header_converter_opts = &cfg->header_converter_opts,
-		.extended_headers = cfg->extended_headers,
-		.double_format = cfg->java_double_format,
-		.binary_handling_mode = cfg->binary_handling_mode,
-		.time_precision_mode = cfg->time_precision_mode,
-		.decimal_handling_mode = cfg->decimal_handling_mode,
-	};
+	struct router_config rc = config_router(cfg, "00000000-0000-4000-8000-000000000000");
 	if (router_new(&rc, &r->router, err, sizeof(err)) < 0) {
 		die("router", err);
 	}

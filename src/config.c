@@ -668,6 +668,34 @@ config_load(const char *const *paths, int npaths, char *const *envp, struct conf
 	return 0;
 }
 
+struct router_config
+config_router(const struct config *cfg, const char *run_id)
+{
+	return (struct router_config){
+		.topic_prefix = cfg->topic_prefix,
+		.run_id = run_id,
+		.table_include_list = cfg->table_include_list,
+		.table_exclude_list = cfg->table_exclude_list,
+		.schema_include_list = cfg->schema_include_list,
+		.schema_exclude_list = cfg->schema_exclude_list,
+		.message_prefix_include_list = cfg->message_prefix_include_list,
+		.message_prefix_exclude_list = cfg->message_prefix_exclude_list,
+		.server_flavour = cfg->flavour == CONFIG_SERVER,
+		.smt = &cfg->transform,
+		.key_converter = cfg->key_converter,
+		.value_converter = cfg->value_converter,
+		.header_converter = cfg->header_converter,
+		.key_converter_opts = &cfg->key_converter_opts,
+		.value_converter_opts = &cfg->value_converter_opts,
+		.header_converter_opts = &cfg->header_converter_opts,
+		.extended_headers = cfg->extended_headers,
+		.double_format = cfg->java_double_format,
+		.binary_handling_mode = cfg->binary_handling_mode,
+		.time_precision_mode = cfg->time_precision_mode,
+		.decimal_handling_mode = cfg->decimal_handling_mode,
+	};
+}
+
 const struct kv *
 config_ignored(const struct config *cfg)
 {

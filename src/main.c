@@ -112,29 +112,7 @@ load_config(int nfiles, char **files)
 static int
 build_router(const struct config *cfg, const char *rid, struct router **ret)
 {
-	struct router_config rc = {
-		.topic_prefix = cfg->topic_prefix,
-		.run_id = rid,
-		.table_include_list = cfg->table_include_list,
-		.table_exclude_list = cfg->table_exclude_list,
-		.schema_include_list = cfg->schema_include_list,
-		.schema_exclude_list = cfg->schema_exclude_list,
-		.message_prefix_include_list = cfg->message_prefix_include_list,
-		.message_prefix_exclude_list = cfg->message_prefix_exclude_list,
-		.server_flavour = cfg->flavour == CONFIG_SERVER,
-		.smt = &cfg->transform,
-		.key_converter = cfg->key_converter,
-		.value_converter = cfg->value_converter,
-		.header_converter = cfg->header_converter,
-		.key_converter_opts = &cfg->key_converter_opts,
-		.value_converter_opts = &cfg->value_converter_opts,
-		.header_converter_opts = &cfg->header_converter_opts,
-		.extended_headers = cfg->extended_headers,
-		.double_format = cfg->java_double_format,
-		.binary_handling_mode = cfg->binary_handling_mode,
-		.time_precision_mode = cfg->time_precision_mode,
-		.decimal_handling_mode = cfg->decimal_handling_mode,
-	};
+	struct router_config rc = config_router(cfg, rid);
 	char err[1024];
 
 	if (router_new(&rc, ret, err, sizeof(err)) < 0) {

@@ -16,6 +16,7 @@
 
 #include "outboxd/buf.h"
 #include "outboxd/kv.h"
+#include "outboxd/router.h"
 
 enum config_flavour {
 	CONFIG_CONNECT = 1, /* Kafka Connect worker + connector (SimpleHeaderConverter headers...) */
@@ -104,6 +105,13 @@ struct config {
  */
 int config_load(const char *const *paths, int npaths, char *const *envp, struct config **ret,
 		char *errbuf, size_t errlen);
+
+/**
+ * config_router() - the router's settings as @cfg gives them. Every pointer borrows from @cfg
+ * (and @run_id), which must outlive the call to router_new().
+ * @run_id: borrowed; the __debezium.context.runId of this start.
+ */
+struct router_config config_router(const struct config *cfg, const char *run_id);
 
 /* config_free() - free @cfg; NULL is allowed. */
 void config_free(struct config *cfg);

@@ -445,6 +445,22 @@ START_TEST(test_rejected_keys)
 }
 END_TEST
 
+/* The router gets every selection list and the flavour from one place (main and bench share it). */
+START_TEST(test_router_mapping)
+{
+	struct config *cfg = pair_ok("", "message.prefix.include.list=outbox.*\n", NULL);
+	struct router_config rc = config_router(cfg, "run-1");
+
+	ck_assert_str_eq(rc.run_id, "run-1");
+	ck_assert_str_eq(rc.topic_prefix, cfg->topic_prefix);
+	ck_assert_str_eq(rc.message_prefix_include_list, "outbox.*");
+	ck_assert_ptr_eq(rc.smt, &cfg->transform);
+	ck_assert(!rc.server_flavour);
+	ck_assert(rc.extended_headers);
+	config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_errors_tolerance_with_dlq)
 {
 	struct config *cfg = pair_ok("", "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=dlq\n", NULL);
@@ -603,6 +619,7 @@ config_suite(void)
 	tcase_add_test(tc, test_connector_first_and_overrides);
 	tcase_add_test(tc, test_json_connector);
 	tcase_add_test(tc, test_server_form);
+	tcase_add_test(tc, test_router_mapping);
 	tcase_add_test(tc, test_server_missing_variable);
 	tcase_add_test(tc, test_providers);
 	tcase_add_test(tc, test_unknown_keys);
