@@ -91,6 +91,16 @@ utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
 	return n;
 }
 
+/* Eight bytes at @p, none of them >= 0x80 (the caller checked that 8 are there). */
+static bool
+ascii8(const unsigned char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return (w & 0x8080808080808080ull) == 0;
+}
+
 bool
 jsonw_utf8_valid(const char *s, size_t len)
 {
@@ -99,6 +109,13 @@ jsonw_utf8_valid(const char *s, size_t len)
 	uint32_t cp;
 
 	while (i < len) {
+		/* Outbox payloads are mostly ASCII: skip it a word at a time. */
+		while (i + 8 <= len && ascii8(p + i)) {
+			i += 8;
+		}
+		if (i == len) {
+			break;
+		}
 		n = utf8_decode(p + i, len - i, &cp);
 		if (!n) {
 			return false;
@@ -108,65 +125,101 @@ jsonw_utf8_valid(const char *s, size_t len)
 	return true;
 }
 
-static void
-add_u_escape(struct buf *b, unsigned v)
+/*
+ * 1 for the bytes Jackson writes as they are: printable ASCII but the quote and the backslash,
+ * and DEL. Anything else takes the slow path: an escape, or a UTF-8 sequence to check.
+ */
+static const unsigned char plain[256] = {
+	/* 0x00 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x10 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x20 */ 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x30 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x40 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x50 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	/* 0x60 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x70 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x80 to 0xFF: 0 */
+};
+
+/* Writes "\uXXXX" (upper-case hex, as Jackson) at @o; room for 6 bytes was reserved. */
+static char *
+put_u_escape(char *o, unsigned v)
 {
-	buf_add_fmt(b, "\\u%04X", v);
+	static const char hex[] = "0123456789ABCDEF";
+
+	o[0] = '\\';
+	o[1] = 'u';
+	o[2] = hex[(v >> 12) & 0xF];
+	o[3] = hex[(v >> 8) & 0xF];
+	o[4] = hex[(v >> 4) & 0xF];
+	o[5] = hex[v & 0xF];
+	return o + 6;
 }
 
+/*
+ * One pass: plain runs are copied with memcpy and only the rest is looked at. The buffer always
+ * has room for what is left of the input copied as it is (room reserved up front); an escape,
+ * which writes more than it reads, reserves its extra first. Malformed UTF-8 leaves @b as it was.
+ */
 int
 jsonw_string(struct buf *b, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, n;
-	uint32_t cp = 0;
+	size_t start = b->len, i = 0, n;
+	uint32_t cp;
+	char *o;
 
-	if (!jsonw_utf8_valid(s, len)) {
-		return -EINVAL;
-	}
 	buf_reserve(b, len + 2);
-	buf_add_char(b, '"');
+	b->data[b->len++] = '"';
 	while (i < len) {
 		size_t run = i;
 
-		/*
-		 * The common case, copied in one piece: bytes Jackson writes as they are (printable
-		 * ASCII but the quote and the backslash, DEL, and whole BMP sequences, whose lead
-		 * bytes are below 0xF0). The input is valid UTF-8, so a run never ends inside a
-		 * sequence it started.
-		 */
-		while (run < len && p[run] >= 0x20 && p[run] < 0xF0 && p[run] != '"' &&
-		       p[run] != '\\') {
+		while (run < len && plain[p[run]]) {
 			run++;
 		}
-		if (run > i) {
-			buf_add(b, p + i, run - i);
-			i = run;
+		memcpy(b->data + b->len, p + i, run - i);
+		b->len += run - i;
+		i = run;
+		if (i == len) {
+			break;
+		}
+		if (p[i] >= 0x80) {
+			n = utf8_decode(p + i, len - i, &cp);
+			if (!n) {
+				b->len = start;
+				b->data[start] = '\0';
+				return -EINVAL;
+			}
+			if (cp < 0x10000) {
+				memcpy(b->data + b->len, p + i, n); /* BMP: as it is */
+				b->len += n;
+			} else {
+				buf_reserve(b, len - i + 12 + 1);
+				cp -= 0x10000;
+				o = put_u_escape(b->data + b->len, 0xD800 + (cp >> 10));
+				o = put_u_escape(o, 0xDC00 + (cp & 0x3FF));
+				b->len = (size_t)(o - b->data);
+			}
+			i += n;
 			continue;
 		}
-		n = utf8_decode(p + i, len - i, &cp);
-		if (cp >= 0x10000) {
-			cp -= 0x10000;
-			add_u_escape(b, 0xD800 + (cp >> 10));
-			add_u_escape(b, 0xDC00 + (cp & 0x3FF));
-		} else if (cp == '"' || cp == '\\') {
-			buf_add_char(b, '\\');
-			buf_add_char(b, (char)cp);
-		} else if (cp < 0x20) {
-			switch (cp) {
-			case '\b': buf_add_str(b, "\\b"); break;
-			case '\t': buf_add_str(b, "\\t"); break;
-			case '\n': buf_add_str(b, "\\n"); break;
-			case '\f': buf_add_str(b, "\\f"); break;
-			case '\r': buf_add_str(b, "\\r"); break;
-			default: add_u_escape(b, cp); break;
-			}
-		} else {
-			buf_add(b, p + i, n);
+		buf_reserve(b, len - i + 6 + 1);
+		o = b->data + b->len;
+		switch (p[i]) {
+		case '"': *o++ = '\\'; *o++ = '"'; break;
+		case '\\': *o++ = '\\'; *o++ = '\\'; break;
+		case '\b': *o++ = '\\'; *o++ = 'b'; break;
+		case '\t': *o++ = '\\'; *o++ = 't'; break;
+		case '\n': *o++ = '\\'; *o++ = 'n'; break;
+		case '\f': *o++ = '\\'; *o++ = 'f'; break;
+		case '\r': *o++ = '\\'; *o++ = 'r'; break;
+		default: o = put_u_escape(o, p[i]); break;
 		}
-		i += n;
+		b->len = (size_t)(o - b->data);
+		i++;
 	}
-	buf_add_char(b, '"');
+	b->data[b->len++] = '"';
+	b->data[b->len] = '\0';
 	return 0;
 }
 

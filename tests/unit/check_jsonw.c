@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,131 @@ START_TEST(test_string_rejects_invalid_utf8)
 	}
 	ck_assert(jsonw_utf8_valid("\xf0\x9f\x98\x80", 4));
 	buf_fini(&b);
+}
+END_TEST
+
+/*
+ * The reference: Jackson's rules written the plain way, one code point at a time, with a
+ * decoder of its own (RFC 3629 table 3-7), to check the fast paths against.
+ */
+static int
+ref_decode(const unsigned char *s, size_t len, unsigned *cp)
+{
+	unsigned lo = 0x80, hi = 0xBF, c;
+	int n;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+		n = 2, c = s[0] & 0x1F;
+	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		n = 3, c = s[0] & 0x0F;
+		lo = s[0] == 0xE0 ? 0xA0 : 0x80;
+		hi = s[0] == 0xED ? 0x9F : 0xBF;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		n = 4, c = s[0] & 0x07;
+		lo = s[0] == 0xF0 ? 0x90 : 0x80;
+		hi = s[0] == 0xF4 ? 0x8F : 0xBF;
+	} else {
+		return 0;
+	}
+	if (len < (size_t)n || s[1] < lo || s[1] > hi) {
+		return 0;
+	}
+	for (int i = 1; i < n; i++) {
+		if (s[i] < 0x80 || s[i] > 0xBF) {
+			return 0;
+		}
+		c = (c << 6) | (s[i] & 0x3F);
+	}
+	*cp = c;
+	return n;
+}
+
+static bool
+ref_string(struct buf *b, const unsigned char *s, size_t len)
+{
+	buf_add_char(b, '"');
+	for (size_t i = 0; i < len;) {
+		unsigned cp;
+		int n = ref_decode(s + i, len - i, &cp);
+
+		if (!n) {
+			return false;
+		}
+		if (cp >= 0x10000) {
+			buf_add_fmt(b, "\\u%04X\\u%04X", 0xD800 + ((cp - 0x10000) >> 10),
+				    0xDC00 + ((cp - 0x10000) & 0x3FF));
+		} else if (cp == '"' || cp == '\\') {
+			buf_add_fmt(b, "\\%c", cp);
+		} else if (cp < 0x20) {
+			const char *short_esc = cp == '\b' ? "\\b" : cp == '\t' ? "\\t" : cp == '\n' ? "\\n"
+					      : cp == '\f' ? "\\f" : cp == '\r' ? "\\r" : NULL;
+
+			if (short_esc) {
+				buf_add_str(b, short_esc);
+			} else {
+				buf_add_fmt(b, "\\u%04X", cp);
+			}
+		} else {
+			buf_add(b, s + i, (size_t)n);
+		}
+		i += (size_t)n;
+	}
+	buf_add_char(b, '"');
+	return true;
+}
+
+/* Random strings of pieces that hit every path, at every alignment, after earlier output. */
+START_TEST(test_string_matches_reference)
+{
+	static const char *pieces[] = {
+		"a", "abcdefgh", "{\"k\": \"v\"}", "\\", "\"", "\n", "\x01", "\x1f", "\x7f", " ",
+		"\xc3\xa9", "\xe2\x82\xac", "\xef\xbf\xbf", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
+		"\xe0\xa0\x80", "\xed\x9f\xbf", /* valid edges */
+		"\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",
+		"\x80", "\xbf", "\xc3", "\xe2\x82", "\xf0\x9f\x98", "\xff", "\xfe", /* invalid */
+	};
+	const size_t npieces = sizeof(pieces) / sizeof(pieces[0]);
+	struct buf got = BUF_INIT, want = BUF_INIT;
+	unsigned seed = 12345;
+	unsigned char in[512];
+
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t len = 0;
+		int k;
+
+		seed = seed * 1103515245u + 12345u;
+		k = (int)((seed >> 16) % 40);
+		for (int j = 0; j < k; j++) {
+			const char *pc;
+
+			seed = seed * 1103515245u + 12345u;
+			/* mostly valid pieces, so that long strings are still valid now and then */
+			pc = pieces[(seed >> 16) % ((seed >> 8) % 8 ? 17 : npieces)];
+			memcpy(in + len, pc, strlen(pc));
+			len += strlen(pc);
+		}
+		buf_reset(&got);
+		buf_reset(&want);
+		buf_add_str(&got, "prefix");
+		buf_add_str(&want, "prefix");
+		bool ok = ref_string(&want, in, len);
+
+		ck_assert_int_eq(jsonw_string(&got, (const char *)in, len), ok ? 0 : -EINVAL);
+		ck_assert(jsonw_utf8_valid((const char *)in, len) == ok);
+		if (ok) {
+			ck_assert_uint_eq(got.len, want.len);
+			ck_assert_mem_eq(got.data, want.data, want.len);
+		} else {
+			ck_assert_str_eq(buf_cstr(&got), "prefix");
+		}
+		ck_assert_int_eq(got.data[got.len], '\0');
+	}
+	buf_fini(&got);
+	buf_fini(&want);
 }
 END_TEST
 
@@ -154,6 +280,7 @@ jsonw_suite(void)
 
 	tcase_add_test(tc, test_string_escapes_like_jackson);
 	tcase_add_test(tc, test_string_rejects_invalid_utf8);
+	tcase_add_test(tc, test_string_matches_reference);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("numbers");
 	tcase_add_test(tc, test_java_doubles);
