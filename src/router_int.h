@@ -75,6 +75,15 @@ struct envname {
 
 struct router_expand;
 
+/* One remembered routing value and the topic it gave (route_topic()). */
+struct route_memo {
+	struct buf value, topic;
+	bool used;
+};
+
+#define ROUTE_MEMO_SLOTS 16 /* direct-mapped by a hash of the value */
+#define ROUTE_MEMO_MAX_VALUE 256
+
 struct router {
 	char *topic_prefix, *run_id;
 	struct relist tinc, texc, sinc, sexc; /* table/schema include/exclude lists */
@@ -106,6 +115,7 @@ struct router {
 	struct cvalue *envfields;
 	struct router_expand *exp;
 	struct buf route, tmp;
+	struct route_memo memo[ROUTE_MEMO_SLOTS];
 };
 
 /* router_opts_setup() - every option of @cfg into @r (router_new's validation). */

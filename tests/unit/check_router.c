@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -417,6 +418,54 @@ START_TEST(test_regex_router_semantics)
 }
 END_TEST
 
+
+/* The topic memo: many values through 16 slots, errors never remembered, long values skipped. */
+START_TEST(test_route_memo)
+{
+	struct kv smt = KV_INIT;
+	struct router *r = mk(NULL, NULL, NULL, NULL), *t;
+	struct router_record rec;
+	struct row row;
+	char err[512], val[400], want[512];
+
+	router_record_init(&rec);
+	for (int i = 0; i < 600; i++) {
+		int k = (i * 7919) % 41;
+
+		if (k == 40) {
+			snprintf(val, sizeof(val), "Order Line");
+		} else {
+			snprintf(val, sizeof(val), "agg%d", k);
+		}
+		row_init(&row, val, "42", "{}");
+		if (k == 40) {
+			ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_POISON);
+			ck_assert_ptr_nonnull(strstr(err, "outbox.event.Order Line"));
+			continue;
+		}
+		ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_PUBLISH);
+		snprintf(want, sizeof(want), "outbox.event.agg%d", k);
+		ck_assert_str_eq(buf_cstr(&rec.topic), want);
+	}
+	kv_set(&smt, "route.topic.regex", "([a-z]).*", NULL);
+	kv_set(&smt, "route.topic.replacement", "t.$1", NULL);
+	t = mk(NULL, NULL, &smt, NULL);
+	for (int i = 0; i < 40; i++) {
+		size_t n = (size_t)(i % 4 == 0 ? 300 : 1 + i % 5);
+
+		memset(val, 'a' + i % 3, n);
+		val[n] = '\0';
+		row_init(&row, val, "42", "{}");
+		ck_assert_int_eq(route(t, 'I', &row, &rec, err), ROUTER_PUBLISH);
+		snprintf(want, sizeof(want), "t.%c", 'a' + i % 3);
+		ck_assert_str_eq(buf_cstr(&rec.topic), want);
+	}
+	router_free(r);
+	router_free(t);
+	router_record_fini(&rec);
+	kv_fini(&smt);
+}
+END_TEST
 
 /*
  * A wider outbox table for the option tests: timestamps of each kind, a version column, a
@@ -1184,6 +1233,7 @@ router_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regex");
 	tcase_add_test(tc, test_regex_router_semantics);
+	tcase_add_test(tc, test_route_memo);
 	suite_add_tcase(s, tc);
 	return s;
 }
