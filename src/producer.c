@@ -13,12 +13,24 @@
 
 #define MOD "producer"
 
+/* Topics produced to so far, by name: see topic_get(). Open addressing, never more than half full. */
+struct topic_slot {
+	char *name;
+	rd_kafka_topic_t *rkt;
+};
+
+#define TOPICS_MAX 4096 /* beyond that many names, records go by name, without a lookup first */
+#define TOPIC_LOOKUP_MS 500
+
 struct producer {
 	rd_kafka_t *rk;
 	rd_kafka_queue_t *mainq;
 	producer_on_delivery on_delivery;
 	void *opaque;
 	int64_t max_message_bytes;
+	struct topic_slot *topics;
+	size_t topics_cap; /* a power of two */
+	size_t topics_n;
 };
 
 /*
@@ -190,6 +202,87 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	return 0;
 }
 
+static uint32_t
+topic_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++) {
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	}
+	return h;
+}
+
+static void
+topics_grow(struct producer *p)
+{
+	struct topic_slot *old = p->topics;
+	size_t oldcap = p->topics_cap;
+
+	p->topics_cap = oldcap ? oldcap * 2 : 16;
+	p->topics = xcalloc(p->topics_cap, sizeof(*p->topics));
+	for (size_t i = 0; i < oldcap; i++) {
+		if (old[i].name) {
+			size_t j = topic_hash(old[i].name) & (p->topics_cap - 1);
+
+			while (p->topics[j].name) {
+				j = (j + 1) & (p->topics_cap - 1);
+			}
+			p->topics[j] = old[i];
+		}
+	}
+	free(old);
+}
+
+/*
+ * The topic handle for @name, or NULL past TOPICS_MAX names. The first time a name is seen, its
+ * metadata is asked for before its first record is queued. Why: librdkafka 2.0.2 does not ask at
+ * once for a topic it has no metadata for when another metadata request has just gone out (as one
+ * always has at start-up); the record then waits for its 1-second topic scan
+ * (confluentinc/librdkafka#3202). That second was the whole of outboxd's start-up time and part of
+ * every catch-up. An application metadata request is always sent (librdkafka forces it) and fills
+ * the topic's partition count, so the record goes straight to its partition. The wait is bounded:
+ * with no broker answering, the record is queued after TOPIC_LOOKUP_MS and librdkafka retries.
+ */
+static rd_kafka_topic_t *
+topic_get(struct producer *p, const char *name)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	size_t j;
+
+	if (p->topics_cap) {
+		for (j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
+		     j = (j + 1) & (p->topics_cap - 1)) {
+			if (strcmp(p->topics[j].name, name) == 0) {
+				return p->topics[j].rkt;
+			}
+		}
+	}
+	if (p->topics_n >= TOPICS_MAX) {
+		return NULL;
+	}
+	if ((p->topics_n + 1) * 2 > p->topics_cap) {
+		topics_grow(p);
+	}
+	for (j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
+	     j = (j + 1) & (p->topics_cap - 1)) {
+	}
+	p->topics[j].rkt = rd_kafka_topic_new(p->rk, name, NULL);
+	if (!p->topics[j].rkt) {
+		return NULL; /* an invalid name: producev by name reports why */
+	}
+	p->topics[j].name = xstrdup(name);
+	p->topics_n++;
+	if (rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS) ==
+	    RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rd_kafka_metadata_destroy(md);
+	} else {
+		log_debug(MOD, "no metadata for topic %s within %d ms; librdkafka keeps asking", name,
+			  TOPIC_LOOKUP_MS);
+	}
+	return p->topics[j].rkt;
+}
+
 /* Builds librdkafka headers; they belong to librdkafka once producev() succeeds. */
 static rd_kafka_headers_t *
 headers_new(const struct producer_record *rec)
@@ -207,25 +300,36 @@ int
 producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque,
 	      char *errbuf, size_t errlen)
 {
+	rd_kafka_topic_t *rkt = topic_get(p, rec->topic);
 	rd_kafka_headers_t *h = headers_new(rec);
+	/* F_COPY: the router reuses its buffers; librdkafka copies into the message's own block. */
+	rd_kafka_vu_t vu[] = {
+		rkt ? (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_RKT, .u.rkt = rkt }
+		    : (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = rec->topic },
+		{ .vtype = RD_KAFKA_VTYPE_PARTITION,
+		  .u.i32 = rec->partition < 0 ? RD_KAFKA_PARTITION_UA : rec->partition },
+		{ .vtype = RD_KAFKA_VTYPE_KEY,
+		  .u.mem = { (void *)rec->key, rec->key ? rec->key_len : 0 } },
+		{ .vtype = RD_KAFKA_VTYPE_VALUE,
+		  .u.mem = { (void *)rec->value, rec->value ? rec->value_len : 0 } },
+		{ .vtype = RD_KAFKA_VTYPE_TIMESTAMP, .u.i64 = rec->timestamp_ms },
+		{ .vtype = RD_KAFKA_VTYPE_HEADERS, .u.headers = h },
+		{ .vtype = RD_KAFKA_VTYPE_MSGFLAGS, .u.i = RD_KAFKA_MSG_F_COPY },
+		{ .vtype = RD_KAFKA_VTYPE_OPAQUE, .u.ptr = msg_opaque },
+	};
+	rd_kafka_error_t *error = rd_kafka_produceva(p->rk, vu, sizeof(vu) / sizeof(vu[0]));
 	rd_kafka_resp_err_t err;
 
-	/* F_COPY: the router reuses its buffers; librdkafka copies into the message's own block. */
-	err = rd_kafka_producev(p->rk, RD_KAFKA_V_TOPIC(rec->topic),
-				RD_KAFKA_V_PARTITION(rec->partition < 0 ? RD_KAFKA_PARTITION_UA
-									  : rec->partition),
-				RD_KAFKA_V_KEY(rec->key, rec->key ? rec->key_len : 0),
-				RD_KAFKA_V_VALUE((void *)rec->value, rec->value ? rec->value_len : 0),
-				RD_KAFKA_V_TIMESTAMP(rec->timestamp_ms),
-				RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-				RD_KAFKA_V_OPAQUE(msg_opaque), RD_KAFKA_V_END);
-	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+	if (!error) {
 		return 0;
 	}
-	rd_kafka_headers_destroy(h);
+	/* after a fatal error, the code is the original cause; the flag says it was fatal */
+	err = rd_kafka_error_is_fatal(error) ? RD_KAFKA_RESP_ERR__FATAL : rd_kafka_error_code(error);
+	rd_kafka_headers_destroy(h); /* still the caller's when the record was not queued */
 	if (errbuf) {
-		snprintf(errbuf, errlen, "%s", rd_kafka_err2str(err));
+		snprintf(errbuf, errlen, "%s", rd_kafka_error_string(error));
 	}
+	rd_kafka_error_destroy(error);
 	switch (err) {
 	case RD_KAFKA_RESP_ERR__QUEUE_FULL:
 		return -EAGAIN;
@@ -310,6 +414,13 @@ producer_free(struct producer *p)
 	}
 	rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
 	rd_kafka_poll(p->rk, 0);
+	for (size_t i = 0; i < p->topics_cap; i++) {
+		if (p->topics[i].name) {
+			rd_kafka_topic_destroy(p->topics[i].rkt);
+			free(p->topics[i].name);
+		}
+	}
+	free(p->topics);
 	rd_kafka_queue_destroy(p->mainq);
 	rd_kafka_destroy(p->rk);
 	free(p);
