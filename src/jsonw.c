@@ -141,6 +141,24 @@ static const unsigned char plain[256] = {
 	/* 0x80 to 0xFF: 0 */
 };
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JSONW_SWAR
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/*
+ * The high bit of each byte of @w (little-endian) that is not plain: below 0x20, 0x80 or above,
+ * '"' or '\\'. A borrow can flag a byte after a flagged one, never before it, so the lowest flag
+ * is exact, which is all the caller uses.
+ */
+static uint64_t
+special8(uint64_t w)
+{
+	return ((w - 0x20 * ONES) | ((w ^ ('"' * ONES)) - ONES) | ((w ^ ('\\' * ONES)) - ONES) | w) &
+	       HIGHS;
+}
+#endif
+
 /* Writes "\uXXXX" (upper-case hex, as Jackson) at @o; room for 6 bytes was reserved. */
 static char *
 put_u_escape(char *o, unsigned v)
@@ -174,6 +192,24 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 	while (i < len) {
 		size_t run = i;
 
+#ifdef JSONW_SWAR
+		/*
+		 * Eight bytes at a time while they are plain. The room reserved for the rest of the
+		 * input lets the whole word be stored before it is known how much of it counts.
+		 */
+		while (run + 8 <= len) {
+			uint64_t w, m;
+
+			memcpy(&w, p + run, 8);
+			memcpy(b->data + b->len + (run - i), &w, 8);
+			m = special8(w);
+			if (m) {
+				run += (size_t)__builtin_ctzll(m) / 8;
+				break;
+			}
+			run += 8;
+		}
+#endif
 		while (run < len && plain[p[run]]) {
 			run++;
 		}
