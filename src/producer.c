@@ -37,6 +37,7 @@ struct producer {
  * Settings forced for the delivery guarantee (DESIGN.md "Producer settings"), each with what a
  * user override gives up. message.max.bytes is the Java client's max.request.size default.
  * The queue bounds keep memory bounded: the relay stops reading PostgreSQL while they are hit.
+ * The byte bound is not here: see queue_bound().
  */
 static const struct forced {
 	const char *key;
@@ -49,7 +50,6 @@ static const struct forced {
 	{ "message.timeout.ms", "0", "records that time out leave a gap; later ones still land" },
 	{ "partitioner", "murmur2_random", "partitions no longer match Debezium's (Java murmur2)" },
 	{ "message.max.bytes", "1048576", NULL },
-	{ "queue.buffering.max.kbytes", "4096", NULL },
 	{ "queue.buffering.max.messages", "10000", NULL },
 	{ "log.queue", "true", NULL },
 };
@@ -154,6 +154,35 @@ apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, s
 	return 0;
 }
 
+static int64_t conf_int(rd_kafka_conf_t *conf, const char *key);
+
+/*
+ * The producer queue's byte bound: by default room for one record of message.max.bytes, the
+ * smallest bound that never refuses a record for good (librdkafka counts the values' bytes
+ * against it). Why that small: it is most of outboxd's memory during a catch-up; at 4 MB peak RSS
+ * was 28 MB, at 1 MB 19 MB, with the same throughput (bench/results/2026-12-02-analysis.md): a
+ * few thousand ~400-byte records still cover the broker's round trip and the linger. A user
+ * bound (producer.buffer.memory) below message.max.bytes is raised to it, with a warning.
+ */
+static int
+queue_bound(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size_t errlen)
+{
+	int64_t need_kb = (conf_int(conf, "message.max.bytes") + 1023) / 1024;
+	const char *user = kv_get(settings, "queue.buffering.max.kbytes");
+	char v[32];
+
+	if (user && conf_int(conf, "queue.buffering.max.kbytes") >= need_kb) {
+		return 0;
+	}
+	if (user) {
+		log_warn(MOD, "queue.buffering.max.kbytes=%s (producer.buffer.memory) is below "
+			 "message.max.bytes: raised to %lld so that every record fits", user,
+			 (long long)need_kb);
+	}
+	snprintf(v, sizeof(v), "%lld", (long long)need_kb);
+	return conf_set(conf, "queue.buffering.max.kbytes", v, errbuf, errlen);
+}
+
 static int64_t
 conf_int(rd_kafka_conf_t *conf, const char *key)
 {
@@ -176,7 +205,8 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 
 	p->on_delivery = on_delivery;
 	p->opaque = opaque;
-	if (apply_settings(conf, settings, errbuf, errlen) < 0) {
+	if (apply_settings(conf, settings, errbuf, errlen) < 0 ||
+	    queue_bound(conf, settings, errbuf, errlen) < 0) {
 		rd_kafka_conf_destroy(conf);
 		free(p);
 		return -EINVAL;

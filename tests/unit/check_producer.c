@@ -127,6 +127,46 @@ START_TEST(test_oversize_is_emsgsize)
 }
 END_TEST
 
+/*
+ * The byte bound holds one record of message.max.bytes: by default (1 MB), and when the user's
+ * bound is smaller (raised), so a large record waits for room instead of being refused forever.
+ */
+START_TEST(test_queue_bound_fits_largest_record)
+{
+	static const char *user[] = { NULL, "1" };
+	size_t n = 1000000;
+	char *big = malloc(n + 1);
+
+	memset(big, 'x', n);
+	big[n] = '\0';
+	for (size_t i = 0; i < 2; i++) {
+		struct kv s = KV_INIT;
+		struct reports r = { 0 };
+		struct producer *p;
+		struct producer_record small = record("k", "v"), rec = record("k", big);
+		int rc;
+
+		kv_set(&s, "queue.buffering.max.ms", "1000", NULL);
+		if (user[i]) {
+			kv_set(&s, "queue.buffering.max.kbytes", user[i], NULL);
+		}
+		p = mock_producer(&s, &r);
+		ck_assert_int_eq(producer_send(p, &rec, NULL, NULL, 0), 0);
+		/* the queue is full now; a second record waits for the first one's delivery */
+		ck_assert_int_eq(producer_send(p, &rec, NULL, NULL, 0), -EAGAIN);
+		ck_assert_int_eq(producer_flush(p, 10000), 0);
+		rc = producer_send(p, &rec, NULL, NULL, 0);
+		ck_assert_int_eq(rc, 0);
+		/* a 1 MB bound: about 48 KB of room left after the large record */
+		ck_assert_int_eq(producer_send(p, &small, NULL, NULL, 0), 0);
+		ck_assert_int_eq(producer_flush(p, 10000), 0);
+		producer_free(p);
+		kv_fini(&s);
+	}
+	free(big);
+}
+END_TEST
+
 START_TEST(test_forced_defaults)
 {
 	struct kv s = KV_INIT;
@@ -187,6 +227,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_queue_full_is_eagain);
 	tcase_add_test(tc, test_oversize_is_emsgsize);
 	tcase_add_test(tc, test_forced_defaults);
+	tcase_add_test(tc, test_queue_bound_fits_largest_record);
 	tcase_add_test(tc, test_bad_setting_named_secret_hidden);
 	tcase_add_test(tc, test_purge_on_free_reports_failures);
 	suite_add_tcase(s, tc);
