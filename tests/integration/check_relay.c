@@ -460,7 +460,7 @@ START_TEST(test_huge_transaction_bounded_memory)
 	note("# mode %d: 200,000-row transaction, peak RSS %ld kB\n", _i, rss);
 	ck_assert_int_eq(itest_topic_count(t0) + itest_topic_count(t1), 200000);
 	ck_assert_int_gt(rss, 0);
-	ck_assert_int_lt(rss, 64 * 1024);
+	ck_assert_int_lt(rss, 32 * 1024); /* measured 19-20 MB; 60 MB with a 16 MB queue bound */
 	free(t0);
 	free(t1);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
