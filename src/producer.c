@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "outboxd/buf.h"
 #include "outboxd/log.h"
@@ -21,6 +22,7 @@ struct topic_slot {
 
 #define TOPICS_MAX 4096 /* beyond that many names, records go by name, without a lookup first */
 #define TOPIC_LOOKUP_MS 500
+#define TOPIC_LOOKUP_BACKOFF_US 10000000 /* after a lookup timed out, new topics do not wait */
 
 struct producer {
 	rd_kafka_t *rk;
@@ -31,6 +33,7 @@ struct producer {
 	struct topic_slot *topics;
 	size_t topics_cap; /* a power of two */
 	size_t topics_n;
+	int64_t lookup_skip_until_us; /* monotonic; see topic_get() */
 };
 
 /*
@@ -233,6 +236,15 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	return 0;
 }
 
+static int64_t
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static uint32_t
 topic_hash(const char *s)
 {
@@ -273,7 +285,9 @@ topics_grow(struct producer *p)
  * (confluentinc/librdkafka#3202). That second was the whole of outboxd's start-up time and part of
  * every catch-up. An application metadata request is always sent (librdkafka forces it) and fills
  * the topic's partition count, so the record goes straight to its partition. The wait is bounded:
- * with no broker answering, the record is queued after TOPIC_LOOKUP_MS and librdkafka retries.
+ * with no broker answering, the record is queued after TOPIC_LOOKUP_MS and librdkafka retries;
+ * and for TOPIC_LOOKUP_BACKOFF_US after that, new topics do not wait at all, so that many new
+ * topics during an outage cannot hold the relay thread (and its replies to the walsender) for long.
  */
 static rd_kafka_topic_t *
 topic_get(struct producer *p, const char *name)
@@ -304,10 +318,14 @@ topic_get(struct producer *p, const char *name)
 	}
 	p->topics[j].name = xstrdup(name);
 	p->topics_n++;
+	if (mono_us() < p->lookup_skip_until_us) {
+		return p->topics[j].rkt;
+	}
 	if (rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS) ==
 	    RD_KAFKA_RESP_ERR_NO_ERROR) {
 		rd_kafka_metadata_destroy(md);
 	} else {
+		p->lookup_skip_until_us = mono_us() + TOPIC_LOOKUP_BACKOFF_US;
 		log_debug(MOD, "no metadata for topic %s within %d ms; librdkafka keeps asking", name,
 			  TOPIC_LOOKUP_MS);
 	}

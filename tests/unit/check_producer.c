@@ -7,8 +7,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "outboxd/producer.h"
@@ -167,6 +169,41 @@ START_TEST(test_queue_bound_fits_largest_record)
 }
 END_TEST
 
+/*
+ * With no broker answering, the first topic's metadata lookup gives up after 500 ms and the
+ * following new topics do not wait at all: ten new topics must not hold the caller for 10 x 500 ms.
+ * (The bound is loose on purpose: it tells "once" from "per topic", not how fast anything is.)
+ */
+START_TEST(test_topic_lookup_backs_off_without_broker)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p;
+	struct producer_record rec = record("k", "v");
+	char err[256] = "", topic[32];
+	struct timespec t0, t1;
+	double secs;
+
+	kv_set(&s, "bootstrap.servers", "127.0.0.1:1", NULL); /* nothing listens on port 1 */
+	ck_assert_int_eq(pipe(pipefd), 0);
+	fcntl(pipefd[1], F_SETFL, O_NONBLOCK);
+	ck_assert_msg(producer_new(&s, pipefd[1], on_delivery, &r, &p, err, sizeof(err)) == 0, "%s",
+		      err);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 10; i++) {
+		snprintf(topic, sizeof(topic), "t%d", i);
+		rec.topic = topic;
+		ck_assert_int_eq(producer_send(p, &rec, NULL, NULL, 0), 0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(secs < 3.0, "10 new topics without a broker took %.1f s", secs);
+	ck_assert_int_ge(producer_queue_len(p), 10); /* plus librdkafka's own events */
+	producer_free(p);
+	kv_fini(&s);
+}
+END_TEST
+
 START_TEST(test_forced_defaults)
 {
 	struct kv s = KV_INIT;
@@ -228,6 +265,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_oversize_is_emsgsize);
 	tcase_add_test(tc, test_forced_defaults);
 	tcase_add_test(tc, test_queue_bound_fits_largest_record);
+	tcase_add_test(tc, test_topic_lookup_backs_off_without_broker);
 	tcase_add_test(tc, test_bad_setting_named_secret_hidden);
 	tcase_add_test(tc, test_purge_on_free_reports_failures);
 	suite_add_tcase(s, tc);
