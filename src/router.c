@@ -62,10 +62,7 @@ router_free(struct router *r)
 	free(r->envfields);
 	buf_fini(&r->route);
 	buf_fini(&r->tmp);
-	for (size_t i = 0; i < ROUTE_MEMO_SLOTS; i++) {
-		buf_fini(&r->memo[i].value);
-		buf_fini(&r->memo[i].topic);
-	}
+	router_memo_fini(&r->memo);
 	free(r->topic_prefix);
 	free(r->run_id);
 	free(r);
@@ -362,30 +359,10 @@ legal_topic(const char *t, size_t len)
 	return true;
 }
 
-/*
- * The memo slot for routing value @s, or NULL for a value too long to remember. Why: the
- * RegexRouter's matches() and replaceFirst() ran for every row, though outbox tables carry a
- * handful of aggregate types; the topic depends on the value alone.
- */
-static struct route_memo *
-route_memo_find(struct router *r, const char *s, size_t len)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	if (len > ROUTE_MEMO_MAX_VALUE) {
-		return NULL;
-	}
-	for (size_t i = 0; i < len; i++) {
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	}
-	return &r->memo[h % ROUTE_MEMO_SLOTS];
-}
-
 static int
 route_topic(struct router *r, struct router_record *out, char *errbuf, size_t errlen)
 {
 	const struct cvalue *v = &r->vals[SLOT_ROUTE].v;
-	struct route_memo *memo;
 	int m;
 
 	if (v->type != CVALUE_STRING) {
@@ -398,10 +375,7 @@ route_topic(struct router *r, struct router_record *out, char *errbuf, size_t er
 		       "fails (NullPointerException); make the column NOT NULL", r->col_route);
 		return -EINVAL;
 	}
-	memo = route_memo_find(r, v->u.s.p, v->u.s.len);
-	if (memo && memo->used && memo->value.len == v->u.s.len &&
-	    memcmp(memo->value.data, v->u.s.p, v->u.s.len) == 0) {
-		buf_add(&out->topic, memo->topic.data, memo->topic.len);
+	if (router_memo_lookup(&r->memo, v->u.s.p, v->u.s.len, &out->topic)) {
 		return 0;
 	}
 	m = regex_java_matches(r->route_re, v->u.s.p, v->u.s.len);
@@ -421,13 +395,7 @@ route_topic(struct router *r, struct router_record *out, char *errbuf, size_t er
 		       (int)v->u.s.len, v->u.s.p, r->col_route);
 		return -EINVAL;
 	}
-	if (memo) {
-		buf_reset(&memo->value);
-		buf_add(&memo->value, v->u.s.p, v->u.s.len);
-		buf_reset(&memo->topic);
-		buf_add(&memo->topic, out->topic.data, out->topic.len);
-		memo->used = true;
-	}
+	router_memo_store(&r->memo, v->u.s.p, v->u.s.len, out->topic.data, out->topic.len);
 	return 0;
 }
 

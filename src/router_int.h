@@ -75,14 +75,28 @@ struct envname {
 
 struct router_expand;
 
-/* One remembered routing value and the topic it gave (route_topic()). */
-struct route_memo {
+/* The topic of recent routing values (router_memo.c). */
+#define ROUTER_MEMO_SLOTS 16
+#define ROUTER_MEMO_MAX_VALUE 256 /* longer values are not remembered */
+
+struct router_memo_slot {
 	struct buf value, topic;
 	bool used;
 };
 
-#define ROUTE_MEMO_SLOTS 16 /* direct-mapped by a hash of the value */
-#define ROUTE_MEMO_MAX_VALUE 256
+struct router_memo {
+	struct router_memo_slot slot[ROUTER_MEMO_SLOTS];
+};
+
+/* router_memo_lookup() - append @value's remembered topic to @topic; false if not remembered. */
+bool router_memo_lookup(struct router_memo *m, const char *value, size_t len, struct buf *topic);
+
+/* router_memo_store() - remember that @value routes to @topic (both borrowed, copied). */
+void router_memo_store(struct router_memo *m, const char *value, size_t len, const char *topic,
+		       size_t topic_len);
+
+/* router_memo_fini() - free the remembered values; @m is left empty and reusable. */
+void router_memo_fini(struct router_memo *m);
 
 struct router {
 	char *topic_prefix, *run_id;
@@ -115,7 +129,7 @@ struct router {
 	struct cvalue *envfields;
 	struct router_expand *exp;
 	struct buf route, tmp;
-	struct route_memo memo[ROUTE_MEMO_SLOTS];
+	struct router_memo memo;
 };
 
 /* router_opts_setup() - every option of @cfg into @r (router_new's validation). */
