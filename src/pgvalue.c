@@ -370,6 +370,18 @@ convert_bytea(struct slice t, enum pgvalue_binary binary, struct pgvalue *pv)
 	return 0;
 }
 
+/* A number's text as a C string for strto*(); false if empty or longer than any valid one. */
+static bool
+number_cstr(struct slice t, char *tmp, size_t size)
+{
+	if (t.len == 0 || t.len >= size) {
+		return false;
+	}
+	memcpy(tmp, t.p, t.len);
+	tmp[t.len] = '\0';
+	return true;
+}
+
 static int
 convert_int(struct slice t, enum cvalue_type type, struct pgvalue *pv)
 {
@@ -379,11 +391,9 @@ convert_int(struct slice t, enum cvalue_type type, struct pgvalue *pv)
 	if (pv->v.is_null) {
 		return 0;
 	}
-	if (t.len == 0 || t.len >= sizeof(tmp)) {
+	if (!number_cstr(t, tmp, sizeof(tmp))) {
 		return -EINVAL;
 	}
-	memcpy(tmp, t.p, t.len);
-	tmp[t.len] = '\0';
 	errno = 0;
 	pv->v.u.i = strtoll(tmp, &end, 10);
 	return *end || errno ? -EINVAL : 0;
@@ -398,11 +408,9 @@ convert_float(struct slice t, enum cvalue_type type, struct pgvalue *pv)
 	if (pv->v.is_null) {
 		return 0;
 	}
-	if (t.len == 0 || t.len >= sizeof(tmp)) {
+	if (!number_cstr(t, tmp, sizeof(tmp))) {
 		return -EINVAL;
 	}
-	memcpy(tmp, t.p, t.len);
-	tmp[t.len] = '\0';
 	pv->v.u.f = type == CVALUE_FLOAT32 ? (double)strtof(tmp, &end) : strtod(tmp, &end);
 	return *end ? -EINVAL : 0;
 }

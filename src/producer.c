@@ -158,7 +158,17 @@ apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, s
 	return 0;
 }
 
-static int64_t conf_int(rd_kafka_conf_t *conf, const char *key);
+static int64_t
+conf_int(rd_kafka_conf_t *conf, const char *key)
+{
+	char v[64];
+	size_t n = sizeof(v);
+
+	if (rd_kafka_conf_get(conf, key, v, &n) != RD_KAFKA_CONF_OK) {
+		return -1;
+	}
+	return strtoll(v, NULL, 10);
+}
 
 /*
  * The producer queue's byte bound: by default room for one record of message.max.bytes, the
@@ -185,18 +195,6 @@ queue_bound(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size
 	}
 	snprintf(v, sizeof(v), "%lld", (long long)need_kb);
 	return conf_set(conf, "queue.buffering.max.kbytes", v, errbuf, errlen);
-}
-
-static int64_t
-conf_int(rd_kafka_conf_t *conf, const char *key)
-{
-	char v[64];
-	size_t n = sizeof(v);
-
-	if (rd_kafka_conf_get(conf, key, v, &n) != RD_KAFKA_CONF_OK) {
-		return -1;
-	}
-	return strtoll(v, NULL, 10);
 }
 
 int
