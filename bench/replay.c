@@ -40,15 +40,15 @@
 
 #include <valgrind/callgrind.h>
 
-#include "outboxd/acktrack.h"
-#include "outboxd/config.h"
-#include "outboxd/kv.h"
-#include "outboxd/log.h"
-#include "outboxd/metrics.h"
-#include "outboxd/pgoutput.h"
-#include "outboxd/producer.h"
-#include "outboxd/relcache.h"
-#include "outboxd/router.h"
+#include "outboxd/run/acktrack.h"
+#include "outboxd/config/config.h"
+#include "outboxd/util/kv.h"
+#include "outboxd/util/log.h"
+#include "outboxd/run/metrics.h"
+#include "outboxd/pg/pgoutput.h"
+#include "outboxd/run/producer.h"
+#include "outboxd/pg/relcache.h"
+#include "outboxd/connect/router.h"
 
 extern char **environ;
 

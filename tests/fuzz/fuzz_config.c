@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "outboxd/config.h"
-#include "outboxd/kv.h"
-#include "outboxd/properties.h"
+#include "outboxd/config/config.h"
+#include "outboxd/util/kv.h"
+#include "outboxd/config/properties.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

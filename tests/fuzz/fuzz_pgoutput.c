@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/pgoutput.h"
-#include "outboxd/relcache.h"
+#include "outboxd/pg/pgoutput.h"
+#include "outboxd/pg/relcache.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "itest.h"
-#include "outboxd/mem.h"
+#include "outboxd/util/mem.h"
 #include "relayfix.h"
 
 enum { N_AGGS = 100 };

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "itest.h"
-#include "outboxd/buf.h"
+#include "outboxd/util/buf.h"
 
 START_TEST(test_pg_roundtrip)
 {

@@ -11,8 +11,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "outboxd/buf.h"
-#include "outboxd/mem.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/util/mem.h"
 
 const char *
 itest_env(const char *name)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "itest.h"
-#include "outboxd/mem.h"
+#include "outboxd/util/mem.h"
 
 static void
 sqlf(PGconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "outboxd/buf.h"
-#include "outboxd/lsn.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/util/lsn.h"
 
 struct relayfix {
 	char *name;	 /* unique lower-case identifier, also the schema name */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/buf.h"
+#include "outboxd/util/buf.h"
 
 START_TEST(test_empty_is_empty_string)
 {

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "outboxd/buf.h"
-#include "outboxd/config.h"
-#include "outboxd/kv.h"
-#include "outboxd/mem.h"
-#include "outboxd/rdconf.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/config/config.h"
+#include "outboxd/util/kv.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/config/rdconf.h"
 
 /* Files of one test live in a fresh temporary directory. */
 static char dir[64];

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/convert.h"
+#include "outboxd/connect/convert.h"
 
 #define JSON "org.apache.kafka.connect.json.JsonConverter"
 #define STRING "org.apache.kafka.connect.storage.StringConverter"

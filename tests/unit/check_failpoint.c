@@ -4,7 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "outboxd/failpoint.h"
+#include "outboxd/util/failpoint.h"
 
 START_TEST(test_parse)
 {

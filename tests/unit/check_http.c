@@ -11,9 +11,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "outboxd/buf.h"
-#include "outboxd/http.h"
-#include "outboxd/metrics.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/run/http.h"
+#include "outboxd/run/metrics.h"
 
 /* One HTTP exchange, as a client sees it. */
 struct reply {

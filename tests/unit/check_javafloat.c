@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/javafloat.h"
+#include "outboxd/connect/javafloat.h"
 
 /* One input and what each Java generation's toString printed for it. */
 struct vector {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/jsonw.h"
+#include "outboxd/connect/jsonw.h"
 
 static const char *
 str(struct buf *b, const char *s, size_t len)

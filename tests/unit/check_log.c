@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "outboxd/log.h"
+#include "outboxd/util/log.h"
 
 /* Runs log_msg() with stderr redirected to a temporary file and returns what was written. */
 static char *

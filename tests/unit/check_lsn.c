@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "outboxd/lsn.h"
+#include "outboxd/util/lsn.h"
 
 START_TEST(test_parse_valid)
 {

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/buf.h"
-#include "outboxd/metrics.h"
-#include "outboxd/version.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/run/metrics.h"
+#include "outboxd/util/version.h"
 
 /* A clock the test moves by hand. */
 static int64_t

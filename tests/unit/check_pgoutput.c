@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/mem.h"
-#include "outboxd/pgoutput.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/pg/pgoutput.h"
 
 /*
  * Vectors are hex strings: the captured PG 15.20 bytes of reference section 6, and synthetic

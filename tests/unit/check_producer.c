@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "outboxd/producer.h"
+#include "outboxd/run/producer.h"
 
 struct reports {
 	int ok, failed;

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/kv.h"
-#include "outboxd/properties.h"
+#include "outboxd/util/kv.h"
+#include "outboxd/config/properties.h"
 
 static struct kv
 parse_ok(const char *text)

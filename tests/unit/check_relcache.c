@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/mem.h"
-#include "outboxd/pgoutput.h"
-#include "outboxd/relcache.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/pg/pgoutput.h"
+#include "outboxd/pg/relcache.h"
 
 static const char *const outbox_cols[] = {
 	"id", "aggregatetype", "aggregateid", "type", "payload", "tracingspancontext",

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/buf.h"
-#include "outboxd/regex_java.h"
-#include "outboxd/router.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/connect/regex_java.h"
+#include "outboxd/connect/router.h"
 
 #define JSON "org.apache.kafka.connect.json.JsonConverter"
 #define STRING "org.apache.kafka.connect.storage.StringConverter"

@@ -3,7 +3,7 @@
  *
  * Prints the configuration keys the pinned reference jars define, one "key<TAB>group" line per
  * (key, group) pair, sorted. Run through tests/compat/vocab/generate, which resolves the
- * classpath from pom.xml and turns the output into src/vocab_data.c.
+ * classpath from pom.xml and turns the output into src/config/vocab_data.c.
  *
  * Everything is read from the classes' own ConfigDefs (reflection where a definition is not
  * public), so the list follows the jars, not our memory of them.

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_CONFIG_H
+#define OUTBOXD_CONFIG_H
+
+/*
+ * The configuration files a Debezium user already has (DESIGN.md "Configuration") turned into
+ * one immutable struct config. Every key is classified: honoured (a field below), accepted
+ * without effect (listed in ->ignored, logged once at start-up), rejected (an error naming
+ * file:line, the key, the reason and the fix) or unknown (an error: a typo). Error messages never
+ * contain a secret value. Pure: reads the files, logs nothing.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outboxd/util/buf.h"
+#include "outboxd/util/kv.h"
+#include "outboxd/connect/router.h"
+
+enum config_flavour {
+	CONFIG_CONNECT = 1, /* Kafka Connect worker + connector (SimpleHeaderConverter headers...) */
+	CONFIG_SERVER = 2,  /* Debezium Server (JSON-converted headers, no partition/timestamp) */
+};
+
+struct config {
+	enum config_flavour flavour;
+	char *name; /* connector name (Connect "name"); "kafka" for Server (its engine name) */
+
+	/* PostgreSQL */
+	struct kv pg_conn;     /* libpq keywords for PQconnectdbParams: host, port, user, password,
+				  dbname, sslmode, sslcert, sslkey, sslrootcert, sslpassword,
+				  connect_timeout, keepalives, application_name=outboxd */
+	char *slot_name;       /* slot.name, default "debezium" */
+	char *publication_name; /* publication.name, default "dbz_publication" */
+	char *plugin_name;     /* always "pgoutput" */
+	bool plugin_name_set;  /* false: absent, which Debezium reads as decoderbufs: check the slot */
+	char *topic_prefix;    /* topic.prefix, required */
+	char *table_include_list; /* NULL = every published table; Java regexes, comma list */
+	char *table_exclude_list; /* NULL = none; never set together with the include list */
+	char *schema_include_list;
+	char *schema_exclude_list;
+	char *message_prefix_include_list; /* logical decoding messages published by prefix */
+	char *message_prefix_exclude_list;
+	char *snapshot_mode;   /* "initial" (default) or "no_data", lower case */
+	int64_t status_update_interval_ms; /* 10000 */
+	int64_t slot_max_retries;          /* 6 */
+	int64_t slot_retry_delay_ms;       /* 10000 */
+	int64_t heartbeat_interval_ms;     /* 0 = off */
+	char *heartbeat_action_query;      /* NULL = none */
+	char *topic_heartbeat_prefix;      /* "__debezium-heartbeat" */
+	char *topic_delimiter;             /* "." */
+	char *database_initial_statements; /* NULL = none; ';'-separated, ";;" = literal ';' */
+	int64_t database_query_timeout_ms; /* 600000 */
+	bool extended_headers;             /* extended.headers.enabled, true */
+	/* column type mapping (changes key, header and envelope bytes) */
+	char *time_precision_mode;         /* "adaptive" */
+	char *decimal_handling_mode;       /* "precise" */
+	char *binary_handling_mode;        /* "bytes" */
+	char *hstore_handling_mode;        /* "json" */
+	char *interval_handling_mode;      /* "numeric" */
+	char *schema_name_adjustment_mode; /* "none" */
+	int64_t money_fraction_digits;     /* 2 */
+	bool include_unknown_datatypes;    /* false */
+	struct kv connector; /* every connector-level key as given (Connect names), for reference */
+
+	/* Kafka */
+	char *bootstrap_servers;     /* not repeated in ->producer */
+	char *key_converter;         /* Java class names, e.g. org.apache.kafka.connect.json.JsonConverter */
+	char *value_converter;
+	char *header_converter;
+	struct kv key_converter_opts; /* prefix stripped: "schemas.enable" */
+	struct kv value_converter_opts;
+	struct kv header_converter_opts;
+	char *transform_alias;       /* the one EventRouter's alias */
+	struct kv transform;         /* its options, prefix stripped ("route.by.field"); no "type" */
+	struct kv producer;          /* librdkafka settings the user set (translated); every entry is
+					explicit, so the producer warns when one overrides a forced
+					guarantee */
+	char *errors_tolerance;      /* "none" or "all" (only with a dead-letter topic) */
+
+	/* outboxd.* (DESIGN.md table) */
+	bool slot_create;                 /* false */
+	int64_t http_port;                /* 8080, 0 = off */
+	int64_t shutdown_flush_ms;        /* 10000 */
+	int64_t restart_backoff_max_ms;   /* 30000 */
+	int64_t halt_after_failures;      /* 5 */
+	int64_t stall_warn_ms;            /* 60000 */
+	char *dlq_topic;                  /* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
+	char *java_double_format;         /* "jdk17" or "shortest" */
+
+	/* keys accepted without effect: key as written -> reason, origin file:line; log once */
+	struct kv ignored;
+};
+
+/**
+ * config_load() - read and validate the configuration.
+ * @paths: borrowed; @npaths files: a Connect worker .properties plus a connector .properties
+ *         or JSON (any order), or one Debezium Server application.properties.
+ * @envp: borrowed; the environment (environ), NULL-terminated; may be NULL.
+ * @ret: on success a new config, caller frees with config_free().
+ *
+ * Return: 0, or -EINVAL (-errno for unreadable files) with one line in @errbuf:
+ * "file:line: key: reason; fix" or "file:line: unknown key ...".
+ */
+int config_load(const char *const *paths, int npaths, char *const *envp, struct config **ret,
+		char *errbuf, size_t errlen);
+
+/**
+ * config_router() - the router's settings as @cfg gives them. Every pointer borrows from @cfg
+ * (and @run_id), which must outlive the call to router_new().
+ * @run_id: borrowed; the __debezium.context.runId of this start.
+ */
+struct router_config config_router(const struct config *cfg, const char *run_id);
+
+/* config_free() - free @cfg; NULL is allowed. */
+void config_free(struct config *cfg);
+
+/* config_ignored() - the keys accepted without effect (key, reason, origin). Borrowed. */
+const struct kv *config_ignored(const struct config *cfg);
+
+/**
+ * config_describe() - append a human-readable summary to @out, one "key = value" per line,
+ * secrets shown as "(set)". For `outboxd check`.
+ */
+void config_describe(const struct config *cfg, struct buf *out);
+
+/**
+ * config_is_secret() - true if the value of @key must never be printed (passwords, SASL JAAS
+ * text, private keys).
+ */
+bool config_is_secret(const char *key);
+
+#endif

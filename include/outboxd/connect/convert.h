@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_CONVERT_H
+#define OUTBOXD_CONVERT_H
+
+/*
+ * Kafka Connect converter emulation: a Connect value with its schema (struct cvalue) -> the
+ * bytes JsonConverter, StringConverter, ByteArrayConverter or SimpleHeaderConverter would
+ * write (reference debezium-outbox.md §3). Pure: no I/O, no logging.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outboxd/util/buf.h"
+#include "outboxd/connect/jsonw.h"
+#include "outboxd/util/kv.h"
+#include "outboxd/util/slice.h"
+
+/* Connect schema types. CVALUE_NONE is "no schema": with no value it is a Kafka tombstone. */
+enum cvalue_type {
+	CVALUE_NONE,
+	CVALUE_INT8,
+	CVALUE_INT16,
+	CVALUE_INT32,
+	CVALUE_INT64,
+	CVALUE_FLOAT32,
+	CVALUE_FLOAT64,
+	CVALUE_BOOLEAN,
+	CVALUE_STRING,
+	CVALUE_BYTES,
+	CVALUE_STRUCT,
+	CVALUE_ARRAY,
+};
+
+/* Logical type name of a Connect Decimal: BYTES holding the unscaled two's-complement value. */
+#define CVALUE_DECIMAL_NAME "org.apache.kafka.connect.data.Decimal"
+
+/* A schema parameter; Connect keeps them in insertion order. */
+struct cvalue_param {
+	const char *key;   /* borrowed */
+	const char *value; /* borrowed */
+};
+
+/*
+ * A Connect value together with its schema. Everything is borrowed: the caller keeps the
+ * strings, bytes and arrays alive while converting. For CVALUE_STRUCT the fields carry their
+ * own schemas (and, unless the struct is null, their values) and their names in @field. For
+ * CVALUE_ARRAY @u.array.items is the element schema (its value is ignored) and the elements
+ * carry that schema with their own values.
+ */
+struct cvalue {
+	enum cvalue_type type;
+	bool optional;
+	bool is_null;		      /* the value is null (the schema still applies) */
+	const char *name;	      /* schema name or NULL */
+	int32_t version;	      /* schema version; 0 = none */
+	const char *doc;	      /* schema doc or NULL */
+	const struct cvalue_param *params; /* NULL when the schema has no parameters */
+	size_t nparams;
+	const struct cvalue *def;     /* schema default value (same type) or NULL */
+	const char *field;	      /* field name when this is a struct member */
+	/*
+	 * The Java value is a String (@u.s) whatever the schema says: the schema and value
+	 * EventRouter leaves behind when JSON expansion fails half-way (reference §2.6 hazard
+	 * (a)). JsonConverter writes it only without a schema (CVALUE_NONE: {"schema":null,
+	 * "payload":"..."}) and fails otherwise; StringConverter writes the text. Top level only.
+	 */
+	bool java_string;
+	union {
+		int64_t i;	      /* INT8..INT64 */
+		double f;	      /* FLOAT32 (exactly a float), FLOAT64 */
+		bool b;		      /* BOOLEAN */
+		struct slice s;	      /* STRING (UTF-8) and BYTES */
+		struct {
+			const struct cvalue *v;
+			size_t n;
+		} fields;	      /* STRUCT */
+		struct {
+			const struct cvalue *items;
+			const struct cvalue *v;
+			size_t n;
+		} array;	      /* ARRAY */
+	} u;
+};
+
+/* What a converter is configured for (Connect's converter.type). */
+enum convert_role {
+	CONVERT_KEY,
+	CONVERT_VALUE,
+	CONVERT_HEADER,
+};
+
+struct convert;
+
+/**
+ * convert_new() - configure a converter as Kafka Connect would.
+ * @class_name: borrowed; org.apache.kafka.connect.json.JsonConverter,
+ *	org.apache.kafka.connect.storage.StringConverter,
+ *	org.apache.kafka.connect.converters.ByteArrayConverter,
+ *	io.debezium.converters.BinaryDataConverter (any role), or (CONVERT_HEADER only)
+ *	org.apache.kafka.connect.storage.SimpleHeaderConverter.
+ * @options: borrowed; the converter's options with the "key.converter." etc. prefix stripped,
+ *	NULL for none. JsonConverter: schemas.enable, schemas.cache.size, decimal.format,
+ *	replace.null.with.default; StringConverter: converter.encoding (UTF-8 only);
+ *	BinaryDataConverter: delegate.converter.type (a key/value converter class above) and
+ *	delegate.converter.type.<option> (that converter's options); every converter:
+ *	converter.type. Anything else is an error.
+ * @ret: written only on success; caller frees with convert_free().
+ *
+ * Return: 0, or -EINVAL with the class or option, the reason and the fix in @errbuf.
+ */
+int convert_new(const char *class_name, const struct kv *options, enum convert_role role,
+		struct convert **ret, char *errbuf, size_t errlen);
+
+/* convert_free() - NULL allowed. */
+void convert_free(struct convert *c);
+
+/* convert_set_double_format() - how doubles are printed (outboxd.java.double.format). */
+void convert_set_double_format(struct convert *c, enum jsonw_double_format fmt);
+
+/* convert_class() - the configured class name (borrowed from @c), for messages. */
+const char *convert_class(const struct convert *c);
+
+/**
+ * convert_write() - the bytes @c writes for @v.
+ * @v: borrowed; NULL is the same as a CVALUE_NONE null (a tombstone for every converter).
+ * @out: reset, then receives the bytes (empty when *ret_null is set).
+ * @ret_null: set to true when the converter produces a Kafka null rather than bytes.
+ *
+ * Return: 0, or -EINVAL where the Java converter throws DataException (a required field
+ * that is null, a non-BYTES value for ByteArrayConverter, invalid UTF-8) with the reason and
+ * the fix in @errbuf. On failure @out's content is unspecified.
+ */
+int convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
+		  bool *ret_null, char *errbuf, size_t errlen);
+
+/**
+ * convert_schema_json() - append the schema of @v as JsonConverter writes it under
+ * "schema" (asJsonSchema: type, items/fields, optional, name, version, doc, parameters,
+ * default); the text also serves as a schema identity (Connect's Schema.equals).
+ *
+ * Return: 0, or -EINVAL for a name that is not valid UTF-8.
+ */
+int convert_schema_json(const struct cvalue *v, struct buf *out);
+
+/**
+ * convert_java_string() - Java's toString of a Connect value as Struct.toString() and
+ * StringConverter print it (strings raw, numbers as Java prints them, BYTES as
+ * "java.nio.HeapByteBuffer[pos=0 lim=N cap=N]", structs as "Struct{a=1,b=x}", arrays as
+ * List.toString() "[1, x, null]").
+ *
+ * Return: 0, or -EINVAL for invalid UTF-8.
+ */
+int convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct buf *out);
+
+/**
+ * convert_decimal_string() - BigDecimal.toString() of a Decimal given as big-endian
+ * two's-complement unscaled bytes and a scale.
+ */
+void convert_decimal_string(const uint8_t *p, size_t len, int32_t scale, struct buf *out);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_PGVALUE_H
+#define OUTBOXD_PGVALUE_H
+
+/*
+ * PostgreSQL text output of one column -> the Connect value and schema Debezium's
+ * PostgresValueConverter builds for it (reference debezium-outbox.md §3.7), under the session
+ * settings outboxd pins (DateStyle=ISO, TimeZone=UTC, bytea_output=hex, extra_float_digits=3).
+ * Pure: no I/O.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "outboxd/util/buf.h"
+#include "outboxd/connect/convert.h"
+#include "outboxd/pg/pgoutput.h"
+#include "outboxd/pg/relcache.h"
+
+/* binary.handling.mode */
+enum pgvalue_binary {
+	PGVALUE_BINARY_BYTES,
+	PGVALUE_BINARY_BASE64,
+	PGVALUE_BINARY_BASE64_URL_SAFE,
+	PGVALUE_BINARY_HEX,
+};
+
+/* A converted column. @v borrows from the other members: do not copy the struct. */
+struct pgvalue {
+	struct cvalue v;
+	struct cvalue fields[2];	/* VariableScaleDecimal {scale, value} */
+	struct cvalue_param params[2];	/* Decimal scale, connect.decimal.precision */
+	char scale_txt[16];
+	char prec_txt[16];
+	struct buf data;		/* owned: decoded bytes or reformatted text */
+};
+
+/* pgvalue_fini() - free the owned buffer; the struct may be reused after. */
+void pgvalue_fini(struct pgvalue *pv);
+
+/**
+ * pgvalue_convert() - convert one column value.
+ * @col: borrowed; name, type OID and typmod.
+ * @pc: borrowed; the value ('t' text or 'n' null).
+ * @notnull: the column is NOT NULL (the schema is then required).
+ * @pv: filled; its cvalue borrows from @pc's bytes and from @pv itself.
+ *
+ * Return: 0, or -EINVAL (a poison value: unsupported type or value, invalid UTF-8, unchanged
+ * TOAST, binary format) with the reason in @errbuf.
+ */
+int pgvalue_convert(const struct relcache_col *col, const struct pgoutput_col *pc, bool notnull,
+		    enum pgvalue_binary binary, struct pgvalue *pv, char *errbuf, size_t errlen);
+
+#endif

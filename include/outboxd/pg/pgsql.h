@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_PGSQL_H
+#define OUTBOXD_PGSQL_H
+
+/*
+ * The ordinary SQL connection's queries: the preconditions checked before streaming (slot,
+ * publication, privileges), slot administration for operations staff, and column facts that
+ * pgoutput does not carry (NOT NULL). Each failed precondition comes back with one line that
+ * names the problem and the fix.
+ */
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "outboxd/util/lsn.h"
+
+/* What the slot check found. */
+struct pgsql_slot {
+	lsn_t confirmed_flush;
+	bool active;
+	int active_pid;
+};
+
+/**
+ * pgsql_check_slot() - the slot exists, is logical, uses pgoutput, belongs to this database and
+ * is not invalidated.
+ * @ret: written on success.
+ * Return: 0; -ENOENT missing; -EINVAL wrong type, plugin or database; -ESTALE invalidated;
+ * -EIO query failure. @errbuf names the problem and the fix.
+ */
+int pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf,
+		     size_t errlen);
+
+/* One table of a publication. */
+struct pgsql_pubtable {
+	char *schema; /* owned */
+	char *table;  /* owned */
+};
+
+/**
+ * pgsql_publication_tables() - the tables a publication holds; fails when it is missing or
+ * does not publish inserts.
+ * @ret_tables: array the caller frees with pgsql_pubtables_free().
+ * Return: 0; -ENOENT missing publication; -EINVAL inserts not published; -EIO query failure.
+ */
+int pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret_tables,
+			     int *ret_n, char *errbuf, size_t errlen);
+
+void pgsql_pubtables_free(struct pgsql_pubtable *t, int n);
+
+/**
+ * pgsql_check_role() - the connected role may stream (REPLICATION or superuser).
+ * Return: 0; -EACCES without the privilege; -EIO query failure.
+ */
+int pgsql_check_role(PGconn *c, char *errbuf, size_t errlen);
+
+/**
+ * pgsql_column_facts() - what pgoutput does not say about @schema.@table's columns @names:
+ * whether each is NOT NULL, and its DEFAULT as pg_get_expr() prints it (NULL for none).
+ * @ret_notnull: @n flags, caller frees. @ret_defaults: @n strings or NULLs, caller frees with
+ * pgsql_defaults_free(). A name not found counts as nullable without a default.
+ * Return: 0, or -EIO (text in @errbuf).
+ */
+int pgsql_column_facts(PGconn *c, const char *schema, const char *table,
+		       const char *const *names, int n, bool **ret_notnull, char ***ret_defaults,
+		       char *errbuf, size_t errlen);
+
+/* pgsql_defaults_free() - free what pgsql_column_facts() returned in ret_defaults. */
+void pgsql_defaults_free(char **defaults, int n);
+
+/**
+ * pgsql_slot_create() - create a logical pgoutput slot (operations' command).
+ * Return: 0; -EEXIST if it exists; -EIO otherwise.
+ */
+int pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
+
+/* pgsql_slot_drop() - drop a slot. Return: 0, -ENOENT, -EBUSY (active) or -EIO. */
+int pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen);
+
+/**
+ * pgsql_slot_exists() - 1 if a replication slot named @slot exists, 0 if not, -EIO on failure.
+ */
+int pgsql_slot_exists(PGconn *c, const char *slot, char *errbuf, size_t errlen);
+
+/**
+ * pgsql_marker_create() - create a physical slot that reserves no WAL, used as a durable
+ * "initial snapshot in progress" marker. Return: 0, -EEXIST or -EIO.
+ */
+int pgsql_marker_create(PGconn *c, const char *name, char *errbuf, size_t errlen);
+
+/* One column as pgoutput would describe it (attnum order, no dropped or generated columns). */
+struct pgsql_column {
+	char *name; /* owned */
+	uint32_t type_oid;
+	int32_t typmod;
+	bool notnull;
+	char *def;  /* owned; the DEFAULT as pg_get_expr() prints it, or NULL */
+};
+
+/**
+ * pgsql_table_columns() - the columns of @schema.@table.
+ * @ret_cols: array the caller frees with pgsql_columns_free().
+ * Return: 0, or -EIO.
+ */
+int pgsql_table_columns(PGconn *c, const char *schema, const char *table,
+			struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen);
+
+void pgsql_columns_free(struct pgsql_column *cols, int n);
+
+#endif

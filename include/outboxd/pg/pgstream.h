@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_PGSTREAM_H
+#define OUTBOXD_PGSTREAM_H
+
+/*
+ * The replication connection: IDENTIFY_SYSTEM, START_REPLICATION from 0/0 (the server resumes
+ * at the slot's confirmed_flush_lsn: there is no other offset store), non-blocking CopyBoth
+ * reads and standby status updates. It never decides what to confirm: the caller passes the LSN
+ * that acktrack allows.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "outboxd/util/kv.h"
+#include "outboxd/util/lsn.h"
+
+struct pgstream;
+
+/* Why START_REPLICATION failed. */
+enum pgstream_failure {
+	PGSTREAM_TRANSIENT = 1,	  /* connection trouble: retry with backoff */
+	PGSTREAM_SLOT_BUSY = 2,	  /* "slot is active for PID": retry per slot.max.retries */
+	PGSTREAM_PRECONDITION = 3 /* slot/publication missing or invalid, auth: exit 2 */
+};
+
+/**
+ * pgstream_start() - connect, identify, START_REPLICATION SLOT @slot LOGICAL 0/0 with
+ * proto_version '1' and publication_names @publication (streaming off).
+ * @params: borrowed libpq keywords.
+ * @ret_failure: on failure, its class (may be NULL).
+ * Return: 0, or -EIO with one line in @errbuf.
+ */
+int pgstream_start(const struct kv *params, const char *slot, const char *publication,
+		   struct pgstream **ret, enum pgstream_failure *ret_failure, char *errbuf,
+		   size_t errlen);
+
+/* pgstream_fd() - the socket to poll(2). */
+int pgstream_fd(const struct pgstream *s);
+
+/**
+ * pgstream_read() - the next CopyData payload, without blocking.
+ * @ret_buf: borrowed until the next pgstream_read() or pgstream_free().
+ * Return: 1 with a payload; 0 when nothing complete is buffered (poll for input); -EIO when the
+ * stream ended or failed (text in @errbuf; a server ErrorResponse's SQLSTATE in
+ * @ret_failure's class).
+ */
+int pgstream_read(struct pgstream *s, const uint8_t **ret_buf, size_t *ret_len,
+		  enum pgstream_failure *ret_failure, char *errbuf, size_t errlen);
+
+/**
+ * pgstream_send_status() - queue and flush a standby status update (write, flush = apply =
+ * @flush). @reply asks the server to answer at once (the liveness probe).
+ * Return: 0, or -EIO.
+ */
+int pgstream_send_status(struct pgstream *s, lsn_t write, lsn_t flush, bool reply, char *errbuf,
+			 size_t errlen);
+
+/* pgstream_wants_write() - output is still buffered (poll for POLLOUT and call pgstream_flush). */
+bool pgstream_wants_write(const struct pgstream *s);
+
+/* pgstream_flush() - push buffered output. Return: 0, or -EIO. */
+int pgstream_flush(struct pgstream *s, char *errbuf, size_t errlen);
+
+/**
+ * pgstream_free() - end the stream (CopyDone when @orderly) and close. NULL allowed.
+ */
+void pgstream_free(struct pgstream *s, bool orderly);
+
+/**
+ * pgstream_create_exported() - create the logical pgoutput slot @slot on a new replication
+ * connection with an exported snapshot (CREATE_REPLICATION_SLOT ... (SNAPSHOT 'export')). The
+ * snapshot stays importable until the connection runs another command or closes: the caller
+ * imports it on the ordinary connection (SET TRANSACTION SNAPSHOT) and then PQfinish()es
+ * @ret_conn.
+ * @ret_snapshot: the snapshot name, caller frees. @ret_lsn: the slot's consistent point.
+ * Return: 0, -EEXIST if the slot exists, or -EIO; text in @errbuf.
+ */
+int pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret_conn,
+			     char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
+
+/* pgstream_now_us() - microseconds since 2000-01-01 UTC, the protocol's clock. */
+int64_t pgstream_now_us(void);
+
+#endif

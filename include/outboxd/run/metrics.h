@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_METRICS_H
+#define OUTBOXD_METRICS_H
+
+/*
+ * The relay's counters and gauges, and their two renderings: Prometheus text (/metrics) and a
+ * small JSON health document (/health). The relay's thread writes, the HTTP thread reads; every
+ * function takes the module's own mutex, so callers need no locking of their own.
+ *
+ * Pure: no I/O and no logging. It reads the monotonic clock (through a replaceable function,
+ * for tests) to age the last delivery report.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "outboxd/util/buf.h"
+
+struct metrics;
+
+/* Monotonically increasing counters (outboxd_*_total). */
+enum metrics_counter {
+	METRICS_RECORDS_PUBLISHED,    /* records handed to the producer */
+	METRICS_RECORDS_ACKNOWLEDGED, /* successful delivery reports; also resets the ack age */
+	METRICS_TRANSACTIONS,	      /* commits received */
+	METRICS_PIPELINE_RESTARTS,
+	METRICS_STATUS_UPDATES,	      /* standby status updates sent to PostgreSQL */
+	METRICS_COUNTER_COUNT_
+};
+
+/* Why a received row published nothing (outboxd_rows_skipped_total{reason}). */
+enum metrics_skip_reason {
+	METRICS_SKIP_UPDATE,
+	METRICS_SKIP_DELETE,
+	METRICS_SKIP_TRUNCATE,
+	METRICS_SKIP_OTHER_TABLE,
+	METRICS_SKIP_COUNT_
+};
+
+/* Values that go up and down. */
+enum metrics_gauge {
+	METRICS_CONFIRMED_LSN,	       /* the LSN last confirmed to the slot, as a number */
+	METRICS_RECEIVED_LSN,	       /* the highest LSN received, as a number */
+	METRICS_IN_FLIGHT_RECORDS,     /* produced, delivery report awaited; see last_ack_age */
+	METRICS_PENDING_TRANSACTIONS,  /* received and not yet confirmable */
+	METRICS_PRODUCER_QUEUE_RECORDS, /* librdkafka's out queue length */
+	METRICS_GAUGE_COUNT_
+};
+
+/* The relay's life cycle (outboxd_state{state}). */
+enum metrics_state {
+	METRICS_STATE_STARTING,
+	METRICS_STATE_STREAMING,
+	METRICS_STATE_RESTARTING,
+	METRICS_STATE_HALTED,
+	METRICS_STATE_STOPPING,
+	METRICS_STATE_COUNT_
+};
+
+/* A clock returning microseconds from an arbitrary fixed origin; @arg is the caller's. */
+typedef int64_t (*metrics_clock)(void *arg);
+
+/**
+ * metrics_new() - every counter and gauge at 0, state "starting", not stalled.
+ * Return: caller-frees with metrics_free().
+ */
+struct metrics *metrics_new(void);
+
+/* metrics_free() - NULL allowed. No other thread may still use @m. */
+void metrics_free(struct metrics *m);
+
+/**
+ * metrics_set_clock() - replace the monotonic clock (tests).
+ * @now_us: NULL restores CLOCK_MONOTONIC.
+ * @arg: borrowed; passed to @now_us, must outlive @m or the next call.
+ */
+void metrics_set_clock(struct metrics *m, metrics_clock now_us, void *arg);
+
+/* metrics_count() - add @n to @c. METRICS_RECORDS_ACKNOWLEDGED with @n > 0 also stamps the time. */
+void metrics_count(struct metrics *m, enum metrics_counter c, uint64_t n);
+
+/* metrics_skipped() - one row published nothing, for @reason. */
+void metrics_skipped(struct metrics *m, enum metrics_skip_reason reason);
+
+/**
+ * metrics_gauge() - set @g to @v. LSNs are passed as (int64_t)lsn and printed unsigned.
+ * METRICS_IN_FLIGHT_RECORDS going from 0 to more stamps the time, so the ack age counts from
+ * the later of the last delivery report and the moment something went in flight.
+ */
+void metrics_gauge(struct metrics *m, enum metrics_gauge g, int64_t v);
+
+/**
+ * metrics_set_state() - enter @state.
+ * @reason: borrowed and copied; NULL for none. Shown by /health while not streaming (the halt
+ *          reason, the restart cause). Replaces the previous reason.
+ */
+void metrics_set_state(struct metrics *m, enum metrics_state state, const char *reason);
+
+/**
+ * metrics_set_stalled() - the stall watchdog's verdict (outboxd.stall.warn.ms).
+ * @reason: borrowed and copied; NULL for none. Shown by /health while streaming and stalled.
+ * The flag is independent of the state: the relay clears it (false, NULL) when it recovers or
+ * restarts.
+ */
+void metrics_set_stalled(struct metrics *m, bool stalled, const char *reason);
+
+/**
+ * metrics_render() - append every metric in Prometheus text exposition format 0.0.4, with
+ * "# HELP" and "# TYPE" lines, to @out.
+ * @m: borrowed; read under its mutex (the const only means no metric changes).
+ * @out: borrowed; appended to.
+ */
+void metrics_render(const struct metrics *m, struct buf *out);
+
+/**
+ * metrics_health() - append the /health document to @out:
+ * {"status":"streaming","stalled":false,"reason":null}. @reason is the state's reason while not
+ * streaming, else the stall reason while stalled, else null.
+ * @m: borrowed. @out: borrowed; appended to.
+ * Return: the HTTP status: 200 when streaming and not stalled, 503 otherwise.
+ */
+int metrics_health(const struct metrics *m, struct buf *out);
+
+/* metrics_state_name() - "starting", "streaming", ...; static storage; "unknown" if invalid. */
+const char *metrics_state_name(enum metrics_state state);
+
+#endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_PRODUCER_H
+#define OUTBOXD_PRODUCER_H
+
+/*
+ * The librdkafka producer: settings (forced guarantees, pass-through of the rest), produce,
+ * delivery reports, fatal errors. Delivery reports and librdkafka's log lines are served on the
+ * caller's thread by producer_poll(); librdkafka writes one byte to the caller's wake-up fd when
+ * they wait, so the main loop can poll(2) it beside the replication socket.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outboxd/util/kv.h"
+
+struct producer;
+
+/*
+ * Called from producer_poll()/producer_flush() once per delivery report.
+ * @msg_opaque: what producer_send() was given. @ok: persisted by the broker.
+ * @reason: borrowed error text when !ok.
+ */
+typedef void (*producer_on_delivery)(void *opaque, void *msg_opaque, bool ok, const char *reason);
+
+/* One header: name and value (value NULL = a header with a null value). Borrowed. */
+struct producer_header {
+	const char *name;
+	const void *value;
+	size_t len;
+};
+
+/* One record to produce. All pointers are borrowed; the bytes are copied. */
+struct producer_record {
+	const char *topic;
+	const void *key;   /* NULL = null key */
+	size_t key_len;
+	const void *value; /* NULL = null value (a tombstone) */
+	size_t value_len;
+	const struct producer_header *headers;
+	size_t nheaders;
+	int32_t partition;    /* -1: the partitioner (murmur2_random) chooses */
+	int64_t timestamp_ms; /* 0: librdkafka's current time */
+};
+
+/**
+ * producer_new() - create the producer.
+ * @settings: borrowed; librdkafka property names (config translated the Java ones). Keys that
+ *            override a forced guarantee are applied, and a warning says what is given up.
+ * @wake_fd: write end of a non-blocking pipe; librdkafka writes "1" when events wait.
+ * Return: 0, or -EINVAL with the failing setting named in @errbuf (values never shown).
+ */
+int producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery,
+		 void *opaque, struct producer **ret, char *errbuf, size_t errlen);
+
+/**
+ * producer_send() - hand one record to librdkafka.
+ * Return: 0; -EAGAIN when the queue is full (keep the record, serve deliveries, retry);
+ * -EMSGSIZE when the record exceeds message.max.bytes (a poison row); -ESHUTDOWN after a fatal
+ * producer error (restart the pipeline); -EINVAL otherwise, with the reason in @errbuf.
+ */
+int producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque,
+		  char *errbuf, size_t errlen);
+
+/* producer_poll() - serve delivery reports, errors and log lines waiting now; never blocks. */
+void producer_poll(struct producer *p);
+
+/**
+ * producer_flush() - wait up to @timeout_ms for every queued record's delivery report.
+ * Return: 0 when nothing is left, -ETIMEDOUT otherwise.
+ */
+int producer_flush(struct producer *p, int timeout_ms);
+
+/* producer_fatal() - a fatal error occurred (idempotence, gapless); text in @errbuf. */
+bool producer_fatal(struct producer *p, char *errbuf, size_t errlen);
+
+/**
+ * producer_check_brokers() - ask the cluster for its metadata (the `outboxd check` probe).
+ * @errbuf: on success a one-line summary ("1 broker: 127.0.0.1:9092"), else the reason.
+ * Return: 0, or -EIO.
+ */
+int producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen);
+
+/* producer_queue_len() - records waiting for a delivery report. */
+int producer_queue_len(struct producer *p);
+
+/* producer_max_message_bytes() - the effective message.max.bytes. */
+int64_t producer_max_message_bytes(const struct producer *p);
+
+/*
+ * producer_free() - purge whatever is queued or in flight (their reports say so and are
+ * delivered to the callback as failures), destroy the handle. NULL allowed.
+ */
+void producer_free(struct producer *p);
+
+#endif

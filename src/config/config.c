@@ -1,0 +1,804 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/config/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config_int.h"
+#include "outboxd/config/cfgsrc.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/config/rdconf.h"
+#include "outboxd/config/vocab.h"
+
+
+enum cf_type {
+	CF_STR,  /* char *; an empty value counts as unset */
+	CF_INT,  /* int64_t within [min, max] */
+	CF_BOOL, /* bool; "true"/"false", any case, trimmed (as ConfigDef) */
+	CF_ENUM, /* char *, lower case, one of the '|'-separated values in .extra */
+	CF_PG,   /* a libpq keyword (.extra) in pg_conn */
+};
+
+/* One honoured key, pgbouncer CF_ABS style, pointing into struct config with offsetof. */
+struct cf_key {
+	const char *name;
+	enum cf_type type;
+	size_t off;
+	const char *def; /* default as text; NULL = none */
+	const char *extra;
+	int64_t min, max;
+};
+
+#define CF_ABS(n, t, field, def, extra, min, max) \
+	{ n, t, offsetof(struct config, field), def, extra, min, max }
+#define CF_PGKEY(n, kw, def) { n, CF_PG, 0, def, kw, 0, 0 }
+#define MAXI INT64_MAX
+
+static const struct cf_key connector_keys[] = {
+	CF_PGKEY("database.hostname", "host", NULL),
+	CF_PGKEY("database.port", "port", "5432"),
+	CF_PGKEY("database.user", "user", NULL),
+	CF_PGKEY("database.password", "password", NULL),
+	CF_PGKEY("database.dbname", "dbname", NULL),
+	CF_PGKEY("database.sslmode", "sslmode", "prefer"),
+	CF_PGKEY("database.sslcert", "sslcert", NULL),
+	CF_PGKEY("database.sslkey", "sslkey", NULL),
+	CF_PGKEY("database.sslrootcert", "sslrootcert", NULL),
+	CF_PGKEY("database.sslpassword", "sslpassword", NULL),
+	CF_PGKEY("database.connectTimeout", "connect_timeout", "10"), /* PgJDBC's default */
+	CF_PGKEY("database.tcpKeepAlive", "keepalives", "true"),
+	CF_ABS("slot.name", CF_STR, slot_name, "debezium", NULL, 0, 0),
+	CF_ABS("publication.name", CF_STR, publication_name, "dbz_publication", NULL, 0, 0),
+	CF_ABS("topic.prefix", CF_STR, topic_prefix, NULL, NULL, 0, 0),
+	CF_ABS("table.include.list", CF_STR, table_include_list, NULL, NULL, 0, 0),
+	CF_ABS("table.exclude.list", CF_STR, table_exclude_list, NULL, NULL, 0, 0),
+	CF_ABS("schema.include.list", CF_STR, schema_include_list, NULL, NULL, 0, 0),
+	CF_ABS("schema.exclude.list", CF_STR, schema_exclude_list, NULL, NULL, 0, 0),
+	CF_ABS("message.prefix.include.list", CF_STR, message_prefix_include_list, NULL, NULL, 0, 0),
+	CF_ABS("message.prefix.exclude.list", CF_STR, message_prefix_exclude_list, NULL, NULL, 0, 0),
+	CF_ABS("status.update.interval.ms", CF_INT, status_update_interval_ms, "10000", NULL, 1, MAXI),
+	CF_ABS("slot.max.retries", CF_INT, slot_max_retries, "6", NULL, 0, MAXI),
+	CF_ABS("slot.retry.delay.ms", CF_INT, slot_retry_delay_ms, "10000", NULL, 0, MAXI),
+	CF_ABS("heartbeat.interval.ms", CF_INT, heartbeat_interval_ms, "0", NULL, 0, MAXI),
+	CF_ABS("heartbeat.action.query", CF_STR, heartbeat_action_query, NULL, NULL, 0, 0),
+	CF_ABS("topic.heartbeat.prefix", CF_STR, topic_heartbeat_prefix, "__debezium-heartbeat", NULL, 0, 0),
+	CF_ABS("topic.delimiter", CF_STR, topic_delimiter, ".", NULL, 0, 0),
+	CF_ABS("database.initial.statements", CF_STR, database_initial_statements, NULL, NULL, 0, 0),
+	CF_ABS("database.query.timeout.ms", CF_INT, database_query_timeout_ms, "600000", NULL, 0, MAXI),
+	CF_ABS("extended.headers.enabled", CF_BOOL, extended_headers, "true", NULL, 0, 0),
+	CF_ABS("time.precision.mode", CF_ENUM, time_precision_mode, "adaptive",
+	       "adaptive|adaptive_time_microseconds|connect|isostring|microseconds|nanoseconds", 0, 0),
+	CF_ABS("decimal.handling.mode", CF_ENUM, decimal_handling_mode, "precise", "precise|double|string", 0, 0),
+	CF_ABS("binary.handling.mode", CF_ENUM, binary_handling_mode, "bytes", "bytes|base64|base64-url-safe|hex", 0, 0),
+	CF_ABS("hstore.handling.mode", CF_ENUM, hstore_handling_mode, "json", "json|map", 0, 0),
+	CF_ABS("interval.handling.mode", CF_ENUM, interval_handling_mode, "numeric", "numeric|string", 0, 0),
+	CF_ABS("schema.name.adjustment.mode", CF_ENUM, schema_name_adjustment_mode, "none", "none|avro|avro_unicode", 0, 0),
+	CF_ABS("money.fraction.digits", CF_INT, money_fraction_digits, "2", NULL, 0, 100),
+	CF_ABS("include.unknown.datatypes", CF_BOOL, include_unknown_datatypes, "false", NULL, 0, 0),
+};
+
+static const struct cf_key outboxd_keys[] = {
+	CF_ABS("outboxd.slot.create", CF_BOOL, slot_create, "false", NULL, 0, 0),
+	CF_ABS("outboxd.http.port", CF_INT, http_port, "8080", NULL, 0, 65535),
+	CF_ABS("outboxd.shutdown.flush.ms", CF_INT, shutdown_flush_ms, "10000", NULL, 0, MAXI),
+	CF_ABS("outboxd.restart.backoff.max.ms", CF_INT, restart_backoff_max_ms, "30000", NULL, 1, MAXI),
+	CF_ABS("outboxd.halt.after.failures", CF_INT, halt_after_failures, "5", NULL, 1, MAXI),
+	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1, MAXI),
+	CF_ABS("outboxd.errors.deadletterqueue.topic.name", CF_STR, dlq_topic, NULL, NULL, 0, 0),
+	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest", 0, 0),
+};
+
+/* Connector settings refused for a value (NULL: any non-empty value). A trailing '*' is a prefix. */
+struct refusal {
+	const char *key;
+	const char *value;
+	const char *why;
+};
+
+static const struct refusal refusals[] = {
+	{ "slot.drop.on.stop", "true",
+	  "outboxd never drops the slot (it belongs to operations; `outboxd slot drop` does it on purpose); set it to false or remove it" },
+	{ "provide.transaction.metadata", "true",
+	  "outboxd does not produce transaction metadata records; set it to false or remove it" },
+	{ "lsn.flush.mode", "manual",
+	  "outboxd always confirms delivered transactions to the slot; remove it" },
+	{ "flush.lsn.source", "false",
+	  "outboxd always confirms delivered transactions to the slot; remove it" },
+	{ "database.sslfactory", NULL,
+	  "a Java SSL socket factory; use database.sslmode with database.sslrootcert, sslcert and sslkey" },
+	{ "converters", NULL, "custom column converters are Java classes; remove it" },
+	{ "post.processors", NULL, "post processors are Java classes; remove it" },
+	{ "signal.data.collection", NULL, "signals are not supported by outboxd; remove it" },
+	{ "notification.enabled.channels", NULL, "notifications are not supported by outboxd; remove it" },
+	{ "column.include.list", NULL, "outboxd publishes every column of the outbox table; remove it" },
+	{ "column.exclude.list", NULL, "outboxd publishes every column of the outbox table; remove it" },
+	{ "column.mask.*", NULL, "column masking is not supported by outboxd; remove it" },
+	{ "column.truncate.*", NULL, "column truncation is not supported by outboxd; remove it" },
+	{ "column.propagate.source.type", NULL, "source type parameters are not supported by outboxd; remove it" },
+	{ "datatype.propagate.source.type", NULL, "source type parameters are not supported by outboxd; remove it" },
+	{ "snapshot.select.statement.overrides", NULL, "snapshot query overrides are not supported by outboxd; remove it" },
+};
+
+/* Keys accepted without effect that deserve a specific note (a trailing '*' is a prefix). */
+static const struct refusal notes[] = {
+	{ "publication.autocreate.mode", NULL,
+	  "outboxd never creates publications; create it with the statement in sql/publication.sql" },
+	{ "offset.*", NULL, "outboxd keeps no offsets; it resumes from the replication slot" },
+	{ "tasks.max", NULL, "the PostgreSQL connector runs one task" },
+	{ "topic.creation.*", NULL, "outboxd does not create topics; create them beforehand" },
+	{ "tombstones.on.delete", NULL, "the EventRouter drops delete events" },
+	{ "database.server.name", NULL, "Debezium 1.x name; 3.6.1 reads topic.prefix" },
+};
+
+void
+config_seterr(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c->errbuf || !c->errlen) {
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(c->errbuf, c->errlen, fmt, ap);
+	va_end(ap);
+}
+
+bool
+config_starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool
+config_is_secret(const char *key)
+{
+	return strstr(key, "password") || strstr(key, "jaas") || strstr(key, "secret") ||
+	       strstr(key, "ssl.keystore.key") || strstr(key, "ssl.key.pem") ||
+	       strstr(key, "passphrase");
+}
+
+/* @key matches a table key that may end in '*'. */
+static bool
+key_matches(const char *pattern, const char *key)
+{
+	size_t n = strlen(pattern);
+
+	return pattern[n - 1] == '*' ? strncmp(key, pattern, n - 1) == 0 : strcmp(key, pattern) == 0;
+}
+
+/* The key as the user wrote it (Server keys carry their debezium.* prefix). */
+char *
+config_display(const struct ctx *c, const char *key)
+{
+	struct buf b = BUF_INIT;
+
+	if (c->src->flavour == CFGSRC_SERVER) {
+		buf_add_str(&b, config_starts_with(key, "transforms") || config_starts_with(key, "predicates")
+					? "debezium." : "debezium.source.");
+	}
+	buf_add_str(&b, key);
+	return buf_steal(&b);
+}
+
+void
+config_ignore(struct ctx *c, const char *shown, const char *why, const char *origin)
+{
+	kv_set(&c->cfg->ignored, shown, why, origin);
+}
+
+int
+config_unknown(struct ctx *c, const char *shown, const char *origin)
+{
+	config_seterr(c, "%s: unknown key \"%s\" " UNKNOWN_WHY, origin, shown);
+	return -EINVAL;
+}
+
+char *
+config_trimmed(const char *s)
+{
+	const char *e;
+
+	while (isspace((unsigned char)*s)) {
+		s++;
+	}
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1])) {
+		e--;
+	}
+	return xstrndup(s, (size_t)(e - s));
+}
+
+int
+config_parse_bool(const char *value, bool *ret)
+{
+	char *t = config_trimmed(value);
+	int r = 0;
+
+	if (strcasecmp(t, "true") == 0) {
+		*ret = true;
+	} else if (strcasecmp(t, "false") == 0) {
+		*ret = false;
+	} else {
+		r = -EINVAL;
+	}
+	free(t);
+	return r;
+}
+
+/* The value for a message: never a secret. */
+const char *
+config_shown_value(const char *key, const char *value)
+{
+	return config_is_secret(key) ? "(secret, not shown)" : value;
+}
+
+/* ---- typed keys ---- */
+
+static int
+set_pg(struct ctx *c, const struct cf_key *k, const char *value, const char *origin, const char *shown)
+{
+	char *t = config_trimmed(value);
+	int r = 0;
+
+	if (strcmp(k->extra, "keepalives") == 0) {
+		bool b;
+
+		r = config_parse_bool(t, &b);
+		free(t);
+		t = xstrdup(b ? "1" : "0");
+	} else if (strcmp(k->extra, "port") == 0 || strcmp(k->extra, "connect_timeout") == 0) {
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(t, &end, 10);
+		r = (errno || end == t || *end || v < 0 || v > 65535) ? -EINVAL : 0;
+	} else if (strcmp(k->extra, "sslmode") == 0) {
+		r = strstr("|disable|allow|prefer|require|verify-ca|verify-full|", t) && *t && !strchr(t, '|') ? 0 : -EINVAL;
+	} else {
+		free(t);
+		t = xstrdup(value); /* strings are not trimmed (ConfigDef STRING/PASSWORD) */
+	}
+	if (r) {
+		config_seterr(c, "%s: %s: invalid value \"%s\"", origin, shown, config_shown_value(k->name, value));
+	} else if (*t) {
+		kv_set(&c->cfg->pg_conn, k->extra, t, origin);
+	}
+	free(t);
+	return r;
+}
+
+static int
+set_key(struct ctx *c, const struct cf_key *k, const char *value, const char *origin, const char *shown)
+{
+	void *field = (char *)c->cfg + k->off;
+	char *t, *end;
+	long long v;
+	int r = 0;
+
+	switch (k->type) {
+	case CF_PG:
+		return set_pg(c, k, value, origin, shown);
+	case CF_STR:
+		free(*(char **)field);
+		*(char **)field = *value ? xstrdup(value) : (k->def ? xstrdup(k->def) : NULL);
+		return 0;
+	case CF_BOOL:
+		r = config_parse_bool(value, (bool *)field);
+		if (r) {
+			config_seterr(c, "%s: %s: \"%s\" is not true or false", origin, shown, config_shown_value(k->name, value));
+		}
+		return r;
+	case CF_INT:
+		t = config_trimmed(value);
+		errno = 0;
+		v = strtoll(t, &end, 10);
+		if (errno || end == t || *end || v < k->min || v > k->max) {
+			config_seterr(c, "%s: %s: \"%s\" is not an integer from %lld to %lld", origin, shown,
+			       config_shown_value(k->name, value), (long long)k->min, (long long)k->max);
+			r = -EINVAL;
+		} else {
+			*(int64_t *)field = v;
+		}
+		free(t);
+		return r;
+	case CF_ENUM:
+		t = config_trimmed(value);
+		for (char *p = t; *p; p++) {
+			*p = (char)tolower((unsigned char)*p);
+		}
+		{
+			struct buf want = BUF_INIT, have = BUF_INIT;
+
+			buf_add_fmt(&want, "|%s|", k->extra);
+			buf_add_fmt(&have, "|%s|", t);
+			r = *t && strstr(buf_cstr(&want), buf_cstr(&have)) ? 0 : -EINVAL;
+			buf_fini(&want);
+			buf_fini(&have);
+		}
+		if (r) {
+			config_seterr(c, "%s: %s: \"%s\" is not one of %s", origin, shown, value, k->extra);
+			free(t);
+			return r;
+		}
+		free(*(char **)field);
+		*(char **)field = t;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int
+apply_defaults(struct ctx *c, const struct cf_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (keys[i].def) {
+			int r = set_key(c, &keys[i], keys[i].def, NULL, keys[i].name);
+
+			if (r) {
+				return r;
+			}
+		}
+	}
+	return 0;
+}
+
+static const struct cf_key *
+find_key(const struct cf_key *keys, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(keys[i].name, name) == 0) {
+			return &keys[i];
+		}
+	}
+	return NULL;
+}
+
+/* ---- connector keys ---- */
+
+static const struct refusal *
+find_refusal(const struct refusal *list, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (key_matches(list[i].key, key)) {
+			return &list[i];
+		}
+	}
+	return NULL;
+}
+
+static int
+check_special_values(struct ctx *c, const char *key, const char *value, const char *origin,
+		     const char *shown)
+{
+	char *t = config_trimmed(value);
+	int r = 0;
+
+	for (char *p = t; *p; p++) {
+		*p = (char)tolower((unsigned char)*p);
+	}
+	if (strcmp(key, "connector.class") == 0) {
+		if (strcmp(t, "io.debezium.connector.postgresql.postgresconnector") != 0 &&
+		    strcmp(t, "postgresconnector") != 0 && strcmp(t, "postgres") != 0) {
+			config_seterr(c, "%s: %s: \"%s\" is not supported; outboxd replaces "
+				      "io.debezium.connector.postgresql.PostgresConnector", origin, shown, value);
+			r = -EINVAL;
+		}
+	} else if (strcmp(key, "plugin.name") == 0) {
+		if (strcmp(t, "pgoutput") != 0) {
+			config_seterr(c, "%s: %s: \"%s\" is not supported; outboxd decodes pgoutput only: set "
+				      "plugin.name=pgoutput (a slot created for another plugin must be recreated)",
+				      origin, shown, value);
+			r = -EINVAL;
+		}
+		c->cfg->plugin_name_set = true;
+	} else if (strcmp(key, "snapshot.mode") == 0) {
+		if (strcmp(t, "never") == 0) {
+			config_seterr(c, "%s: %s: \"never\" was removed in Debezium 3 (3.6.1 rejects it); "
+				      "use no_data", origin, shown);
+			r = -EINVAL;
+		} else if (strcmp(t, "initial") != 0 && strcmp(t, "no_data") != 0) {
+			config_seterr(c, "%s: %s: \"%s\" is not supported by outboxd; use initial or no_data",
+				      origin, shown, value);
+			r = -EINVAL;
+		} else {
+			free(c->cfg->snapshot_mode);
+			c->cfg->snapshot_mode = t;
+			t = NULL;
+		}
+	}
+	free(t);
+	return r;
+}
+
+/* A value-dependent refusal of @key, or 0. */
+static int
+refuse(struct ctx *c, const char *key, const char *value, const char *origin, const char *shown)
+{
+	const struct refusal *f = find_refusal(refusals, sizeof(refusals) / sizeof(refusals[0]), key);
+	char *t;
+	bool hit;
+
+	if (!f) {
+		return 0;
+	}
+	t = config_trimmed(value);
+	hit = f->value ? strcasecmp(t, f->value) == 0 : *t != '\0';
+	free(t);
+	if (!hit) {
+		return 0;
+	}
+	config_seterr(c, "%s: %s: %s", origin, shown, f->why);
+	return -EINVAL;
+}
+
+/* Why a known key has no effect, by the component that defines it. */
+static const char *
+ignored_reason(const char *key, unsigned groups)
+{
+	const struct refusal *n = find_refusal(notes, sizeof(notes) / sizeof(notes[0]), key);
+	const char *legacy = vocab_note(key, groups);
+
+	if (n) {
+		return n->why;
+	}
+	if (legacy) {
+		return legacy;
+	}
+	if (groups & VOCAB_CONNECTOR) {
+		return "Debezium PostgreSQL connector setting without effect on an outbox relay";
+	}
+	if (groups & VOCAB_JDBC) {
+		return "PostgreSQL JDBC driver property; outboxd connects with libpq";
+	}
+	if (groups & VOCAB_ENGINE) {
+		return "Debezium engine setting without effect in outboxd";
+	}
+	return "Kafka Connect connector setting without effect in outboxd";
+}
+
+static int
+connector_key(struct ctx *c, const struct kv_entry *e)
+{
+	const struct cf_key *k;
+	char *shown = config_display(c, e->key);
+	unsigned groups;
+	int r;
+
+	kv_set(&c->cfg->connector, e->key, e->value, e->origin);
+	r = refuse(c, e->key, e->value, e->origin, shown);
+	if (r == 0) {
+		r = check_special_values(c, e->key, e->value, e->origin, shown);
+	}
+	if (r || strcmp(e->key, "connector.class") == 0 || strcmp(e->key, "plugin.name") == 0 ||
+	    strcmp(e->key, "snapshot.mode") == 0) {
+		goto out;
+	}
+	if (strcmp(e->key, "name") == 0) {
+		free(c->cfg->name);
+		c->cfg->name = xstrdup(e->value);
+		goto out;
+	}
+	r = config_kafka_connector_key(c, e);
+	if (r != 0) {
+		r = r > 0 ? 0 : r;
+		goto out;
+	}
+	k = find_key(connector_keys, sizeof(connector_keys) / sizeof(connector_keys[0]), e->key);
+	if (k) {
+		r = set_key(c, k, e->value, e->origin, shown);
+		goto out;
+	}
+	groups = vocab_groups(e->key);
+	if ((groups & (VOCAB_CONNECTOR | VOCAB_CONNECT | VOCAB_JDBC | VOCAB_ENGINE | VOCAB_LEGACY)) ||
+	    find_refusal(notes, sizeof(notes) / sizeof(notes[0]), e->key)) {
+		config_ignore(c, shown, ignored_reason(e->key, groups), e->origin);
+	} else if (config_starts_with(e->key, "driver.")) {
+		config_ignore(c, shown, "PostgreSQL JDBC driver property; outboxd connects with libpq", e->origin);
+	} else {
+		r = config_unknown(c, shown, e->origin);
+	}
+out:
+	free(shown);
+	return r;
+}
+
+static int
+outboxd_key(struct ctx *c, const struct kv_entry *e)
+{
+	const struct cf_key *k = find_key(outboxd_keys, sizeof(outboxd_keys) / sizeof(outboxd_keys[0]), e->key);
+
+	if (k) {
+		return set_key(c, k, e->value, e->origin, e->key);
+	}
+	if (config_starts_with(e->origin, "environment ")) {
+		/* other tools may use OUTBOXD_* variables too (test scripts, images) */
+		config_ignore(c, e->origin + 12, "not an outboxd setting", e->origin);
+		return 0;
+	}
+	config_seterr(c, "%s: unknown key \"%s\" (not an outboxd setting); check the spelling", e->origin, e->key);
+	return -EINVAL;
+}
+
+/* ---- after all keys ---- */
+
+static int
+require(struct ctx *c, const char *key, bool present)
+{
+	char *shown;
+
+	if (present) {
+		return 0;
+	}
+	shown = config_display(c, key);
+	config_seterr(c, "%s: missing required key \"%s\"", c->src->connector_path, shown);
+	free(shown);
+	return -EINVAL;
+}
+
+static int
+finish_connector(struct ctx *c)
+{
+	struct config *cfg = c->cfg;
+	const struct kv_entry *e;
+	int r;
+
+	if ((r = require(c, "connector.class", kv_find(&cfg->connector, "connector.class"))) ||
+	    (r = require(c, "database.hostname", kv_find(&cfg->pg_conn, "host"))) ||
+	    (r = require(c, "database.user", kv_find(&cfg->pg_conn, "user"))) ||
+	    (r = require(c, "database.dbname", kv_find(&cfg->pg_conn, "dbname")))) {
+		return r;
+	}
+	if (!cfg->topic_prefix) {
+		char *shown = config_display(c, "topic.prefix");
+
+		config_seterr(c, "%s: missing required key \"%s\"%s", c->src->connector_path, shown,
+			      kv_find(&cfg->connector, "database.server.name")
+				      ? " (database.server.name is its Debezium 1.x name, which 3.6.1 no longer reads)" : "");
+		free(shown);
+		return -EINVAL;
+	}
+	if (cfg->table_include_list && cfg->table_exclude_list) {
+		e = kv_find(&cfg->connector, "table.exclude.list");
+		config_seterr(c, "%s: table.exclude.list: cannot be set together with table.include.list "
+			      "(Debezium refuses both); keep one", e->origin);
+		return -EINVAL;
+	}
+	if (cfg->schema_include_list && cfg->schema_exclude_list) {
+		e = kv_find(&cfg->connector, "schema.exclude.list");
+		config_seterr(c, "%s: schema.exclude.list: cannot be set together with schema.include.list "
+			      "(Debezium refuses both); keep one", e->origin);
+		return -EINVAL;
+	}
+	kv_set(&cfg->pg_conn, "application_name", "outboxd", NULL);
+	return 0;
+}
+
+static int
+finish_errors(struct ctx *c)
+{
+	struct config *cfg = c->cfg;
+	const struct kv_entry *e = kv_find(&cfg->connector, "errors.tolerance");
+	char *t;
+
+	cfg->errors_tolerance = xstrdup("none");
+	if (!e) {
+		return 0;
+	}
+	t = config_trimmed(e->value);
+	for (char *p = t; *p; p++) {
+		*p = (char)tolower((unsigned char)*p);
+	}
+	if (strcmp(t, "none") != 0 && strcmp(t, "all") != 0) {
+		config_seterr(c, "%s: errors.tolerance: \"%s\" is not one of none|all", e->origin, e->value);
+		free(t);
+		return -EINVAL;
+	}
+	if (strcmp(t, "all") == 0 && !cfg->dlq_topic) {
+		config_seterr(c, "%s: errors.tolerance: \"all\" makes Kafka Connect skip a failing source "
+			      "record silently, losing the outbox event; set "
+			      "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter "
+			      "topic, or remove errors.tolerance (outboxd then halts on such a row, "
+			      "naming it)", e->origin);
+		free(t);
+		return -EINVAL;
+	}
+	free(cfg->errors_tolerance);
+	cfg->errors_tolerance = t;
+	return 0;
+}
+
+static int
+load(struct ctx *c)
+{
+	const struct cfgsrc *src = c->src;
+	int r;
+
+	c->cfg->flavour = src->flavour == CFGSRC_SERVER ? CONFIG_SERVER : CONFIG_CONNECT;
+	c->cfg->plugin_name = xstrdup("pgoutput");
+	c->cfg->snapshot_mode = xstrdup("initial");
+	c->cfg->name = xstrdup(src->flavour == CFGSRC_SERVER ? "kafka" : "");
+	r = apply_defaults(c, connector_keys, sizeof(connector_keys) / sizeof(connector_keys[0]));
+	if (r == 0) {
+		r = apply_defaults(c, outboxd_keys, sizeof(outboxd_keys) / sizeof(outboxd_keys[0]));
+	}
+	r = r ? r : (src->flavour == CFGSRC_SERVER ? config_kafka_server(c) : config_kafka_worker(c));
+	for (size_t i = 0; r == 0 && i < src->connector.n; i++) {
+		r = connector_key(c, &src->connector.v[i]);
+	}
+	for (size_t i = 0; r == 0 && i < src->outboxd.n; i++) {
+		r = outboxd_key(c, &src->outboxd.v[i]);
+	}
+	r = r ? r : finish_connector(c);
+	r = r ? r : finish_errors(c);
+	r = r ? r : config_kafka_finish(c);
+	return r;
+}
+
+int
+config_load(const char *const *paths, int npaths, char *const *envp, struct config **ret,
+	    char *errbuf, size_t errlen)
+{
+	struct cfgsrc src = CFGSRC_INIT;
+	struct ctx c = { 0 };
+	int r;
+
+	r = cfgsrc_load(paths, npaths, envp, &src, errbuf, errlen);
+	if (r) {
+		return r;
+	}
+	c.cfg = znew(*c.cfg);
+	c.src = &src;
+	c.errbuf = errbuf;
+	c.errlen = errlen;
+	r = load(&c);
+	kv_fini(&c.java);
+	kv_fini(&c.java_disp);
+	cfgsrc_fini(&src);
+	if (r) {
+		config_free(c.cfg);
+		return r;
+	}
+	*ret = c.cfg;
+	return 0;
+}
+
+struct router_config
+config_router(const struct config *cfg, const char *run_id)
+{
+	return (struct router_config){
+		.topic_prefix = cfg->topic_prefix,
+		.run_id = run_id,
+		.table_include_list = cfg->table_include_list,
+		.table_exclude_list = cfg->table_exclude_list,
+		.schema_include_list = cfg->schema_include_list,
+		.schema_exclude_list = cfg->schema_exclude_list,
+		.message_prefix_include_list = cfg->message_prefix_include_list,
+		.message_prefix_exclude_list = cfg->message_prefix_exclude_list,
+		.server_flavour = cfg->flavour == CONFIG_SERVER,
+		.smt = &cfg->transform,
+		.key_converter = cfg->key_converter,
+		.value_converter = cfg->value_converter,
+		.header_converter = cfg->header_converter,
+		.key_converter_opts = &cfg->key_converter_opts,
+		.value_converter_opts = &cfg->value_converter_opts,
+		.header_converter_opts = &cfg->header_converter_opts,
+		.extended_headers = cfg->extended_headers,
+		.double_format = cfg->java_double_format,
+		.binary_handling_mode = cfg->binary_handling_mode,
+		.time_precision_mode = cfg->time_precision_mode,
+		.decimal_handling_mode = cfg->decimal_handling_mode,
+	};
+}
+
+const struct kv *
+config_ignored(const struct config *cfg)
+{
+	return &cfg->ignored;
+}
+
+void
+config_free(struct config *cfg)
+{
+	char **strs[] = {
+		&cfg->name, &cfg->slot_name, &cfg->publication_name, &cfg->plugin_name,
+		&cfg->topic_prefix, &cfg->table_include_list, &cfg->table_exclude_list,
+		&cfg->schema_include_list, &cfg->schema_exclude_list, &cfg->snapshot_mode,
+		&cfg->message_prefix_include_list, &cfg->message_prefix_exclude_list,
+		&cfg->heartbeat_action_query, &cfg->topic_heartbeat_prefix, &cfg->topic_delimiter,
+		&cfg->database_initial_statements, &cfg->time_precision_mode,
+		&cfg->decimal_handling_mode, &cfg->binary_handling_mode, &cfg->hstore_handling_mode,
+		&cfg->interval_handling_mode, &cfg->schema_name_adjustment_mode,
+		&cfg->bootstrap_servers, &cfg->key_converter, &cfg->value_converter,
+		&cfg->header_converter, &cfg->transform_alias, &cfg->errors_tolerance,
+		&cfg->dlq_topic, &cfg->java_double_format,
+	};
+	struct kv *kvs[] = {
+		&cfg->pg_conn, &cfg->connector, &cfg->key_converter_opts, &cfg->value_converter_opts,
+		&cfg->header_converter_opts, &cfg->transform, &cfg->producer, &cfg->ignored,
+	};
+
+	if (!cfg) {
+		return;
+	}
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		free(*strs[i]);
+	}
+	for (size_t i = 0; i < sizeof(kvs) / sizeof(kvs[0]); i++) {
+		kv_fini(kvs[i]);
+	}
+	free(cfg);
+}
+
+static void
+describe_kv(struct buf *out, const char *title, const struct kv *kv)
+{
+	for (size_t i = 0; i < kv->n; i++) {
+		buf_add_fmt(out, "%s%s = %s\n", title, kv->v[i].key,
+			    config_is_secret(kv->v[i].key) || strcmp(kv->v[i].key, "sasl.username") == 0
+				    ? "(set)" : kv->v[i].value);
+	}
+}
+
+static void
+describe_keys(struct buf *out, const struct config *cfg, const struct cf_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const void *field = (const char *)cfg + keys[i].off;
+
+		switch (keys[i].type) {
+		case CF_PG:
+			break;
+		case CF_STR:
+		case CF_ENUM:
+			if (*(char *const *)field) {
+				buf_add_fmt(out, "%s = %s\n", keys[i].name, *(char *const *)field);
+			}
+			break;
+		case CF_INT:
+			buf_add_fmt(out, "%s = %lld\n", keys[i].name, (long long)*(const int64_t *)field);
+			break;
+		case CF_BOOL:
+			buf_add_fmt(out, "%s = %s\n", keys[i].name, *(const bool *)field ? "true" : "false");
+			break;
+		}
+	}
+}
+
+void
+config_describe(const struct config *cfg, struct buf *out)
+{
+	buf_add_fmt(out, "flavour = %s\n", cfg->flavour == CONFIG_SERVER ? "Debezium Server" : "Kafka Connect");
+	buf_add_fmt(out, "name = %s\n", cfg->name);
+	describe_kv(out, "libpq ", &cfg->pg_conn);
+	buf_add_fmt(out, "plugin.name = %s%s\n", cfg->plugin_name, cfg->plugin_name_set ? "" : " (not set)");
+	buf_add_fmt(out, "snapshot.mode = %s\n", cfg->snapshot_mode);
+	describe_keys(out, cfg, connector_keys, sizeof(connector_keys) / sizeof(connector_keys[0]));
+	buf_add_fmt(out, "bootstrap.servers = %s\n", cfg->bootstrap_servers);
+	buf_add_fmt(out, "key.converter = %s\n", cfg->key_converter);
+	describe_kv(out, "key.converter.", &cfg->key_converter_opts);
+	buf_add_fmt(out, "value.converter = %s\n", cfg->value_converter);
+	describe_kv(out, "value.converter.", &cfg->value_converter_opts);
+	buf_add_fmt(out, "header.converter = %s\n", cfg->header_converter);
+	describe_kv(out, "header.converter.", &cfg->header_converter_opts);
+	buf_add_fmt(out, "transforms = %s (%s)\n", cfg->transform_alias, EVENT_ROUTER);
+	{
+		struct buf title = BUF_INIT;
+
+		buf_add_fmt(&title, "transforms.%s.", cfg->transform_alias);
+		describe_kv(out, buf_cstr(&title), &cfg->transform);
+		buf_fini(&title);
+	}
+	describe_kv(out, "librdkafka ", &cfg->producer);
+	buf_add_fmt(out, "errors.tolerance = %s\n", cfg->errors_tolerance);
+	describe_keys(out, cfg, outboxd_keys, sizeof(outboxd_keys) / sizeof(outboxd_keys[0]));
+	for (size_t i = 0; i < cfg->ignored.n; i++) {
+		buf_add_fmt(out, "ignored %s (%s): %s\n", cfg->ignored.v[i].key,
+			    cfg->ignored.v[i].origin ? cfg->ignored.v[i].origin : "", cfg->ignored.v[i].value);
+	}
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_CONFIG_INT_H
+#define OUTBOXD_CONFIG_INT_H
+
+/*
+ * Private to config.c and config_kafka.c: the state of one config_load() and the helpers both
+ * use. config.c owns the PostgreSQL connector and outboxd keys; config_kafka.c the Kafka side
+ * (worker, converters, the EventRouter transform, producer settings, Server formats).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "outboxd/config/cfgsrc.h"
+#include "outboxd/config/config.h"
+#include "outboxd/util/kv.h"
+
+#define EVENT_ROUTER "io.debezium.transforms.outbox.EventRouter"
+#define JSON_CONVERTER "org.apache.kafka.connect.json.JsonConverter"
+#define STRING_CONVERTER "org.apache.kafka.connect.storage.StringConverter"
+#define BYTES_CONVERTER "org.apache.kafka.connect.converters.ByteArrayConverter"
+#define BINARY_CONVERTER "io.debezium.converters.BinaryDataConverter"
+#define SIMPLE_HEADER_CONVERTER "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+#define UNKNOWN_WHY                                                                               \
+	"(not a Kafka Connect, producer, Debezium PostgreSQL connector or EventRouter setting); " \
+	"check the spelling"
+
+/* The state of one config_load(). */
+struct ctx {
+	struct config *cfg;
+	const struct cfgsrc *src;
+	struct kv java;      /* Java producer settings in precedence order */
+	struct kv java_disp; /* Java producer key -> key as the user wrote it */
+	char *errbuf;
+	size_t errlen;
+};
+
+void config_seterr(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool config_starts_with(const char *s, const char *prefix);
+/* The key as the user wrote it (Server connector keys carry debezium.source.). Caller-frees. */
+char *config_display(const struct ctx *c, const char *key);
+void config_ignore(struct ctx *c, const char *shown, const char *why, const char *origin);
+int config_unknown(struct ctx *c, const char *shown, const char *origin);
+char *config_trimmed(const char *s);
+int config_parse_bool(const char *value, bool *ret);
+const char *config_shown_value(const char *key, const char *value);
+
+/* Connector-level Connect keys (converters, transforms, producer.override.*, ...): 1 if taken. */
+int config_kafka_connector_key(struct ctx *c, const struct kv_entry *e);
+/* The worker file (Connect) or the Server-only keys. */
+int config_kafka_worker(struct ctx *c);
+int config_kafka_server(struct ctx *c);
+/* After every key is read: converters, the transform, producer translation. */
+int config_kafka_finish(struct ctx *c);
+
+#endif

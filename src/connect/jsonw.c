@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/connect/jsonw.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "outboxd/connect/javafloat.h"
+
+/*
+ * Doubles and floats are printed by javafloat.c, which reproduces both Java 17's
+ * FloatingDecimal (not always the shortest form: 1e23 -> "9.999999999999999E22",
+ * 2.82879384806159E17 -> "2.82879384806159008E17") and the shortest form of Java 19+.
+ */
+
+int
+jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *errbuf,
+			  size_t errlen)
+{
+	size_t n;
+
+	if (!s) {
+		*ret = JSONW_DOUBLE_JDK17;
+		return 0;
+	}
+	while (*s == ' ' || *s == '\t') {
+		s++;
+	}
+	n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) {
+		n--;
+	}
+	if (n == 5 && strncasecmp(s, "jdk17", 5) == 0) {
+		*ret = JSONW_DOUBLE_JDK17;
+		return 0;
+	}
+	if (n == 8 && strncasecmp(s, "shortest", 8) == 0) {
+		*ret = JSONW_DOUBLE_SHORTEST;
+		return 0;
+	}
+	if (errbuf && errlen) {
+		snprintf(errbuf, errlen,
+			 "outboxd.java.double.format: invalid value '%s'; use 'jdk17' (Java 17's "
+			 "Double.toString, what Debezium 3.6.1 on Java 17 prints) or 'shortest' "
+			 "(Java 19+)", s);
+	}
+	return -EINVAL;
+}
+
+/* Decode one UTF-8 sequence at @s; 0 on malformed input, else its length and *cp. */
+static size_t
+utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+	uint32_t c;
+	size_t n, i;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+		n = 2;
+		c = s[0] & 0x1F;
+	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		n = 3;
+		c = s[0] & 0x0F;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		n = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len < n) {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80) {
+			return 0;
+		}
+		c = (c << 6) | (s[i] & 0x3F);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
+	    (c >= 0xD800 && c <= 0xDFFF)) {
+		return 0;
+	}
+	*cp = c;
+	return n;
+}
+
+/* Eight bytes at @p, none of them >= 0x80 (the caller checked that 8 are there). */
+static bool
+ascii8(const unsigned char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return (w & 0x8080808080808080ull) == 0;
+}
+
+bool
+jsonw_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n;
+	uint32_t cp;
+
+	while (i < len) {
+		/* Outbox payloads are mostly ASCII: skip it a word at a time. */
+		while (i + 8 <= len && ascii8(p + i)) {
+			i += 8;
+		}
+		if (i == len) {
+			break;
+		}
+		n = utf8_decode(p + i, len - i, &cp);
+		if (!n) {
+			return false;
+		}
+		i += n;
+	}
+	return true;
+}
+
+/*
+ * 1 for the bytes Jackson writes as they are: printable ASCII but the quote and the backslash,
+ * and DEL. Anything else takes the slow path: an escape, or a UTF-8 sequence to check.
+ */
+static const unsigned char plain[256] = {
+	/* 0x00 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x10 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x20 */ 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x30 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x40 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x50 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	/* 0x60 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x70 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x80 to 0xFF: 0 */
+};
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JSONW_SWAR
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/*
+ * The high bit of each byte of @w (little-endian) that is not plain: below 0x20, 0x80 or above,
+ * '"' or '\\'. A borrow can flag a byte after a flagged one, never before it, so the lowest flag
+ * is exact, which is all the caller uses.
+ */
+static uint64_t
+special8(uint64_t w)
+{
+	return ((w - 0x20 * ONES) | ((w ^ ('"' * ONES)) - ONES) | ((w ^ ('\\' * ONES)) - ONES) | w) &
+	       HIGHS;
+}
+#endif
+
+/* Writes "\uXXXX" (upper-case hex, as Jackson) at @o; room for 6 bytes was reserved. */
+static char *
+put_u_escape(char *o, unsigned v)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	o[0] = '\\';
+	o[1] = 'u';
+	o[2] = hex[(v >> 12) & 0xF];
+	o[3] = hex[(v >> 8) & 0xF];
+	o[4] = hex[(v >> 4) & 0xF];
+	o[5] = hex[v & 0xF];
+	return o + 6;
+}
+
+/*
+ * One pass: plain runs are copied with memcpy and only the rest is looked at. The buffer always
+ * has room for what is left of the input copied as it is (room reserved up front); an escape,
+ * which writes more than it reads, reserves its extra first. Malformed UTF-8 leaves @b as it was.
+ */
+int
+jsonw_string(struct buf *b, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t start = b->len, i = 0, n;
+	uint32_t cp;
+	char *o;
+
+	buf_reserve(b, len + 2);
+	b->data[b->len++] = '"';
+	while (i < len) {
+		size_t run = i;
+
+#ifdef JSONW_SWAR
+		/*
+		 * Eight bytes at a time while they are plain. The room reserved for the rest of the
+		 * input lets the whole word be stored before it is known how much of it counts.
+		 */
+		while (run + 8 <= len) {
+			uint64_t w, m;
+
+			memcpy(&w, p + run, 8);
+			memcpy(b->data + b->len + (run - i), &w, 8);
+			m = special8(w);
+			if (m) {
+				run += (size_t)__builtin_ctzll(m) / 8;
+				break;
+			}
+			run += 8;
+		}
+#endif
+		while (run < len && plain[p[run]]) {
+			run++;
+		}
+		memcpy(b->data + b->len, p + i, run - i);
+		b->len += run - i;
+		i = run;
+		if (i == len) {
+			break;
+		}
+		if (p[i] >= 0x80) {
+			n = utf8_decode(p + i, len - i, &cp);
+			if (!n) {
+				b->len = start;
+				b->data[start] = '\0';
+				return -EINVAL;
+			}
+			if (cp < 0x10000) {
+				memcpy(b->data + b->len, p + i, n); /* BMP: as it is */
+				b->len += n;
+			} else {
+				buf_reserve(b, len - i + 12 + 1);
+				cp -= 0x10000;
+				o = put_u_escape(b->data + b->len, 0xD800 + (cp >> 10));
+				o = put_u_escape(o, 0xDC00 + (cp & 0x3FF));
+				b->len = (size_t)(o - b->data);
+			}
+			i += n;
+			continue;
+		}
+		buf_reserve(b, len - i + 6 + 1);
+		o = b->data + b->len;
+		switch (p[i]) {
+		case '"': *o++ = '\\'; *o++ = '"'; break;
+		case '\\': *o++ = '\\'; *o++ = '\\'; break;
+		case '\b': *o++ = '\\'; *o++ = 'b'; break;
+		case '\t': *o++ = '\\'; *o++ = 't'; break;
+		case '\n': *o++ = '\\'; *o++ = 'n'; break;
+		case '\f': *o++ = '\\'; *o++ = 'f'; break;
+		case '\r': *o++ = '\\'; *o++ = 'r'; break;
+		default: o = put_u_escape(o, p[i]); break;
+		}
+		b->len = (size_t)(o - b->data);
+		i++;
+	}
+	b->data[b->len++] = '"';
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+void
+jsonw_int(struct buf *b, int64_t v)
+{
+	buf_add_fmt(b, "%lld", (long long)v);
+}
+
+void
+jsonw_java_double(struct buf *b, double x, enum jsonw_double_format fmt)
+{
+	if (fmt == JSONW_DOUBLE_SHORTEST) {
+		javafloat_double_shortest(x, b);
+	} else {
+		javafloat_double_jdk17(x, b);
+	}
+}
+
+void
+jsonw_java_float(struct buf *b, float x, enum jsonw_double_format fmt)
+{
+	if (fmt == JSONW_DOUBLE_SHORTEST) {
+		javafloat_float_shortest(x, b);
+	} else {
+		javafloat_float_jdk17(x, b);
+	}
+}
+
+void
+jsonw_double(struct buf *b, double x, enum jsonw_double_format fmt)
+{
+	if (!isfinite(x)) {
+		buf_add_char(b, '"');
+		jsonw_java_double(b, x, fmt);
+		buf_add_char(b, '"');
+		return;
+	}
+	jsonw_java_double(b, x, fmt);
+}
+
+void
+jsonw_float(struct buf *b, float x, enum jsonw_double_format fmt)
+{
+	if (!isfinite(x)) {
+		buf_add_char(b, '"');
+		jsonw_java_float(b, x, fmt);
+		buf_add_char(b, '"');
+		return;
+	}
+	jsonw_java_float(b, x, fmt);
+}
+
+static void
+base64(struct buf *b, const void *data, size_t len, const char *alphabet)
+{
+	const unsigned char *p = data;
+	size_t i;
+
+	buf_reserve(b, (len + 2) / 3 * 4);
+	for (i = 0; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+
+		buf_add_char(b, alphabet[v >> 18]);
+		buf_add_char(b, alphabet[(v >> 12) & 63]);
+		buf_add_char(b, alphabet[(v >> 6) & 63]);
+		buf_add_char(b, alphabet[v & 63]);
+	}
+	if (len - i == 1) {
+		uint32_t v = (uint32_t)p[i] << 16;
+
+		buf_add_char(b, alphabet[v >> 18]);
+		buf_add_char(b, alphabet[(v >> 12) & 63]);
+		buf_add_str(b, "==");
+	} else if (len - i == 2) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+
+		buf_add_char(b, alphabet[v >> 18]);
+		buf_add_char(b, alphabet[(v >> 12) & 63]);
+		buf_add_char(b, alphabet[(v >> 6) & 63]);
+		buf_add_char(b, '=');
+	}
+}
+
+void
+jsonw_base64(struct buf *b, const void *p, size_t len)
+{
+	base64(b, p, len, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+}
+
+void
+jsonw_base64url(struct buf *b, const void *p, size_t len)
+{
+	base64(b, p, len, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+}

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/connect/pgvalue.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/util/errbuf.h"
+#include "outboxd/connect/jsonw.h"
+
+enum {
+	OID_BOOL = 16, OID_BYTEA = 17, OID_CHAR = 18, OID_NAME = 19, OID_INT8 = 20,
+	OID_INT2 = 21, OID_INT4 = 23, OID_TEXT = 25, OID_OID = 26, OID_JSON = 114,
+	OID_XML = 142, OID_FLOAT4 = 700, OID_FLOAT8 = 701, OID_BPCHAR = 1042,
+	OID_VARCHAR = 1043, OID_DATE = 1082, OID_TIMESTAMP = 1114, OID_TIMESTAMPTZ = 1184,
+	OID_NUMERIC = 1700, OID_UUID = 2950, OID_JSONB = 3802,
+};
+
+/*
+ * Built-in types Debezium does not map to a plain string and outboxd does not convert yet
+ * (time, interval, money, bit strings, geometry, ranges, arrays...): a poison value rather
+ * than bytes that differ from Debezium's.
+ */
+static bool
+unsupported_oid(uint32_t oid)
+{
+	static const uint32_t deny[] = {
+		600, 601, 602, 603, 604, 628, 718, 790, 1083, 1186, 1266, 1560, 1562, 3904,
+		3906, 3908, 3910, 3912, 3926, 4451, 199, 3807, 2951, 1115, 1182, 1183, 1185,
+		1187, 1231, 1270, 651, 1041,
+	};
+
+	if (oid >= 1000 && oid <= 1040) {
+		return true; /* arrays of the basic types */
+	}
+	for (size_t i = 0; i < sizeof(deny) / sizeof(deny[0]); i++) {
+		if (deny[i] == oid) {
+			return true;
+		}
+	}
+	return false;
+}
+
+void
+pgvalue_fini(struct pgvalue *pv)
+{
+	buf_fini(&pv->data);
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
+static int64_t
+days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static void
+civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+	int64_t era;
+	unsigned doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+/*
+ * Parse ISO "YYYY-MM-DD[ HH:MM:SS[.ffffff][+HH[:MM[:SS]]]]"; BC years and infinities are
+ * refused. Returns microseconds since the epoch (UTC when an offset is given).
+ */
+static int
+parse_datetime(const char *s, size_t len, bool want_time, bool want_zone, int64_t *ret_us)
+{
+	char tmp[64];
+	int y, mo, d, h = 0, mi = 0, n = 0;
+	double sec = 0;
+	int64_t us = 0, frac = 0;
+	const char *p;
+
+	if (len >= sizeof(tmp)) {
+		return -EINVAL;
+	}
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	if (sscanf(tmp, "%d-%d-%d%n", &y, &mo, &d, &n) != 3 || mo < 1 || mo > 12 || d < 1 ||
+	    d > 31 || strstr(tmp, "BC")) {
+		return -EINVAL;
+	}
+	p = tmp + n;
+	if (want_time) {
+		int digits = 0, isec = 0;
+
+		if (sscanf(p, " %d:%d:%d%n", &h, &mi, &isec, &n) != 3) {
+			return -EINVAL;
+		}
+		p += n;
+		if (*p == '.') {
+			for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+				if (digits < 6) {
+					frac = frac * 10 + (*p - '0');
+				}
+			}
+			for (; digits < 6; digits++) {
+				frac *= 10;
+			}
+		}
+		sec = isec;
+	}
+	us = (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 +
+	      (int64_t)sec) * 1000000 + frac;
+	if (want_zone) {
+		int oh = 0, om = 0, os = 0, sign;
+
+		if (*p != '+' && *p != '-') {
+			return -EINVAL;
+		}
+		sign = *p == '-' ? -1 : 1;
+		if (sscanf(p + 1, "%2d%n", &oh, &n) != 1) {
+			return -EINVAL;
+		}
+		p += 1 + n;
+		if (*p == ':' && sscanf(p + 1, "%2d%n", &om, &n) == 1) {
+			p += 1 + n;
+			if (*p == ':' && sscanf(p + 1, "%2d%n", &os, &n) == 1) {
+				p += 1 + n;
+			}
+		}
+		us -= sign * ((int64_t)oh * 3600 + om * 60 + os) * 1000000;
+	}
+	if (*p) {
+		return -EINVAL;
+	}
+	*ret_us = us;
+	return 0;
+}
+
+/* ZonedTimestamp text: ISO-8601 in UTC; @width fraction digits (1..6) or the fewest needed. */
+static void
+format_zoned(int64_t us, int width, struct buf *out)
+{
+	int64_t days = us >= 0 ? us / 86400000000LL : -((-us + 86399999999LL) / 86400000000LL);
+	int64_t rem = us - days * 86400000000LL, y;
+	unsigned m, d;
+	int64_t frac = rem % 1000000, secs = rem / 1000000;
+
+	civil_from_days(days, &y, &m, &d);
+	buf_add_fmt(out, y > 9999 ? "+%lld-%02u-%02uT%02d:%02d:%02d" : "%04lld-%02u-%02uT%02d:%02d:%02d",
+		    (long long)y, m, d, (int)(secs / 3600), (int)(secs / 60 % 60),
+		    (int)(secs % 60));
+	if (width >= 1 && width <= 9) {
+		char f[16];
+
+		snprintf(f, sizeof(f), "%06lld000", (long long)frac);
+		buf_add_char(out, '.');
+		buf_add(out, f, (size_t)width);
+	} else if (frac) {
+		char f[8];
+		int n = 6;
+
+		snprintf(f, sizeof(f), "%06lld", (long long)frac);
+		while (f[n - 1] == '0') {
+			n--;
+		}
+		buf_add_char(out, '.');
+		buf_add(out, f, (size_t)n);
+	}
+	buf_add_char(out, 'Z');
+}
+
+/* Decimal digits (with an optional leading '-') -> minimal big-endian two's complement. */
+static void
+digits_to_twos(const char *digits, size_t nd, bool neg, struct buf *out)
+{
+	size_t cap = nd / 2 + 2, used = 1, i, j;
+	uint8_t *mag = calloc(cap, 1); /* little-endian magnitude */
+	bool carry;
+
+	if (!mag) {
+		abort();
+	}
+	for (i = 0; i < nd; i++) {
+		unsigned c = (unsigned)(digits[i] - '0');
+
+		for (j = 0; j < used; j++) {
+			c += mag[j] * 10u;
+			mag[j] = (uint8_t)c;
+			c >>= 8;
+		}
+		if (c) {
+			mag[used++] = (uint8_t)c;
+		}
+	}
+	/* room for the sign bit */
+	if (mag[used - 1] & 0x80) {
+		mag[used++] = 0;
+	}
+	if (neg) {
+		carry = true;
+		for (j = 0; j < used; j++) {
+			mag[j] = (uint8_t)~mag[j];
+			if (carry) {
+				carry = ++mag[j] == 0;
+			}
+		}
+		/* drop redundant 0xFF sign bytes */
+		while (used > 1 && mag[used - 1] == 0xFF && (mag[used - 2] & 0x80)) {
+			used--;
+		}
+	} else {
+		while (used > 1 && mag[used - 1] == 0 && !(mag[used - 2] & 0x80)) {
+			used--;
+		}
+	}
+	for (j = used; j-- > 0;) {
+		buf_add_char(out, (char)mag[j]);
+	}
+	free(mag);
+}
+
+/* numeric text -> unscaled two's-complement bytes and its scale (@scale < 0: as written). */
+static int
+numeric_unscaled(const char *s, size_t len, int scale, struct buf *out, int *ret_scale)
+{
+	struct buf digits = BUF_INIT;
+	bool neg = false, seen_point = false;
+	int have = 0;
+	size_t i = 0;
+
+	if (len && (s[0] == '-' || s[0] == '+')) {
+		neg = s[0] == '-';
+		i = 1;
+	}
+	for (; i < len; i++) {
+		if (s[i] == '.' && !seen_point) {
+			seen_point = true;
+		} else if (s[i] >= '0' && s[i] <= '9') {
+			buf_add_char(&digits, s[i]);
+			have += seen_point;
+		} else {
+			buf_fini(&digits);
+			return -EINVAL; /* NaN, Infinity: handled by the caller */
+		}
+	}
+	if (scale >= 0) {
+		for (; have < scale; have++) {
+			buf_add_char(&digits, '0');
+		}
+		if (have > scale) {
+			buf_fini(&digits);
+			return -EINVAL;
+		}
+	}
+	if (!digits.len) {
+		buf_add_char(&digits, '0');
+	}
+	digits_to_twos(digits.data, digits.len, neg, out);
+	*ret_scale = have;
+	buf_fini(&digits);
+	return 0;
+}
+
+static int
+convert_numeric(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
+{
+	int scale;
+
+	if (col->typmod >= 4) {
+		int prec = ((col->typmod - 4) >> 16) & 0xffff;
+		int want = (((col->typmod - 4) & 0x7ff) ^ 1024) - 1024;
+
+		if (want < 0) {
+			return -EINVAL; /* negative scale (PG 15): not supported yet */
+		}
+		pv->v.type = CVALUE_BYTES;
+		pv->v.name = CVALUE_DECIMAL_NAME;
+		pv->v.version = 1;
+		snprintf(pv->scale_txt, sizeof(pv->scale_txt), "%d", want);
+		snprintf(pv->prec_txt, sizeof(pv->prec_txt), "%d", prec);
+		pv->params[0] = (struct cvalue_param){ "scale", pv->scale_txt };
+		pv->params[1] = (struct cvalue_param){ "connect.decimal.precision", pv->prec_txt };
+		pv->v.params = pv->params;
+		pv->v.nparams = 2;
+		if (pv->v.is_null) {
+			return 0;
+		}
+		if (numeric_unscaled(t.p, t.len, want, &pv->data, &scale) < 0) {
+			/* NaN / Infinity: Debezium's precise mode gives null */
+			pv->v.is_null = true;
+			return 0;
+		}
+		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
+		return 0;
+	}
+	pv->v.type = CVALUE_STRUCT;
+	pv->v.name = "io.debezium.data.VariableScaleDecimal";
+	pv->v.version = 1;
+	pv->v.doc = "Variable scaled decimal";
+	pv->fields[0] = (struct cvalue){ .type = CVALUE_INT32, .field = "scale" };
+	pv->fields[1] = (struct cvalue){ .type = CVALUE_BYTES, .field = "value" };
+	pv->v.u.fields.v = pv->fields;
+	pv->v.u.fields.n = 2;
+	if (pv->v.is_null) {
+		return 0;
+	}
+	if (numeric_unscaled(t.p, t.len, -1, &pv->data, &scale) < 0) {
+		pv->v.is_null = true;
+		return 0;
+	}
+	pv->fields[0].u.i = scale;
+	pv->fields[1].u.s = (struct slice){ pv->data.data, pv->data.len };
+	return 0;
+}
+
+static int
+convert_bytea(struct slice t, enum pgvalue_binary binary, struct pgvalue *pv)
+{
+	struct buf raw = BUF_INIT;
+
+	pv->v.type = binary == PGVALUE_BINARY_BYTES ? CVALUE_BYTES : CVALUE_STRING;
+	if (pv->v.is_null) {
+		return 0;
+	}
+	if (t.len < 2 || t.p[0] != '\\' || t.p[1] != 'x' || t.len % 2) {
+		return -EINVAL; /* bytea_output=escape: the session pins hex */
+	}
+	for (size_t i = 2; i < t.len; i += 2) {
+		static const char hx[] = "0123456789abcdef";
+		const char *a = memchr(hx, t.p[i] | 0x20, 16), *b = memchr(hx, t.p[i + 1] | 0x20, 16);
+
+		if (!a || !b) {
+			buf_fini(&raw);
+			return -EINVAL;
+		}
+		buf_add_char(&raw, (char)((a - hx) << 4 | (b - hx)));
+	}
+	switch (binary) {
+	case PGVALUE_BINARY_BYTES:
+		buf_add(&pv->data, raw.data, raw.len);
+		break;
+	case PGVALUE_BINARY_BASE64:
+		jsonw_base64(&pv->data, raw.data, raw.len);
+		break;
+	case PGVALUE_BINARY_BASE64_URL_SAFE:
+		jsonw_base64url(&pv->data, raw.data, raw.len);
+		break;
+	case PGVALUE_BINARY_HEX:
+		buf_add(&pv->data, t.p + 2, t.len - 2);
+		break;
+	}
+	buf_fini(&raw);
+	pv->v.u.s = (struct slice){ pv->data.data ? pv->data.data : "", pv->data.len };
+	return 0;
+}
+
+/* A number's text as a C string for strto*(); false if empty or longer than any valid one. */
+static bool
+number_cstr(struct slice t, char *tmp, size_t size)
+{
+	if (t.len == 0 || t.len >= size) {
+		return false;
+	}
+	memcpy(tmp, t.p, t.len);
+	tmp[t.len] = '\0';
+	return true;
+}
+
+static int
+convert_int(struct slice t, enum cvalue_type type, struct pgvalue *pv)
+{
+	char tmp[32], *end;
+
+	pv->v.type = type;
+	if (pv->v.is_null) {
+		return 0;
+	}
+	if (!number_cstr(t, tmp, sizeof(tmp))) {
+		return -EINVAL;
+	}
+	errno = 0;
+	pv->v.u.i = strtoll(tmp, &end, 10);
+	return *end || errno ? -EINVAL : 0;
+}
+
+static int
+convert_float(struct slice t, enum cvalue_type type, struct pgvalue *pv)
+{
+	char tmp[64], *end;
+
+	pv->v.type = type;
+	if (pv->v.is_null) {
+		return 0;
+	}
+	if (!number_cstr(t, tmp, sizeof(tmp))) {
+		return -EINVAL;
+	}
+	pv->v.u.f = type == CVALUE_FLOAT32 ? (double)strtof(tmp, &end) : strtod(tmp, &end);
+	return *end ? -EINVAL : 0;
+}
+
+static int
+convert_time(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
+{
+	int64_t us = 0;
+	bool zone = col->type_oid == OID_TIMESTAMPTZ, date = col->type_oid == OID_DATE;
+
+	if (date) {
+		pv->v.type = CVALUE_INT32;
+		pv->v.name = "io.debezium.time.Date";
+	} else if (zone) {
+		pv->v.type = CVALUE_STRING;
+		pv->v.name = "io.debezium.time.ZonedTimestamp";
+	} else {
+		pv->v.type = CVALUE_INT64;
+		pv->v.name = col->typmod >= 0 && col->typmod <= 3 ? "io.debezium.time.Timestamp" :
+								     "io.debezium.time.MicroTimestamp";
+	}
+	pv->v.version = 1;
+	if (pv->v.is_null) {
+		return 0;
+	}
+	if (parse_datetime(t.p, t.len, !date, zone, &us) < 0) {
+		return -EINVAL;
+	}
+	if (date) {
+		pv->v.u.i = us / 86400000000LL;
+	} else if (zone) {
+		format_zoned(us, col->typmod, &pv->data);
+		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
+	} else {
+		pv->v.u.i = strcmp(pv->v.name, "io.debezium.time.Timestamp") == 0 ? us / 1000 : us;
+	}
+	return 0;
+}
+
+static int
+convert_string(struct slice t, const char *name, struct pgvalue *pv)
+{
+	pv->v.type = CVALUE_STRING;
+	if (name) {
+		pv->v.name = name;
+		pv->v.version = 1;
+	}
+	if (!pv->v.is_null) {
+		if (!jsonw_utf8_valid(t.p, t.len)) {
+			return -EILSEQ;
+		}
+		pv->v.u.s = t;
+	}
+	return 0;
+}
+
+static int
+dispatch(const struct relcache_col *col, struct slice t, enum pgvalue_binary binary,
+	 struct pgvalue *pv)
+{
+	switch (col->type_oid) {
+	case OID_BOOL:
+		pv->v.type = CVALUE_BOOLEAN;
+		pv->v.u.b = t.len == 1 && t.p[0] == 't';
+		return pv->v.is_null || (t.len == 1 && (t.p[0] == 't' || t.p[0] == 'f')) ? 0 :
+											   -EINVAL;
+	case OID_INT2:
+		return convert_int(t, CVALUE_INT16, pv);
+	case OID_INT4:
+		return convert_int(t, CVALUE_INT32, pv);
+	case OID_INT8:
+	case OID_OID:
+		return convert_int(t, CVALUE_INT64, pv);
+	case OID_FLOAT4:
+		return convert_float(t, CVALUE_FLOAT32, pv);
+	case OID_FLOAT8:
+		return convert_float(t, CVALUE_FLOAT64, pv);
+	case OID_NUMERIC:
+		return convert_numeric(col, t, pv);
+	case OID_BYTEA:
+		return convert_bytea(t, binary, pv);
+	case OID_DATE:
+	case OID_TIMESTAMP:
+	case OID_TIMESTAMPTZ:
+		return convert_time(col, t, pv);
+	case OID_UUID:
+		return convert_string(t, "io.debezium.data.Uuid", pv);
+	case OID_JSON:
+	case OID_JSONB:
+		return convert_string(t, "io.debezium.data.Json", pv);
+	case OID_XML:
+		return convert_string(t, "io.debezium.data.Xml", pv);
+	default:
+		return convert_string(t, NULL, pv);
+	}
+}
+
+int
+pgvalue_convert(const struct relcache_col *col, const struct pgoutput_col *pc, bool notnull,
+		enum pgvalue_binary binary, struct pgvalue *pv, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	buf_reset(&pv->data);
+	pv->v = (struct cvalue){ .optional = !notnull, .field = col->name };
+	if (unsupported_oid(col->type_oid)) {
+		errbuf_set(errbuf, errlen, "column '%s' has type OID %u, which outboxd does not convert "
+		       "yet (Debezium does not write it as a plain string); use a text, varchar, "
+		       "uuid, jsonb, integer or timestamp column", col->name, col->type_oid);
+		return -EINVAL;
+	}
+	if (pc->kind != 't' && pc->kind != 'n') {
+		errbuf_set(errbuf, errlen, "column '%s' arrived as '%c' (%s), not as text", col->name,
+		       pc->kind, pc->kind == 'u' ? "unchanged TOAST value" : "binary format");
+		return -EINVAL;
+	}
+	pv->v.is_null = pc->kind == 'n';
+	rc = dispatch(col, pc->value, binary, pv);
+	if (rc == -EILSEQ) {
+		errbuf_set(errbuf, errlen, "column '%s' is not valid UTF-8; set the database encoding "
+		       "to UTF8 (outboxd pins client_encoding=UTF8)", col->name);
+		return -EINVAL;
+	}
+	if (rc < 0) {
+		errbuf_set(errbuf, errlen, "column '%s' (type OID %u): value '%.*s' cannot be converted "
+		       "(BC dates, infinities and negative numeric scales are not supported yet)",
+		       col->name, col->type_oid, (int)(pc->value.len > 64 ? 64 : pc->value.len),
+		       pc->value.p ? pc->value.p : "");
+		return -EINVAL;
+	}
+	return 0;
+}

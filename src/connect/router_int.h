@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_ROUTER_INT_H
+#define OUTBOXD_ROUTER_INT_H
+
+/*
+ * What router.c, router_opts.c (option parsing) and router_expand.c (JSON payload
+ * expansion) share. Private to the router: not installed, not part of its API.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outboxd/util/buf.h"
+#include "outboxd/connect/convert.h"
+#include "outboxd/connect/jsonw.h"
+#include "outboxd/connect/pgvalue.h"
+#include "outboxd/connect/regex_java.h"
+#include "outboxd/connect/router.h"
+
+/* Scratch slots for the converted columns of a row; placements follow. */
+enum {
+	SLOT_KEY,
+	SLOT_ID,
+	SLOT_PAYLOAD,
+	SLOT_ROUTE,
+	SLOT_TS,
+	SLOT_VERSION,
+	SLOT_PLACEMENTS,
+};
+
+enum placement_where {
+	PLACE_HEADER,
+	PLACE_ENVELOPE,
+	PLACE_PARTITION,
+};
+
+struct placement {
+	char *column;		/* owned */
+	char *alias;		/* owned */
+	enum placement_where where;
+};
+
+enum invalid_op {
+	INVALID_OP_WARN,
+	INVALID_OP_ERROR,
+	INVALID_OP_FATAL,
+};
+
+/* field.name.adjustment.mode (SchemaNameAdjuster) for expanded JSON field names. */
+enum name_adjust {
+	ADJUST_NONE,
+	ADJUST_AVRO,
+	ADJUST_AVRO_UNICODE,
+};
+
+/* A list of Java regexes (table.include.list and friends). */
+struct relist {
+	struct regex_java **re;	/* owned */
+	size_t n;
+	bool set;		/* the option was given (an empty list selects nothing special) */
+};
+
+/*
+ * Envelope value schemas, cached as Debezium caches them (quirk §2.10): by payload schema
+ * (the name keeps the first route value), or by schema version (the first payload schema
+ * wins for that version).
+ */
+struct envname {
+	char *key;		/* owned: payload schema JSON, or "v<version>" */
+	char *name;		/* owned */
+	char *payload_key;	/* owned: versioned only, the cached payload schema JSON */
+	struct cvalue *payload;	/* owned deep copy (versioned only): the cached payload schema */
+};
+
+struct router_expand;
+
+/* The topic of recent routing values (router_memo.c). */
+#define ROUTER_MEMO_SLOTS 16
+#define ROUTER_MEMO_MAX_VALUE 256 /* longer values are not remembered */
+
+struct router_memo_slot {
+	struct buf value, topic;
+	bool used;
+};
+
+struct router_memo {
+	struct router_memo_slot slot[ROUTER_MEMO_SLOTS];
+};
+
+/* router_memo_lookup() - append @value's remembered topic to @topic; false if not remembered. */
+bool router_memo_lookup(struct router_memo *m, const char *value, size_t len, struct buf *topic);
+
+/* router_memo_store() - remember that @value routes to @topic (both borrowed, copied). */
+void router_memo_store(struct router_memo *m, const char *value, size_t len, const char *topic,
+		       size_t topic_len);
+
+/* router_memo_fini() - free the remembered values; @m is left empty and reusable. */
+void router_memo_fini(struct router_memo *m);
+
+struct router {
+	char *topic_prefix, *run_id;
+	struct relist tinc, texc, sinc, sexc; /* table/schema include/exclude lists */
+	struct relist minc, mexc;	      /* message.prefix include/exclude lists */
+	char *col_id, *col_key, *col_payload, *col_route, *col_ts, *col_version;
+	struct regex_java *route_re;
+	bool tombstone_on_empty;
+	enum invalid_op invalid_op;
+	bool missing_error;
+	bool expand;		/* table.expand.json.payload */
+	bool null_bytes;	/* table.json.payload.null.behavior=optional_bytes */
+	enum name_adjust adjust;
+	bool server;		/* Debezium Server flavour (reference §3.6) */
+	struct placement *pl;
+	size_t npl;
+	bool envelope;
+	struct convert *key_conv, *value_conv, *header_conv;
+	bool extended_headers;
+	enum pgvalue_binary binary;
+	enum jsonw_double_format dfmt;
+	struct envname *envnames;
+	size_t nenvnames;
+	/* scratch, reused per row: key, id, payload, then one per placement */
+	struct pgvalue *vals;
+	struct pgvalue *defs;	/* column DEFAULTs of the same slots */
+	struct buf *deftxt;	/* their literal text, which defs borrow */
+	const char *const *defaults; /* router_route()'s @defaults for the current row */
+	struct cvalue payload;	/* the payload value after expansion */
+	struct cvalue *envfields;
+	struct router_expand *exp;
+	struct buf route, tmp;
+	struct router_memo memo;
+};
+
+/* router_opts_setup() - every option of @cfg into @r (router_new's validation). */
+int router_opts_setup(struct router *r, const struct router_config *cfg, char *errbuf,
+		      size_t errlen);
+
+/* router_opts_fini() - free what router_opts_setup() allocated; half-built @r allowed. */
+void router_opts_fini(struct router *r);
+
+/* router_opts_list_matches() - does @s fully match one pattern of @l? */
+bool router_opts_list_matches(const struct relist *l, const char *s, size_t len);
+
+/* The outcome of table.expand.json.payload on one payload (EventRouterDelegate.apply). */
+enum router_expand_result {
+	ROUTER_EXPAND_DONE,	/* *ret is the expanded Struct with its inferred schema */
+	ROUTER_EXPAND_KEPT,	/* not expanded (WARN in Debezium): the payload is unchanged */
+	ROUTER_EXPAND_HALF,	/* schema inferred, value conversion failed: *ret is the
+				 * original String under the new schema (java_string) */
+};
+
+/* router_expand_new() / router_expand_free() - scratch for one payload at a time. */
+struct router_expand *router_expand_new(void);
+void router_expand_free(struct router_expand *x);
+
+/**
+ * router_expand_payload() - JsonSchemaData of Debezium 3.6.1 on @payload.
+ * @field: the payload column name: the name of the top-level struct schema.
+ * @payload: borrowed; a non-null Java String is parsed when it starts with '{' or '['.
+ * @ret: on DONE and HALF, a value owned by @x, valid until the next call or
+ *	router_expand_free(); on KEPT, @payload itself.
+ *
+ * Return: what happened; never fails otherwise.
+ */
+enum router_expand_result router_expand_payload(struct router_expand *x, const char *field,
+						bool null_bytes, enum name_adjust adjust,
+						const struct cvalue *payload,
+						const struct cvalue **ret);
+
+/* router_expand_schema_dup() - a deep copy of @v's schema (values dropped, is_null set). */
+struct cvalue *router_expand_schema_dup(const struct cvalue *v);
+
+/* router_expand_schema_free() - free a router_expand_schema_dup() copy; NULL allowed. */
+void router_expand_schema_free(struct cvalue *v);
+
+#endif

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/pg/pgsql.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/pg/pgconn.h"
+
+/* Runs a parameterised query; on failure writes the error line and returns NULL. */
+static PGresult *
+query(PGconn *c, const char *sql, int n, const char *const *params, char *errbuf, size_t errlen)
+{
+	PGresult *r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK) {
+		return r;
+	}
+	pgconn_result_line(r, errbuf, errlen);
+	PQclear(r);
+	return NULL;
+}
+
+int
+pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf,
+		 size_t errlen)
+{
+	const char *p[] = { slot };
+	PGresult *r = query(c,
+			    "SELECT slot_type, coalesce(plugin, ''), coalesce(database, ''), "
+			    "current_database(), coalesce(wal_status, ''), "
+			    "coalesce(confirmed_flush_lsn::text, '0/0'), active, "
+			    "coalesce(active_pid, 0) "
+			    "FROM pg_replication_slots WHERE slot_name = $1",
+			    1, p, errbuf, errlen);
+	int rc = 0;
+	lsn_t lsn = 0;
+
+	if (!r) {
+		return -EIO;
+	}
+	if (PQntuples(r) == 0) {
+		errbuf_set(errbuf, errlen,
+		    "replication slot \"%s\" does not exist; operations staff create it with "
+		    "sql/slot.sql or \"outboxd slot create FILE...\"",
+		    slot);
+		rc = -ENOENT;
+	} else if (strcmp(PQgetvalue(r, 0, 0), "logical") != 0) {
+		errbuf_set(errbuf, errlen, "replication slot \"%s\" is a %s slot; outboxd needs a logical "
+				    "pgoutput slot: create one with sql/slot.sql", slot, PQgetvalue(r, 0, 0));
+		rc = -EINVAL;
+	} else if (strcmp(PQgetvalue(r, 0, 1), "pgoutput") != 0) {
+		errbuf_set(errbuf, errlen, "replication slot \"%s\" uses the plugin \"%s\"; outboxd needs "
+				    "pgoutput: create a pgoutput slot with sql/slot.sql (plugin.name=pgoutput)",
+		    slot, PQgetvalue(r, 0, 1));
+		rc = -EINVAL;
+	} else if (strcmp(PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3)) != 0) {
+		errbuf_set(errbuf, errlen, "replication slot \"%s\" belongs to database \"%s\"; point "
+				    "database.dbname at it or create a slot in this database",
+		    slot, PQgetvalue(r, 0, 2));
+		rc = -EINVAL;
+	} else if (strcmp(PQgetvalue(r, 0, 4), "lost") == 0) {
+		errbuf_set(errbuf, errlen, "replication slot \"%s\" is invalidated (wal_status lost: the WAL "
+				    "it needed was removed, see max_slot_wal_keep_size); drop and recreate "
+				    "it, then re-publish outbox rows committed since the last delivered one",
+		    slot);
+		rc = -ESTALE;
+	} else if (lsn_parse(PQgetvalue(r, 0, 5), &lsn) < 0) {
+		errbuf_set(errbuf, errlen, "replication slot \"%s\": unreadable confirmed_flush_lsn \"%s\"",
+		    slot, PQgetvalue(r, 0, 5));
+		rc = -EIO;
+	} else {
+		ret->confirmed_flush = lsn;
+		ret->active = strcmp(PQgetvalue(r, 0, 6), "t") == 0;
+		ret->active_pid = atoi(PQgetvalue(r, 0, 7));
+	}
+	PQclear(r);
+	return rc;
+}
+
+int
+pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret_tables,
+			 int *ret_n, char *errbuf, size_t errlen)
+{
+	const char *p[] = { pub };
+	PGresult *r = query(c, "SELECT pubinsert FROM pg_publication WHERE pubname = $1", 1, p,
+			    errbuf, errlen);
+	struct pgsql_pubtable *t;
+	int n;
+
+	if (!r) {
+		return -EIO;
+	}
+	if (PQntuples(r) == 0 || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+		n = PQntuples(r);
+		PQclear(r);
+		if (n == 0) {
+			errbuf_set(errbuf, errlen, "publication \"%s\" does not exist; create it with "
+					    "sql/publication.sql (before the slot)", pub);
+		} else {
+			errbuf_set(errbuf, errlen, "publication \"%s\" does not publish inserts; ALTER "
+					    "PUBLICATION %s SET (publish = 'insert')", pub, pub);
+		}
+		return n == 0 ? -ENOENT : -EINVAL;
+	}
+	PQclear(r);
+	r = query(c, "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 "
+		     "ORDER BY 1, 2",
+		  1, p, errbuf, errlen);
+	if (!r) {
+		return -EIO;
+	}
+	n = PQntuples(r);
+	t = xcalloc((size_t)n + 1, sizeof(*t));
+	for (int i = 0; i < n; i++) {
+		t[i].schema = xstrdup(PQgetvalue(r, i, 0));
+		t[i].table = xstrdup(PQgetvalue(r, i, 1));
+	}
+	PQclear(r);
+	*ret_tables = t;
+	*ret_n = n;
+	return 0;
+}
+
+void
+pgsql_pubtables_free(struct pgsql_pubtable *t, int n)
+{
+	if (!t) {
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		free(t[i].schema);
+		free(t[i].table);
+	}
+	free(t);
+}
+
+int
+pgsql_check_role(PGconn *c, char *errbuf, size_t errlen)
+{
+	PGresult *r = query(c, "SELECT rolreplication OR rolsuper, current_user FROM pg_roles "
+			       "WHERE rolname = current_user",
+			    0, NULL, errbuf, errlen);
+	int rc = 0;
+
+	if (!r) {
+		return -EIO;
+	}
+	if (PQntuples(r) != 1 || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+		errbuf_set(errbuf, errlen, "role \"%s\" may not stream changes; ALTER ROLE %s REPLICATION "
+				    "(see sql/role.sql)",
+		    PQntuples(r) ? PQgetvalue(r, 0, 1) : "?", PQntuples(r) ? PQgetvalue(r, 0, 1) : "?");
+		rc = -EACCES;
+	}
+	PQclear(r);
+	return rc;
+}
+
+int
+pgsql_column_facts(PGconn *c, const char *schema, const char *table, const char *const *names,
+		   int n, bool **ret_notnull, char ***ret_defaults, char *errbuf, size_t errlen)
+{
+	const char *p[] = { schema, table };
+	PGresult *r = query(c,
+			    "SELECT a.attname, a.attnotnull, pg_get_expr(d.adbin, d.adrelid) "
+			    "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
+			    "JOIN pg_namespace s ON s.oid = t.relnamespace "
+			    "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+			    "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
+			    "AND NOT a.attisdropped",
+			    2, p, errbuf, errlen);
+	bool *notnull;
+	char **defaults;
+
+	if (!r) {
+		return -EIO;
+	}
+	notnull = xcalloc((size_t)n + 1, sizeof(*notnull));
+	defaults = xcalloc((size_t)n + 1, sizeof(*defaults));
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < PQntuples(r); j++) {
+			if (strcmp(PQgetvalue(r, j, 0), names[i]) != 0) {
+				continue;
+			}
+			notnull[i] = strcmp(PQgetvalue(r, j, 1), "t") == 0;
+			defaults[i] = PQgetisnull(r, j, 2) ? NULL : xstrdup(PQgetvalue(r, j, 2));
+		}
+	}
+	PQclear(r);
+	*ret_notnull = notnull;
+	*ret_defaults = defaults;
+	return 0;
+}
+
+void
+pgsql_defaults_free(char **defaults, int n)
+{
+	if (!defaults) {
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		free(defaults[i]);
+	}
+	free(defaults);
+}
+
+int
+pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf, size_t errlen)
+{
+	const char *p[] = { slot };
+	PGresult *r = PQexecParams(c, "SELECT lsn FROM pg_create_logical_replication_slot($1, "
+				      "'pgoutput')",
+				   1, NULL, p, NULL, NULL, 0);
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	int rc = 0;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : -EIO;
+		pgconn_result_line(r, errbuf, errlen);
+	} else if (ret_lsn && lsn_parse(PQgetvalue(r, 0, 0), ret_lsn) < 0) {
+		rc = -EIO;
+	}
+	PQclear(r);
+	return rc;
+}
+
+int
+pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen)
+{
+	const char *p[] = { slot };
+	PGresult *r = PQexecParams(c, "SELECT pg_drop_replication_slot($1)", 1, NULL, p, NULL, NULL, 0);
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	int rc = 0;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		rc = !state ? -EIO : strcmp(state, "42704") == 0 ? -ENOENT
+			: strcmp(state, "55006") == 0		 ? -EBUSY
+								 : -EIO;
+		pgconn_result_line(r, errbuf, errlen);
+	}
+	PQclear(r);
+	return rc;
+}
+
+int
+pgsql_slot_exists(PGconn *c, const char *slot, char *errbuf, size_t errlen)
+{
+	const char *p[] = { slot };
+	PGresult *r = query(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", 1, p,
+			    errbuf, errlen);
+	int n;
+
+	if (!r) {
+		return -EIO;
+	}
+	n = PQntuples(r);
+	PQclear(r);
+	return n > 0;
+}
+
+int
+pgsql_marker_create(PGconn *c, const char *name, char *errbuf, size_t errlen)
+{
+	const char *p[] = { name };
+	PGresult *r = PQexecParams(c, "SELECT pg_create_physical_replication_slot($1, false)", 1,
+				   NULL, p, NULL, NULL, 0);
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	int rc = 0;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : -EIO;
+		pgconn_result_line(r, errbuf, errlen);
+	}
+	PQclear(r);
+	return rc;
+}
+
+int
+pgsql_table_columns(PGconn *c, const char *schema, const char *table,
+		    struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen)
+{
+	const char *p[] = { schema, table };
+	PGresult *r = query(c,
+			    "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, "
+			    "pg_get_expr(d.adbin, d.adrelid) "
+			    "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
+			    "JOIN pg_namespace s ON s.oid = t.relnamespace "
+			    "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+			    "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
+			    "AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum",
+			    2, p, errbuf, errlen);
+	struct pgsql_column *cols;
+	int n;
+
+	if (!r) {
+		return -EIO;
+	}
+	n = PQntuples(r);
+	cols = xcalloc((size_t)n + 1, sizeof(*cols));
+	for (int i = 0; i < n; i++) {
+		cols[i].name = xstrdup(PQgetvalue(r, i, 0));
+		cols[i].type_oid = (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10);
+		cols[i].typmod = (int32_t)strtol(PQgetvalue(r, i, 2), NULL, 10);
+		cols[i].notnull = strcmp(PQgetvalue(r, i, 3), "t") == 0;
+		cols[i].def = PQgetisnull(r, i, 4) ? NULL : xstrdup(PQgetvalue(r, i, 4));
+	}
+	PQclear(r);
+	*ret_cols = cols;
+	*ret_n = n;
+	return 0;
+}
+
+void
+pgsql_columns_free(struct pgsql_column *cols, int n)
+{
+	if (!cols) {
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		free(cols[i].name);
+		free(cols[i].def);
+	}
+	free(cols);
+}

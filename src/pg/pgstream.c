@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/pg/pgstream.h"
+
+#include <errno.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "outboxd/util/buf.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/pg/pgconn.h"
+#include "outboxd/pg/pgoutput.h"
+
+#define MOD "pgstream"
+
+/* Unix epoch to PostgreSQL epoch (2000-01-01), in microseconds. */
+#define PG_EPOCH_OFFSET_US INT64_C(946684800000000)
+
+struct pgstream {
+	PGconn *conn;
+	char *copybuf; /* the payload last returned; PQfreemem()d on the next read */
+};
+
+int64_t
+pgstream_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - PG_EPOCH_OFFSET_US;
+}
+
+/*
+ * SQLSTATEs of START_REPLICATION and of an ErrorResponse mid-stream: 55006 the slot is active
+ * for another PID; 42704 slot or publication missing; 55000 slot invalidated; 42501 privilege;
+ * 08xxx and 57Pxx connection or shutdown trouble.
+ */
+static enum pgstream_failure
+classify(const char *state)
+{
+	if (!state) {
+		return PGSTREAM_TRANSIENT;
+	}
+	if (strcmp(state, "55006") == 0) {
+		return PGSTREAM_SLOT_BUSY;
+	}
+	if (strcmp(state, "42704") == 0 || strcmp(state, "55000") == 0 ||
+	    strcmp(state, "42501") == 0 || strcmp(state, "22023") == 0 ||
+	    strcmp(state, "0A000") == 0) {
+		return PGSTREAM_PRECONDITION;
+	}
+	return PGSTREAM_TRANSIENT;
+}
+
+static int
+identify(PGconn *c, char *errbuf, size_t errlen)
+{
+	PGresult *r = PQexec(c, "IDENTIFY_SYSTEM");
+	int rc = 0;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQnfields(r) < 4) {
+		pgconn_result_line(r, errbuf, errlen);
+		rc = -EIO;
+	} else {
+		log_info(MOD, "connected: system %s timeline %s database %s", PQgetvalue(r, 0, 0),
+			 PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 3));
+	}
+	PQclear(r);
+	return rc;
+}
+
+/* START_REPLICATION with the slot as an identifier and the publication list as a literal. */
+static char *
+start_command(PGconn *c, const char *slot, const char *publication)
+{
+	struct buf names = BUF_INIT, cmd = BUF_INIT;
+	char *ident = PQescapeIdentifier(c, slot, strlen(slot));
+	char *pubident = PQescapeIdentifier(c, publication, strlen(publication));
+	char *literal;
+
+	buf_add_str(&names, pubident);
+	literal = PQescapeLiteral(c, buf_cstr(&names), names.len);
+	/* Debezium asks for logical decoding messages on PostgreSQL 14 and later, so do we. */
+	buf_add_fmt(&cmd,
+		    "START_REPLICATION SLOT %s LOGICAL 0/0 (proto_version '1', "
+		    "publication_names %s%s)",
+		    ident, literal, PQserverVersion(c) >= 140000 ? ", messages 'true'" : "");
+	PQfreemem(ident);
+	PQfreemem(pubident);
+	PQfreemem(literal);
+	buf_fini(&names);
+	return buf_steal(&cmd);
+}
+
+int
+pgstream_start(const struct kv *params, const char *slot, const char *publication,
+	       struct pgstream **ret, enum pgstream_failure *ret_failure, char *errbuf,
+	       size_t errlen)
+{
+	enum pgconn_failure cf = PGCONN_TRANSIENT;
+	enum pgstream_failure f = PGSTREAM_TRANSIENT;
+	PGconn *c = NULL;
+	PGresult *r;
+	char *cmd;
+
+	if (pgconn_open(params, true, &c, &cf, errbuf, errlen) < 0) {
+		f = cf == PGCONN_PRECONDITION ? PGSTREAM_PRECONDITION : PGSTREAM_TRANSIENT;
+		goto fail;
+	}
+	if (identify(c, errbuf, errlen) < 0) {
+		goto fail;
+	}
+	cmd = start_command(c, slot, publication);
+	r = PQexec(c, cmd);
+	free(cmd);
+	if (PQresultStatus(r) != PGRES_COPY_BOTH) {
+		f = classify(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+		pgconn_result_line(r, errbuf, errlen);
+		PQclear(r);
+		goto fail;
+	}
+	PQclear(r);
+	if (PQsetnonblocking(c, 1) != 0) {
+		pgconn_error_line(c, errbuf, errlen);
+		goto fail;
+	}
+	*ret = znew(**ret);
+	(*ret)->conn = c;
+	return 0;
+fail:
+	PQfinish(c);
+	if (ret_failure) {
+		*ret_failure = f;
+	}
+	return -EIO;
+}
+
+int
+pgstream_fd(const struct pgstream *s)
+{
+	return PQsocket(s->conn);
+}
+
+/* The stream ended: collect the server's reason (an ErrorResponse, or a plain end of COPY). */
+static int
+stream_ended(struct pgstream *s, enum pgstream_failure *ret_failure, char *errbuf, size_t errlen)
+{
+	enum pgstream_failure f = PGSTREAM_TRANSIENT;
+	PGresult *r;
+	bool said = false;
+
+	while ((r = PQgetResult(s->conn)) != NULL) {
+		if (!said && PQresultStatus(r) == PGRES_FATAL_ERROR) {
+			f = classify(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+			pgconn_result_line(r, errbuf, errlen);
+			said = true;
+		}
+		PQclear(r);
+		if (PQstatus(s->conn) == CONNECTION_BAD) {
+			break;
+		}
+	}
+	if (!said) {
+		if (PQstatus(s->conn) == CONNECTION_BAD) {
+			pgconn_error_line(s->conn, errbuf, errlen);
+		} else if (errbuf) {
+			snprintf(errbuf, errlen, "the server ended the replication stream");
+		}
+	}
+	if (ret_failure) {
+		*ret_failure = f;
+	}
+	return -EIO;
+}
+
+int
+pgstream_read(struct pgstream *s, const uint8_t **ret_buf, size_t *ret_len,
+	      enum pgstream_failure *ret_failure, char *errbuf, size_t errlen)
+{
+	int n;
+
+	if (s->copybuf) {
+		PQfreemem(s->copybuf);
+		s->copybuf = NULL;
+	}
+	n = PQgetCopyData(s->conn, &s->copybuf, 1);
+	if (n == 0) {
+		if (PQconsumeInput(s->conn) == 0) {
+			pgconn_error_line(s->conn, errbuf, errlen);
+			if (ret_failure) {
+				*ret_failure = PGSTREAM_TRANSIENT;
+			}
+			return -EIO;
+		}
+		n = PQgetCopyData(s->conn, &s->copybuf, 1);
+	}
+	if (n > 0) {
+		*ret_buf = (const uint8_t *)s->copybuf;
+		*ret_len = (size_t)n;
+		return 1;
+	}
+	if (n == 0) {
+		return 0;
+	}
+	if (n == -2) {
+		pgconn_error_line(s->conn, errbuf, errlen);
+		if (ret_failure) {
+			*ret_failure = PGSTREAM_TRANSIENT;
+		}
+		return -EIO;
+	}
+	return stream_ended(s, ret_failure, errbuf, errlen);
+}
+
+int
+pgstream_flush(struct pgstream *s, char *errbuf, size_t errlen)
+{
+	if (PQflush(s->conn) < 0) {
+		pgconn_error_line(s->conn, errbuf, errlen);
+		return -EIO;
+	}
+	return 0;
+}
+
+int
+pgstream_send_status(struct pgstream *s, lsn_t write, lsn_t flush, bool reply, char *errbuf,
+		     size_t errlen)
+{
+	uint8_t msg[PGOUTPUT_STATUS_LEN];
+	char w[LSN_STRLEN], f[LSN_STRLEN];
+
+	pgoutput_status_encode(msg, write, flush, flush, pgstream_now_us(), reply);
+	if (PQputCopyData(s->conn, (const char *)msg, sizeof(msg)) != 1) {
+		pgconn_error_line(s->conn, errbuf, errlen);
+		return -EIO;
+	}
+	log_debug(MOD, "status update write %s flush %s%s", lsn_format(write, w),
+		  lsn_format(flush, f), reply ? " (reply requested)" : "");
+	return pgstream_flush(s, errbuf, errlen);
+}
+
+bool
+pgstream_wants_write(const struct pgstream *s)
+{
+	return PQflush(s->conn) == 1;
+}
+
+void
+pgstream_free(struct pgstream *s, bool orderly)
+{
+	if (!s) {
+		return;
+	}
+	if (s->copybuf) {
+		PQfreemem(s->copybuf);
+	}
+	if (orderly && PQstatus(s->conn) == CONNECTION_OK) {
+		/* CopyDone: the walsender stops sending and ends the command. */
+		if (PQputCopyEnd(s->conn, NULL) == 1) {
+			PQsetnonblocking(s->conn, 0);
+			PQflush(s->conn);
+		}
+	}
+	PQfinish(s->conn);
+	free(s);
+}
+
+int
+pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret_conn,
+			 char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen)
+{
+	PGconn *c = NULL;
+	PGresult *r;
+	struct buf cmd = BUF_INIT;
+	char *ident;
+	const char *state;
+	int rc = -EIO;
+
+	if (pgconn_open(params, true, &c, NULL, errbuf, errlen) < 0) {
+		return -EIO;
+	}
+	ident = PQescapeIdentifier(c, slot, strlen(slot));
+	buf_add_fmt(&cmd, "CREATE_REPLICATION_SLOT %s LOGICAL pgoutput (SNAPSHOT 'export')", ident);
+	PQfreemem(ident);
+	r = PQexec(c, buf_cstr(&cmd));
+	buf_fini(&cmd);
+	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQnfields(r) < 3) {
+		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : -EIO;
+		pgconn_result_line(r, errbuf, errlen);
+	} else if (lsn_parse(PQgetvalue(r, 0, 1), ret_lsn) == 0 && !PQgetisnull(r, 0, 2)) {
+		*ret_snapshot = xstrdup(PQgetvalue(r, 0, 2));
+		*ret_conn = c;
+		c = NULL;
+		rc = 0;
+	} else {
+		errbuf_set(errbuf, errlen, "CREATE_REPLICATION_SLOT returned no snapshot");
+	}
+	PQclear(r);
+	PQfinish(c);
+	return rc;
+}

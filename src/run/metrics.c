@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/run/metrics.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "outboxd/connect/jsonw.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/util/version.h"
+
+/* What one rendering needs, copied under the lock so formatting happens outside it. */
+struct snapshot {
+	uint64_t counters[METRICS_COUNTER_COUNT_];
+	uint64_t skipped[METRICS_SKIP_COUNT_];
+	int64_t gauges[METRICS_GAUGE_COUNT_];
+	int64_t last_ack_us; /* last delivery report, or the moment something went in flight */
+	enum metrics_state state;
+	bool stalled;
+};
+
+struct metrics {
+	pthread_mutex_t lock; /* guards everything below */
+	struct snapshot v;
+	char *state_reason;   /* owned; NULL for none */
+	char *stall_reason;   /* owned; NULL for none */
+	metrics_clock now_us;
+	void *clock_arg;
+};
+
+static const char *const counter_names[METRICS_COUNTER_COUNT_][2] = {
+	[METRICS_RECORDS_PUBLISHED] = { "outboxd_records_published_total",
+					"Records handed to the Kafka producer." },
+	[METRICS_RECORDS_ACKNOWLEDGED] = { "outboxd_records_acknowledged_total",
+					   "Records the broker acknowledged (successful delivery "
+					   "reports)." },
+	[METRICS_TRANSACTIONS] = { "outboxd_transactions_total",
+				   "Transaction commits received from PostgreSQL." },
+	[METRICS_PIPELINE_RESTARTS] = { "outboxd_pipeline_restarts_total",
+					"Pipeline restarts from the replication slot." },
+	[METRICS_STATUS_UPDATES] = { "outboxd_status_updates_total",
+				     "Standby status updates sent to PostgreSQL." },
+};
+
+static const char *const skip_names[METRICS_SKIP_COUNT_] = {
+	[METRICS_SKIP_UPDATE] = "update",
+	[METRICS_SKIP_DELETE] = "delete",
+	[METRICS_SKIP_TRUNCATE] = "truncate",
+	[METRICS_SKIP_OTHER_TABLE] = "other_table",
+};
+
+static const char *const gauge_names[METRICS_GAUGE_COUNT_][2] = {
+	[METRICS_CONFIRMED_LSN] = { "outboxd_confirmed_lsn",
+				    "LSN last confirmed to the replication slot, as a number." },
+	[METRICS_RECEIVED_LSN] = { "outboxd_received_lsn",
+				   "Highest LSN received from PostgreSQL, as a number." },
+	[METRICS_IN_FLIGHT_RECORDS] = { "outboxd_in_flight_records",
+					"Records produced whose delivery report is awaited." },
+	[METRICS_PENDING_TRANSACTIONS] = { "outboxd_pending_transactions",
+					   "Transactions received and not yet confirmable." },
+	[METRICS_PRODUCER_QUEUE_RECORDS] = { "outboxd_producer_queue_records",
+					     "Records in the Kafka producer's queue." },
+};
+
+static const char *const state_names[METRICS_STATE_COUNT_] = {
+	[METRICS_STATE_STARTING] = "starting",
+	[METRICS_STATE_STREAMING] = "streaming",
+	[METRICS_STATE_RESTARTING] = "restarting",
+	[METRICS_STATE_HALTED] = "halted",
+	[METRICS_STATE_STOPPING] = "stopping",
+};
+
+static int64_t
+monotonic_us(void *arg)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The mutex is the one part of a const metrics that changes; the object is never const-made. */
+static struct metrics *
+lock(const struct metrics *m)
+{
+	struct metrics *w = (struct metrics *)m;
+
+	pthread_mutex_lock(&w->lock);
+	return w;
+}
+
+static void
+unlock(struct metrics *m)
+{
+	pthread_mutex_unlock(&m->lock);
+}
+
+struct metrics *
+metrics_new(void)
+{
+	struct metrics *m = znew(*m);
+
+	pthread_mutex_init(&m->lock, NULL);
+	m->now_us = monotonic_us;
+	m->v.state = METRICS_STATE_STARTING;
+	m->v.last_ack_us = m->now_us(NULL);
+	return m;
+}
+
+void
+metrics_free(struct metrics *m)
+{
+	if (!m) {
+		return;
+	}
+	pthread_mutex_destroy(&m->lock);
+	free(m->state_reason);
+	free(m->stall_reason);
+	free(m);
+}
+
+void
+metrics_set_clock(struct metrics *m, metrics_clock now_us, void *arg)
+{
+	lock(m);
+	m->now_us = now_us ? now_us : monotonic_us;
+	m->clock_arg = now_us ? arg : NULL;
+	unlock(m);
+}
+
+void
+metrics_count(struct metrics *m, enum metrics_counter c, uint64_t n)
+{
+	if ((unsigned)c >= METRICS_COUNTER_COUNT_) {
+		return;
+	}
+	lock(m);
+	m->v.counters[c] += n;
+	if (c == METRICS_RECORDS_ACKNOWLEDGED && n) {
+		m->v.last_ack_us = m->now_us(m->clock_arg);
+	}
+	unlock(m);
+}
+
+void
+metrics_skipped(struct metrics *m, enum metrics_skip_reason reason)
+{
+	if ((unsigned)reason >= METRICS_SKIP_COUNT_) {
+		return;
+	}
+	lock(m);
+	m->v.skipped[reason]++;
+	unlock(m);
+}
+
+void
+metrics_gauge(struct metrics *m, enum metrics_gauge g, int64_t v)
+{
+	if ((unsigned)g >= METRICS_GAUGE_COUNT_) {
+		return;
+	}
+	lock(m);
+	/* Nothing was awaited before, so the wait starts now, not at the last (old) report. */
+	if (g == METRICS_IN_FLIGHT_RECORDS && m->v.gauges[g] <= 0 && v > 0) {
+		m->v.last_ack_us = m->now_us(m->clock_arg);
+	}
+	m->v.gauges[g] = v;
+	unlock(m);
+}
+
+/* Replaces *@slot with a copy of @reason (NULL allowed). */
+static void
+set_reason(char **slot, const char *reason)
+{
+	free(*slot);
+	*slot = xstrdup(reason);
+}
+
+void
+metrics_set_state(struct metrics *m, enum metrics_state state, const char *reason)
+{
+	if ((unsigned)state >= METRICS_STATE_COUNT_) {
+		return;
+	}
+	lock(m);
+	m->v.state = state;
+	set_reason(&m->state_reason, reason);
+	unlock(m);
+}
+
+void
+metrics_set_stalled(struct metrics *m, bool stalled, const char *reason)
+{
+	lock(m);
+	m->v.stalled = stalled;
+	set_reason(&m->stall_reason, reason);
+	unlock(m);
+}
+
+const char *
+metrics_state_name(enum metrics_state state)
+{
+	return (unsigned)state < METRICS_STATE_COUNT_ ? state_names[state] : "unknown";
+}
+
+static void
+header(struct buf *out, const char *name, const char *type, const char *help)
+{
+	buf_add_fmt(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value with '\', '"' and newline escaped, as the exposition format requires. */
+static void
+label_value(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"') {
+			buf_add_char(out, '\\');
+			buf_add_char(out, *s);
+		} else if (*s == '\n') {
+			buf_add_str(out, "\\n");
+		} else {
+			buf_add_char(out, *s);
+		}
+	}
+}
+
+static void
+render_counters(const struct snapshot *s, struct buf *out)
+{
+	for (int i = 0; i < METRICS_COUNTER_COUNT_; i++) {
+		header(out, counter_names[i][0], "counter", counter_names[i][1]);
+		buf_add_fmt(out, "%s %" PRIu64 "\n", counter_names[i][0], s->counters[i]);
+	}
+	header(out, "outboxd_rows_skipped_total", "counter",
+	       "Rows received that published nothing, by reason.");
+	for (int i = 0; i < METRICS_SKIP_COUNT_; i++) {
+		buf_add_fmt(out, "outboxd_rows_skipped_total{reason=\"%s\"} %" PRIu64 "\n",
+			    skip_names[i], s->skipped[i]);
+	}
+}
+
+static void
+render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
+{
+	int64_t age = 0;
+
+	for (int i = 0; i < METRICS_GAUGE_COUNT_; i++) {
+		header(out, gauge_names[i][0], "gauge", gauge_names[i][1]);
+		if (i == METRICS_CONFIRMED_LSN || i == METRICS_RECEIVED_LSN) {
+			buf_add_fmt(out, "%s %" PRIu64 "\n", gauge_names[i][0],
+				    (uint64_t)s->gauges[i]);
+		} else {
+			buf_add_fmt(out, "%s %" PRId64 "\n", gauge_names[i][0], s->gauges[i]);
+		}
+	}
+	if (s->gauges[METRICS_IN_FLIGHT_RECORDS] > 0 && now > s->last_ack_us) {
+		age = now - s->last_ack_us;
+	}
+	header(out, "outboxd_last_ack_age_seconds", "gauge",
+	       "Seconds since the last delivery report while records are in flight; 0 otherwise.");
+	buf_add_fmt(out, "outboxd_last_ack_age_seconds %" PRId64 ".%03d\n", age / 1000000,
+		    (int)(age % 1000000 / 1000));
+	header(out, "outboxd_stalled", "gauge",
+	       "1 while records wait without delivery progress (outboxd.stall.warn.ms).");
+	buf_add_fmt(out, "outboxd_stalled %d\n", s->stalled ? 1 : 0);
+}
+
+static void
+render_info(const struct snapshot *s, struct buf *out)
+{
+	header(out, "outboxd_up", "gauge", "1 while the process runs.");
+	buf_add_str(out, "outboxd_up 1\n");
+	header(out, "outboxd_state", "gauge", "1 for the relay's current state.");
+	for (int i = 0; i < METRICS_STATE_COUNT_; i++) {
+		buf_add_fmt(out, "outboxd_state{state=\"%s\"} %d\n", state_names[i],
+			    (int)s->state == i ? 1 : 0);
+	}
+	header(out, "outboxd_build_info", "gauge", "outboxd's version, as a label.");
+	buf_add_str(out, "outboxd_build_info{version=\"");
+	label_value(out, version_string());
+	buf_add_str(out, "\"} 1\n");
+}
+
+void
+metrics_render(const struct metrics *m, struct buf *out)
+{
+	struct metrics *w = lock(m);
+	struct snapshot s = w->v;
+	int64_t now = w->now_us(w->clock_arg);
+
+	unlock(w);
+	render_counters(&s, out);
+	render_gauges(&s, now, out);
+	render_info(&s, out);
+}
+
+/* A JSON string; bytes that are not well-formed UTF-8 become '?' so the document stays valid. */
+static void
+json_text(struct buf *out, const char *s)
+{
+	size_t len = strlen(s);
+	char *copy;
+
+	if (jsonw_string(out, s, len) == 0) {
+		return;
+	}
+	copy = xstrdup(s);
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)copy[i] >= 0x80) {
+			copy[i] = '?';
+		}
+	}
+	(void)jsonw_string(out, copy, len); /* pure ASCII now: cannot fail */
+	free(copy);
+}
+
+int
+metrics_health(const struct metrics *m, struct buf *out)
+{
+	struct metrics *w = lock(m);
+	enum metrics_state state = w->v.state;
+	bool stalled = w->v.stalled;
+	char *reason = NULL;
+
+	if (state != METRICS_STATE_STREAMING) {
+		reason = xstrdup(w->state_reason);
+	} else if (stalled) {
+		reason = xstrdup(w->stall_reason);
+	}
+	unlock(w);
+
+	buf_add_fmt(out, "{\"status\":\"%s\",\"stalled\":%s,\"reason\":", state_names[state],
+		    stalled ? "true" : "false");
+	if (reason) {
+		json_text(out, reason);
+	} else {
+		buf_add_str(out, "null");
+	}
+	buf_add_char(out, '}');
+	free(reason);
+	return state == METRICS_STATE_STREAMING && !stalled ? 200 : 503;
+}

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/run/producer.h"
+
+#include <errno.h>
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "outboxd/util/buf.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/mem.h"
+
+#define MOD "producer"
+
+/* Topics produced to so far, by name: see topic_get(). Open addressing, never more than half full. */
+struct topic_slot {
+	char *name;
+	rd_kafka_topic_t *rkt;
+};
+
+#define TOPICS_MAX 4096 /* beyond that many names, records go by name, without a lookup first */
+#define TOPIC_LOOKUP_MS 500
+#define TOPIC_LOOKUP_BACKOFF_US 10000000 /* after a lookup timed out, new topics do not wait */
+
+struct producer {
+	rd_kafka_t *rk;
+	rd_kafka_queue_t *mainq;
+	producer_on_delivery on_delivery;
+	void *opaque;
+	int64_t max_message_bytes;
+	struct topic_slot *topics;
+	size_t topics_cap; /* a power of two */
+	size_t topics_n;
+	int64_t lookup_skip_until_us; /* monotonic; see topic_get() */
+};
+
+/*
+ * Settings forced for the delivery guarantee (DESIGN.md "Producer settings"), each with what a
+ * user override gives up. message.max.bytes is the Java client's max.request.size default.
+ * The queue bounds keep memory bounded: the relay stops reading PostgreSQL while they are hit.
+ * The byte bound is not here: see queue_bound().
+ */
+static const struct forced {
+	const char *key;
+	const char *value;
+	const char *gives_up;
+} forced[] = {
+	{ "enable.idempotence", "true", "retries may duplicate or reorder records of an aggregate" },
+	{ "acks", "all", "an acknowledged record may be lost when a broker fails" },
+	{ "enable.gapless.guarantee", "true", "a failed batch may leave a gap while later records land" },
+	{ "message.timeout.ms", "0", "records that time out leave a gap; later ones still land" },
+	{ "partitioner", "murmur2_random", "partitions no longer match Debezium's (Java murmur2)" },
+	{ "message.max.bytes", "1048576", NULL },
+	/* binds for small records (~0.6 KB each in librdkafka); 10,000 gave 24.5 MB peak RSS */
+	{ "queue.buffering.max.messages", "5000", NULL },
+	{ "log.queue", "true", NULL },
+};
+
+/* Names whose values must never reach a log line or an error message. */
+static bool
+secret_key(const char *key)
+{
+	return strstr(key, "password") || strstr(key, "secret") || strstr(key, "sasl.jaas") ||
+	       strstr(key, "key.pem") || strstr(key, "oauthbearer.config");
+}
+
+static int
+conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, char *errbuf, size_t errlen)
+{
+	char err[512];
+
+	if (rd_kafka_conf_set(conf, key, value, err, sizeof(err)) == RD_KAFKA_CONF_OK) {
+		return 0;
+	}
+	if (errbuf) {
+		snprintf(errbuf, errlen, "producer setting %s%s%s: %s", key,
+			 secret_key(key) ? "" : "=", secret_key(key) ? "" : value, err);
+	}
+	return -EINVAL;
+}
+
+static void
+on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct producer *p = opaque;
+
+	(void)rk;
+	if (!p->on_delivery) {
+		return;
+	}
+	p->on_delivery(p->opaque, m->_private, m->err == RD_KAFKA_RESP_ERR_NO_ERROR,
+		       m->err ? rd_kafka_err2str(m->err) : NULL);
+}
+
+static void
+on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	(void)rk;
+	(void)opaque;
+	if (err == RD_KAFKA_RESP_ERR__FATAL) {
+		log_error(MOD, "fatal producer error: %s; the pipeline restarts from the slot", reason);
+	} else if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
+		log_warn(MOD, "%s; librdkafka keeps retrying, nothing is confirmed meanwhile", reason);
+	} else {
+		log_warn(MOD, "%s (%s); librdkafka retries", reason, rd_kafka_err2name(err));
+	}
+}
+
+/* librdkafka's own log lines, served on the main queue (log.queue=true). */
+static void
+on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	(void)rk;
+	/* enable.gapless.guarantee is forced on purpose; librdkafka calls it experimental. */
+	if (strcmp(fac, "CONFWARN") == 0 && strstr(buf, "enable.gapless.guarantee")) {
+		log_debug("rdkafka", "%s: %s", fac, buf);
+		return;
+	}
+	if (level <= 3) {
+		log_error("rdkafka", "%s: %s", fac, buf);
+	} else if (level <= 4) {
+		log_warn("rdkafka", "%s: %s", fac, buf);
+	} else if (level <= 6) {
+		log_info("rdkafka", "%s: %s", fac, buf);
+	} else {
+		log_debug("rdkafka", "%s: %s", fac, buf);
+	}
+}
+
+static int
+apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
+		const char *user = kv_get(settings, forced[i].key);
+
+		if (user && forced[i].gives_up && strcmp(user, forced[i].value) != 0) {
+			log_warn(MOD, "%s=%s overrides outboxd's %s: %s", forced[i].key, user,
+				 forced[i].value, forced[i].gives_up);
+		}
+		if (!user && conf_set(conf, forced[i].key, forced[i].value, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < settings->n; i++) {
+		if (conf_set(conf, settings->v[i].key, settings->v[i].value, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+	}
+	/* As Kafka Connect does: without idempotence, one request in flight keeps the order. */
+	if (kv_get(settings, "enable.idempotence") &&
+	    strcmp(kv_get(settings, "enable.idempotence"), "false") == 0 &&
+	    !kv_get(settings, "max.in.flight.requests.per.connection") &&
+	    conf_set(conf, "max.in.flight.requests.per.connection", "1", errbuf, errlen) < 0) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int64_t
+conf_int(rd_kafka_conf_t *conf, const char *key)
+{
+	char v[64];
+	size_t n = sizeof(v);
+
+	if (rd_kafka_conf_get(conf, key, v, &n) != RD_KAFKA_CONF_OK) {
+		return -1;
+	}
+	return strtoll(v, NULL, 10);
+}
+
+/*
+ * The producer queue's byte bound: by default room for one record of message.max.bytes, the
+ * smallest bound that never refuses a record for good (librdkafka counts the values' bytes
+ * against it). Why that small: it is most of outboxd's memory during a catch-up; at 4 MB peak RSS
+ * was 28 MB, at 1 MB 19 MB, with the same throughput (bench/results/2026-12-02-analysis.md): a
+ * few thousand ~400-byte records still cover the broker's round trip and the linger. A user
+ * bound (producer.buffer.memory) below message.max.bytes is raised to it, with a warning.
+ */
+static int
+queue_bound(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size_t errlen)
+{
+	int64_t need_kb = (conf_int(conf, "message.max.bytes") + 1023) / 1024;
+	const char *user = kv_get(settings, "queue.buffering.max.kbytes");
+	char v[32];
+
+	if (user && conf_int(conf, "queue.buffering.max.kbytes") >= need_kb) {
+		return 0;
+	}
+	if (user) {
+		log_warn(MOD, "queue.buffering.max.kbytes=%s (producer.buffer.memory) is below "
+			 "message.max.bytes: raised to %lld so that every record fits", user,
+			 (long long)need_kb);
+	}
+	snprintf(v, sizeof(v), "%lld", (long long)need_kb);
+	return conf_set(conf, "queue.buffering.max.kbytes", v, errbuf, errlen);
+}
+
+int
+producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery,
+	     void *opaque, struct producer **ret, char *errbuf, size_t errlen)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	struct producer *p = znew(*p);
+	char err[512];
+
+	p->on_delivery = on_delivery;
+	p->opaque = opaque;
+	if (apply_settings(conf, settings, errbuf, errlen) < 0 ||
+	    queue_bound(conf, settings, errbuf, errlen) < 0) {
+		rd_kafka_conf_destroy(conf);
+		free(p);
+		return -EINVAL;
+	}
+	p->max_message_bytes = conf_int(conf, "message.max.bytes");
+	rd_kafka_conf_set_dr_msg_cb(conf, on_dr);
+	rd_kafka_conf_set_error_cb(conf, on_error);
+	rd_kafka_conf_set_log_cb(conf, on_log);
+	rd_kafka_conf_set_opaque(conf, p);
+	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+	if (!p->rk) {
+		rd_kafka_conf_destroy(conf);
+		free(p);
+		if (errbuf) {
+			snprintf(errbuf, errlen, "cannot create the Kafka producer: %s", err);
+		}
+		return -EINVAL;
+	}
+	p->mainq = rd_kafka_queue_get_main(p->rk);
+	rd_kafka_set_log_queue(p->rk, NULL);
+	rd_kafka_queue_io_event_enable(p->mainq, wake_fd, "1", 1);
+	*ret = p;
+	return 0;
+}
+
+static int64_t
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static uint32_t
+topic_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s; s++) {
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	}
+	return h;
+}
+
+static void
+topics_grow(struct producer *p)
+{
+	struct topic_slot *old = p->topics;
+	size_t oldcap = p->topics_cap;
+
+	p->topics_cap = oldcap ? oldcap * 2 : 16;
+	p->topics = xcalloc(p->topics_cap, sizeof(*p->topics));
+	for (size_t i = 0; i < oldcap; i++) {
+		if (old[i].name) {
+			size_t j = topic_hash(old[i].name) & (p->topics_cap - 1);
+
+			while (p->topics[j].name) {
+				j = (j + 1) & (p->topics_cap - 1);
+			}
+			p->topics[j] = old[i];
+		}
+	}
+	free(old);
+}
+
+/*
+ * The topic handle for @name, or NULL past TOPICS_MAX names. The first time a name is seen, its
+ * metadata is asked for before its first record is queued. Why: librdkafka 2.0.2 does not ask at
+ * once for a topic it has no metadata for when another metadata request has just gone out (as one
+ * always has at start-up); the record then waits for its 1-second topic scan
+ * (confluentinc/librdkafka#3202). That second was the whole of outboxd's start-up time and part of
+ * every catch-up. An application metadata request is always sent (librdkafka forces it) and fills
+ * the topic's partition count, so the record goes straight to its partition. The wait is bounded:
+ * with no broker answering, the record is queued after TOPIC_LOOKUP_MS and librdkafka retries;
+ * and for TOPIC_LOOKUP_BACKOFF_US after that, new topics do not wait at all, so that many new
+ * topics during an outage cannot hold the relay thread (and its replies to the walsender) for long.
+ */
+static rd_kafka_topic_t *
+topic_get(struct producer *p, const char *name)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	size_t j;
+
+	if (p->topics_cap) {
+		for (j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
+		     j = (j + 1) & (p->topics_cap - 1)) {
+			if (strcmp(p->topics[j].name, name) == 0) {
+				return p->topics[j].rkt;
+			}
+		}
+	}
+	if (p->topics_n >= TOPICS_MAX) {
+		return NULL;
+	}
+	if ((p->topics_n + 1) * 2 > p->topics_cap) {
+		topics_grow(p);
+	}
+	for (j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
+	     j = (j + 1) & (p->topics_cap - 1)) {
+	}
+	p->topics[j].rkt = rd_kafka_topic_new(p->rk, name, NULL);
+	if (!p->topics[j].rkt) {
+		return NULL; /* an invalid name: producev by name reports why */
+	}
+	p->topics[j].name = xstrdup(name);
+	p->topics_n++;
+	if (mono_us() < p->lookup_skip_until_us) {
+		return p->topics[j].rkt;
+	}
+	if (rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS) ==
+	    RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rd_kafka_metadata_destroy(md);
+	} else {
+		p->lookup_skip_until_us = mono_us() + TOPIC_LOOKUP_BACKOFF_US;
+		log_debug(MOD, "no metadata for topic %s within %d ms; librdkafka keeps asking", name,
+			  TOPIC_LOOKUP_MS);
+	}
+	return p->topics[j].rkt;
+}
+
+/* Builds librdkafka headers; they belong to librdkafka once producev() succeeds. */
+static rd_kafka_headers_t *
+headers_new(const struct producer_record *rec)
+{
+	rd_kafka_headers_t *h = rd_kafka_headers_new(rec->nheaders ? rec->nheaders : 1);
+
+	for (size_t i = 0; i < rec->nheaders; i++) {
+		rd_kafka_header_add(h, rec->headers[i].name, -1, rec->headers[i].value,
+				    rec->headers[i].value ? (ssize_t)rec->headers[i].len : 0);
+	}
+	return h;
+}
+
+int
+producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque,
+	      char *errbuf, size_t errlen)
+{
+	rd_kafka_topic_t *rkt = topic_get(p, rec->topic);
+	rd_kafka_headers_t *h = headers_new(rec);
+	/* F_COPY: the router reuses its buffers; librdkafka copies into the message's own block. */
+	rd_kafka_vu_t vu[] = {
+		rkt ? (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_RKT, .u.rkt = rkt }
+		    : (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = rec->topic },
+		{ .vtype = RD_KAFKA_VTYPE_PARTITION,
+		  .u.i32 = rec->partition < 0 ? RD_KAFKA_PARTITION_UA : rec->partition },
+		{ .vtype = RD_KAFKA_VTYPE_KEY,
+		  .u.mem = { (void *)rec->key, rec->key ? rec->key_len : 0 } },
+		{ .vtype = RD_KAFKA_VTYPE_VALUE,
+		  .u.mem = { (void *)rec->value, rec->value ? rec->value_len : 0 } },
+		{ .vtype = RD_KAFKA_VTYPE_TIMESTAMP, .u.i64 = rec->timestamp_ms },
+		{ .vtype = RD_KAFKA_VTYPE_HEADERS, .u.headers = h },
+		{ .vtype = RD_KAFKA_VTYPE_MSGFLAGS, .u.i = RD_KAFKA_MSG_F_COPY },
+		{ .vtype = RD_KAFKA_VTYPE_OPAQUE, .u.ptr = msg_opaque },
+	};
+	rd_kafka_error_t *error = rd_kafka_produceva(p->rk, vu, sizeof(vu) / sizeof(vu[0]));
+	rd_kafka_resp_err_t err;
+
+	if (!error) {
+		return 0;
+	}
+	/* after a fatal error, the code is the original cause; the flag says it was fatal */
+	err = rd_kafka_error_is_fatal(error) ? RD_KAFKA_RESP_ERR__FATAL : rd_kafka_error_code(error);
+	rd_kafka_headers_destroy(h); /* still the caller's when the record was not queued */
+	if (errbuf) {
+		snprintf(errbuf, errlen, "%s", rd_kafka_error_string(error));
+	}
+	rd_kafka_error_destroy(error);
+	switch (err) {
+	case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+		return -EAGAIN;
+	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+		return -EMSGSIZE;
+	case RD_KAFKA_RESP_ERR__FATAL:
+		return -ESHUTDOWN;
+	default:
+		return -EINVAL;
+	}
+}
+
+void
+producer_poll(struct producer *p)
+{
+	rd_kafka_poll(p->rk, 0);
+}
+
+int
+producer_flush(struct producer *p, int timeout_ms)
+{
+	return rd_kafka_flush(p->rk, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : -ETIMEDOUT;
+}
+
+bool
+producer_fatal(struct producer *p, char *errbuf, size_t errlen)
+{
+	char err[512];
+
+	if (rd_kafka_fatal_error(p->rk, err, sizeof(err)) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		return false;
+	}
+	if (errbuf) {
+		snprintf(errbuf, errlen, "%s", err);
+	}
+	return true;
+}
+
+int
+producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_resp_err_t err = rd_kafka_metadata(p->rk, 0, NULL, &md, timeout_ms);
+	struct buf line = BUF_INIT;
+
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (errbuf) {
+			snprintf(errbuf, errlen, "no broker answered within %d ms: %s", timeout_ms,
+				 rd_kafka_err2str(err));
+		}
+		return -EIO;
+	}
+	buf_add_fmt(&line, "%d broker%s:", md->broker_cnt, md->broker_cnt == 1 ? "" : "s");
+	for (int i = 0; i < md->broker_cnt; i++) {
+		buf_add_fmt(&line, " %s:%d", md->brokers[i].host, md->brokers[i].port);
+	}
+	if (errbuf) {
+		snprintf(errbuf, errlen, "%s", buf_cstr(&line));
+	}
+	buf_fini(&line);
+	rd_kafka_metadata_destroy(md);
+	return 0;
+}
+
+int
+producer_queue_len(struct producer *p)
+{
+	return rd_kafka_outq_len(p->rk);
+}
+
+int64_t
+producer_max_message_bytes(const struct producer *p)
+{
+	return p->max_message_bytes;
+}
+
+void
+producer_free(struct producer *p)
+{
+	if (!p) {
+		return;
+	}
+	rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+	rd_kafka_poll(p->rk, 0);
+	for (size_t i = 0; i < p->topics_cap; i++) {
+		if (p->topics[i].name) {
+			rd_kafka_topic_destroy(p->topics[i].rkt);
+			free(p->topics[i].name);
+		}
+	}
+	free(p->topics);
+	rd_kafka_queue_destroy(p->mainq);
+	rd_kafka_destroy(p->rk);
+	free(p);
+}
