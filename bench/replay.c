@@ -9,14 +9,15 @@
  * FILE... are the configuration files outboxd run would get (worker + connector properties);
  * the router and the producer settings are built from them as outboxd does.
  *
- * Each message goes through the same steps as in src/relay.c: pgoutput_frame_decode,
- * pgoutput_decode, acktrack (Begin/Commit), relcache + router_selects (Relation), router_route
- * (EventRouter + converters) and producer_send into librdkafka, here pointed at librdkafka's
- * in-process mock cluster (test.mock.num.brokers); delivery reports go to acktrack, and the
- * confirmable LSN is computed once per batch of READ_BATCH messages, as the relay's turn does.
- * What the relay does and this does not: the socket reads (pgstream), status updates, the
- * catalog query per Relation message (NOT NULL / DEFAULT facts: here none, which changes no
- * byte with schemas.enable=false and no NULL column).
+ * Each frame goes through the relay's own path: pgstream_frame_decode, then the stream source
+ * (src/run/stream.c: pgoutput_decode, relcache + router_selects, acktrack) and the publish path
+ * (src/run/publish.c: router_route with the converters, producer_send into librdkafka), here
+ * pointed at librdkafka's in-process mock cluster (test.mock.num.brokers); delivery reports go
+ * back through the stream to acktrack, and the confirmable LSN is computed once per batch of
+ * READ_BATCH frames, as the relay's turn does. What the relay does and this does not: the socket
+ * reads (pgstream), status updates, the catalog query per Relation message (NOT NULL / DEFAULT
+ * facts: here none, which changes no byte with schemas.enable=false and no NULL column).
+ * --no-produce runs only the decoder and the router (with the converters) over the rows.
  *
  * --mock-brokers 0 produces to the configuration's bootstrap.servers instead.
  * --set adds a librdkafka setting (after the configuration's), for experiments.
@@ -40,36 +41,31 @@
 
 #include <valgrind/callgrind.h>
 
-#include "outboxd/run/acktrack.h"
 #include "outboxd/config/config.h"
+#include "outboxd/pg/pgoutput.h"
+#include "outboxd/pg/pgstream_frame.h"
+#include "outboxd/pg/relcache.h"
+#include "outboxd/run/acktrack.h"
+#include "outboxd/run/metrics.h"
+#include "outboxd/run/publish.h"
+#include "outboxd/run/stream.h"
 #include "outboxd/util/kv.h"
 #include "outboxd/util/log.h"
-#include "outboxd/run/metrics.h"
-#include "outboxd/pg/pgoutput.h"
-#include "outboxd/run/producer.h"
-#include "outboxd/pg/relcache.h"
-#include "outboxd/connect/router.h"
+#include "outboxd/util/now.h"
 
 extern char **environ;
 
 #define READ_BATCH 2000
 
-struct rinfo {
-	bool selected;
-};
-
 struct replay {
-	struct producer *prod;
-	struct acktrack *at;
-	struct relcache *rc;
 	struct router *router;
 	struct metrics *metrics;
-	struct pgoutput_decoder dec;
-	struct router_record rec;
-	struct producer_header *hdrs;
-	size_t hdrs_cap;
-	uint64_t cur_seq;
-	int wake[2];
+	struct kv settings;
+	struct publish_params pp;
+	struct stream_params sp;
+	struct publish *pub;
+	struct stream *st;	  /* the stream of the pass running now */
+	struct publish_source src; /* its callbacks */
 	bool produce;
 	uint64_t produced, delivered, failed, queue_full_waits;
 };
@@ -83,15 +79,6 @@ clock_s(clockid_t id)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void
 die(const char *what, const char *err)
 {
@@ -99,133 +86,80 @@ die(const char *what, const char *err)
 	exit(1);
 }
 
+/* The publish path outlives the passes; each pass has a stream of its own: forward to it. */
 static void
-on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
+on_produced(void *opaque, uint64_t token)
 {
 	struct replay *r = opaque;
 
-	(void)reason;
-	if (acktrack_row_delivered(r->at, (uint64_t)(uintptr_t)msg_opaque, ok) < 0) {
-		return;
-	}
+	r->produced++;
+	r->src.on_produced(r->src.opaque, token);
+}
+
+static void
+on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
+{
+	struct replay *r = opaque;
+
 	if (ok) {
 		r->delivered++;
-		metrics_count(r->metrics, METRICS_RECORDS_ACKNOWLEDGED, 1);
 	} else {
 		r->failed++;
 	}
+	r->src.on_delivery(r->src.opaque, token, ok, reason);
 }
 
 static void
 serve(struct replay *r)
 {
-	char b[256];
+	char why[512];
 
-	while (read(r->wake[0], b, sizeof(b)) > 0) {
+	if (publish_serve(r->pub, why, sizeof(why)) != OUTCOME_OK) {
+		die("producer", why);
 	}
-	producer_poll(r->prod);
 }
 
+/* Queue full: wait for delivery reports as the relay does (reading paused). */
 static void
-produce(struct replay *r)
+drain_waiting(struct replay *r)
 {
-	struct producer_record pr = {
-		.topic = buf_cstr(&r->rec.topic),
-		.key = r->rec.key_null ? NULL : buf_cstr(&r->rec.key),
-		.key_len = r->rec.key.len,
-		.value = r->rec.value_null ? NULL : buf_cstr(&r->rec.value),
-		.value_len = r->rec.value.len,
-		.nheaders = r->rec.nheaders,
-		.partition = r->rec.partition,
-		.timestamp_ms = r->rec.timestamp_ms < 0 ? 0 : r->rec.timestamp_ms,
-	};
-	char err[512];
-	int rc;
+	char why[512];
 
-	if (r->hdrs_cap < r->rec.nheaders) {
-		r->hdrs_cap = r->rec.nheaders;
-		r->hdrs = realloc(r->hdrs, r->hdrs_cap * sizeof(*r->hdrs));
-	}
-	for (size_t i = 0; i < r->rec.nheaders; i++) {
-		r->hdrs[i] = (struct producer_header){
-			.name = buf_cstr(&r->rec.headers[i].name),
-			.value = r->rec.headers[i].null ? NULL : buf_cstr(&r->rec.headers[i].value),
-			.len = r->rec.headers[i].value.len,
-		};
-	}
-	pr.headers = r->hdrs;
-	if (!r->produce) {
-		/* decode + route + convert only: count the row as produced and delivered */
-		(void)acktrack_row_produced(r->at, r->cur_seq, now_us());
-		(void)acktrack_row_delivered(r->at, r->cur_seq, true);
-		r->produced++;
-		r->delivered++;
-		return;
-	}
-	/* Queue full: wait for delivery reports as the relay does (reading paused). */
-	while ((rc = producer_send(r->prod, &pr, (void *)(uintptr_t)r->cur_seq, err,
-				   sizeof(err))) == -EAGAIN) {
-		struct pollfd p = { .fd = r->wake[0], .events = POLLIN };
+	while (publish_waiting(r->pub)) {
+		struct pollfd p = { .fd = publish_wake_fd(r->pub), .events = POLLIN };
 
 		r->queue_full_waits++;
 		poll(&p, 1, 100);
 		serve(r);
+		if (publish_retry(r->pub, why, sizeof(why)) != OUTCOME_OK) {
+			die("producer", why);
+		}
 	}
-	if (rc < 0) {
-		die("producer_send", err);
-	}
-	(void)acktrack_row_produced(r->at, r->cur_seq, now_us());
-	r->produced++;
-	metrics_count(r->metrics, METRICS_RECORDS_PUBLISHED, 1);
 }
 
+/* --no-produce: decode and route only, every row counted as produced and delivered. */
 static void
-on_message(struct replay *r, const struct pgoutput_msg *m)
+route_only(struct replay *r, struct relcache *rc, struct record *rec, const struct pgoutput_msg *m)
 {
+	struct relcache_rel *rel;
+	enum router_verdict v = ROUTER_DROP;
 	char err[1024];
 
-	switch (m->type) {
-	case PGOUTPUT_MSG_BEGIN:
-		r->cur_seq = acktrack_begin(r->at, m->u.begin.final_lsn);
-		break;
-	case PGOUTPUT_MSG_COMMIT:
-		if (acktrack_commit(r->at, m->u.commit.commit_lsn, m->u.commit.end_lsn) < 0) {
-			die("capture", "Commit outside a transaction");
-		}
-		r->cur_seq = 0;
-		metrics_count(r->metrics, METRICS_TRANSACTIONS, 1);
-		break;
-	case PGOUTPUT_MSG_RELATION: {
-		const struct relcache_rel *rel = relcache_apply(r->rc, m, free);
-		struct rinfo *ri = calloc(1, sizeof(*ri));
-
-		ri->selected = router_selects(r->router, rel->nspname, rel->relname);
-		((struct relcache_rel *)rel)->user = ri;
-		break;
+	if (m->type == PGOUTPUT_MSG_RELATION) {
+		rel = (struct relcache_rel *)relcache_apply(rc, m, NULL);
+		rel->user = router_selects(r->router, rel->nspname, rel->relname) ? rel : NULL;
+		return;
 	}
-	case PGOUTPUT_MSG_INSERT: {
-		struct relcache_rel *rel = relcache_get(r->rc, m->u.insert.relid);
-		struct rinfo *ri = rel ? rel->user : NULL;
-		enum router_verdict v = ROUTER_DROP;
-
-		if (!ri || !ri->selected) {
-			metrics_skipped(r->metrics, METRICS_SKIP_OTHER_TABLE);
-			break;
-		}
-		if (router_route(r->router, rel, NULL, NULL, 'I', &m->u.insert.newtup, &r->rec, &v,
-				 err, sizeof(err)) < 0) {
-			die("router_route", err);
-		}
-		if (v == ROUTER_PUBLISH) {
-			produce(r);
-		} else {
-			die("router_route", "a row of the capture is not publishable");
-		}
-		break;
+	if (m->type != PGOUTPUT_MSG_INSERT || !(rel = relcache_get(rc, m->u.insert.relid)) ||
+	    !rel->user) {
+		return;
 	}
-	default:
-		break;
+	if (router_route(r->router, rel, NULL, NULL, 'I', &m->u.insert.newtup, rec, &v, err,
+			 sizeof(err)) < 0 || v != ROUTER_PUBLISH) {
+		die("router_route", "a row of the capture is not publishable");
 	}
+	r->produced++;
+	r->delivered++;
 }
 
 /* The capture, read whole: an array of (pointer, length). */
@@ -277,7 +211,6 @@ build(struct replay *r, const char *const *files, int nfiles, int mock_brokers,
       const struct kv *extra)
 {
 	struct config *cfg = NULL;
-	struct kv settings = KV_INIT;
 	char err[1024], nb[16];
 
 	if (config_load(files, nfiles, environ, &cfg, err, sizeof(err)) < 0) {
@@ -287,74 +220,87 @@ build(struct replay *r, const char *const *files, int nfiles, int mock_brokers,
 	if (router_new(&rc, &r->router, err, sizeof(err)) < 0) {
 		die("router", err);
 	}
-	for (size_t i = 0; i < cfg->producer.n; i++) {
-		kv_set(&settings, cfg->producer.v[i].key, cfg->producer.v[i].value, NULL);
+	for (size_t i = 0; i < cfg->librdkafka.n; i++) {
+		/* the mock cluster instead of bootstrap.servers */
+		if (mock_brokers <= 0 || strcmp(cfg->librdkafka.v[i].key, "bootstrap.servers") != 0) {
+			kv_set(&r->settings, cfg->librdkafka.v[i].key, cfg->librdkafka.v[i].value, NULL);
+		}
 	}
-	/* the mock cluster instead of cfg->bootstrap_servers */
 	if (mock_brokers > 0) {
 		snprintf(nb, sizeof(nb), "%d", mock_brokers);
-		kv_set(&settings, "test.mock.num.brokers", nb, NULL);
-	} else {
-		kv_set(&settings, "bootstrap.servers", cfg->bootstrap_servers, NULL);
+		kv_set(&r->settings, "test.mock.num.brokers", nb, NULL);
 	}
 	for (size_t i = 0; i < extra->n; i++) {
-		kv_set(&settings, extra->v[i].key, extra->v[i].value, NULL);
+		kv_set(&r->settings, extra->v[i].key, extra->v[i].value, NULL);
 	}
-	if (pipe2(r->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
-		die("pipe", strerror(errno));
-	}
-	if (producer_new(&settings, r->wake[1], on_delivery, r, &r->prod, err, sizeof(err)) < 0) {
+	r->metrics = metrics_new();
+	r->pp = (struct publish_params){ .producer = &r->settings, .router = r->router,
+					 .metrics = r->metrics };
+	r->sp = (struct stream_params){ .router = r->router, .metrics = r->metrics,
+					.dbname = kv_get(&cfg->pg_conn, "dbname") };
+	if (r->produce &&
+	    publish_new(&r->pp, &(struct publish_source){ .on_produced = on_produced,
+							 .on_delivery = on_delivery, .opaque = r },
+			&r->pub, err, sizeof(err)) < 0) {
 		die("producer", err);
 	}
-	kv_fini(&settings);
 	/* the router keeps borrowed pointers into cfg: keep it for the process' life */
 }
 
-/* One pass over the first @n frames of the capture, from a fresh decoder, relcache and acktrack. */
+/* One pass over the first @n frames of the capture, from a fresh stream (decoder, relcache,
+ * acktrack). */
 static void
 replay_pass(struct replay *r, const struct capture *cap, size_t n)
 {
+	struct relcache *rc = relcache_new();
+	struct pgoutput_decoder dec;
+	struct record rec;
 	char err[512];
 
-	r->at = acktrack_new(0);
-	r->rc = relcache_new();
-	pgoutput_decoder_init(&r->dec, 1);
+	r->st = stream_new(&r->sp, 0, now_unix_us());
+	r->src = stream_source(r->st);
+	pgoutput_decoder_init(&dec, 1);
+	record_init(&rec);
 	for (size_t k = 0; k < n; k++) {
-		struct pgoutput_frame f;
+		struct pgstream_frame f;
 		struct pgoutput_msg m;
 
-		if (pgoutput_frame_decode(cap->msg[k], cap->len[k], &f, err, sizeof(err)) < 0) {
+		if (pgstream_frame_decode(cap->msg[k], cap->len[k], &f, err, sizeof(err)) < 0) {
 			die("frame", err);
 		}
-		if (f.kind != PGOUTPUT_FRAME_XLOGDATA) {
+		if (!r->produce) {
+			if (f.kind == PGSTREAM_FRAME_XLOGDATA &&
+			    pgoutput_decode(&dec, f.data, f.data_len, &m, err, sizeof(err)) < 0) {
+				die("decode", err);
+			}
+			if (f.kind == PGSTREAM_FRAME_XLOGDATA) {
+				route_only(r, rc, &rec, &m);
+			}
 			continue;
 		}
-		if (pgoutput_decode(&r->dec, f.data, f.data_len, &m, err, sizeof(err)) < 0) {
-			die("decode", err);
+		if (stream_on_frame(r->st, r->pub, &f, err, sizeof(err)) != OUTCOME_OK) {
+			die("stream", err);
 		}
-		on_message(r, &m);
+		drain_waiting(r);
 		/* the relay serves delivery reports and computes the confirmable LSN per turn */
 		if (k % READ_BATCH == READ_BATCH - 1) {
-			if (r->produce) {
-				serve(r);
-			}
-			(void)acktrack_confirmed(r->at);
-		}
-	}
-	if (r->produce) {
-		while (acktrack_in_flight(r->at) > 0) {
-			struct pollfd p = { .fd = r->wake[0], .events = POLLIN };
-
-			poll(&p, 1, 100);
 			serve(r);
+			(void)acktrack_confirmed(stream_acktrack(r->st));
 		}
 	}
-	(void)acktrack_confirmed(r->at);
-	pgoutput_decoder_fini(&r->dec);
-	relcache_free(r->rc, free);
-	acktrack_free(r->at);
-}
+	while (r->produce && acktrack_in_flight(stream_acktrack(r->st)) > 0) {
+		struct pollfd p = { .fd = publish_wake_fd(r->pub), .events = POLLIN };
 
+		poll(&p, 1, 100);
+		serve(r);
+	}
+	(void)acktrack_confirmed(stream_acktrack(r->st));
+	stream_free(r->st);
+	r->st = NULL;
+	record_fini(&rec);
+	pgoutput_decoder_fini(&dec);
+	relcache_free(rc, NULL);
+}
 int
 main(int argc, char **argv)
 {
@@ -365,7 +311,6 @@ main(int argc, char **argv)
 	struct kv extra = KV_INIT;
 	double w0, w1, c0, c1, t0, t1;
 	struct rusage ru;
-	char err[512];
 
 	for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
 		if (strcmp(argv[i], "--loops") == 0 && i + 1 < argc) {
@@ -396,13 +341,6 @@ main(int argc, char **argv)
 		cap.n = limit;
 	}
 	build(&r, (const char *const *)argv + i + 1, argc - i - 1, mock_brokers, &extra);
-	r.metrics = metrics_new();
-	router_record_init(&r.rec);
-
-	/* Warm-up: the first transaction (topic metadata, mock cluster start), not measured. */
-	if (r.produce && getenv("REPLAY_CHECK_BROKERS")) {
-		producer_check_brokers(r.prod, 10000, err, sizeof(err));
-	}
 
 	/*
 	 * Warm-up, not measured: the first frames once (broker connection, producer id, the topic's
@@ -434,8 +372,8 @@ main(int argc, char **argv)
 	       (double)r.delivered / (w1 - w0), (double)r.delivered / (c1 - c0),
 	       (double)r.delivered / (t1 - t0), (unsigned long long)r.queue_full_waits,
 	       ru.ru_maxrss);
-	router_record_fini(&r.rec);
-	producer_free(r.prod);
+	publish_free(r.pub);
+	kv_fini(&r.settings);
 	metrics_free(r.metrics);
 	router_free(r.router);
 	return 0;

@@ -5,8 +5,6 @@
  * precondition error). The only file outside the core library.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +23,7 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/run/producer.h"
+#include "outboxd/run/loop.h"
 #include "outboxd/run/relay.h"
 #include "outboxd/connect/router.h"
 #include "outboxd/run/snapshot.h"
@@ -122,19 +121,6 @@ build_router(const struct config *cfg, const char *rid, struct router **ret)
 	return 0;
 }
 
-/* librdkafka settings: the user's (translated) plus bootstrap.servers. Caller kv_fini()s. */
-static void
-producer_settings(const struct config *cfg, struct kv *out)
-{
-	for (size_t i = 0; i < cfg->producer.n; i++) {
-		kv_set(out, cfg->producer.v[i].key, cfg->producer.v[i].value,
-		       cfg->producer.v[i].origin);
-	}
-	if (cfg->bootstrap_servers) {
-		kv_set(out, "bootstrap.servers", cfg->bootstrap_servers, NULL);
-	}
-}
-
 /* SIGTERM, SIGINT and SIGHUP arrive through a signalfd; the loop handles them. */
 static int
 signal_fd(void)
@@ -156,13 +142,11 @@ signal_fd(void)
  * exported snapshot. Returns an exit code, or -1 to go on streaming.
  */
 static int
-prepare_slot(const struct config *cfg, const struct kv *prod, struct router *router, int sfd)
+prepare_slot(const struct config *cfg, struct router *router, struct metrics *metrics,
+	     struct loop *loop)
 {
-	struct snapshot_params sp = { .pg = &cfg->pg_conn, .slot = cfg->slot_name,
-				      .publication = cfg->publication_name, .producer = prod,
-				      .router = router, .signal_fd = sfd,
-				      .create = cfg->slot_create,
-				      .initial_statements = cfg->database_initial_statements };
+	struct snapshot_params sp = { .cfg = cfg, .router = router, .metrics = metrics,
+				      .loop = loop };
 	enum pgconn_failure f;
 	PGconn *c = NULL;
 	char err[1024], at[LSN_STRLEN];
@@ -170,30 +154,15 @@ prepare_slot(const struct config *cfg, const struct kv *prod, struct router *rou
 	int rc;
 
 	if (strcmp(cfg->snapshot_mode, "initial") == 0) {
-		/*
-		 * A transient failure takes the snapshot again (the marker slot makes the next
-		 * attempt drop the half-made slot), with the same capped backoff as the pipeline.
-		 */
-		for (int64_t backoff = 500;; backoff = backoff * 2 > cfg->restart_backoff_max_ms
-							   ? cfg->restart_backoff_max_ms
-							   : backoff * 2) {
-			struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-
-			switch (snapshot_run(&sp)) {
-			case SNAPSHOT_DONE:
-				return -1;
-			case SNAPSHOT_STOPPED:
-				return EXIT_OK;
-			case SNAPSHOT_HALT:
-				return EXIT_RUNTIME;
-			case SNAPSHOT_RETRY:
-				break;
-			default:
-				return EXIT_USAGE;
-			}
-			if (poll(&pfd, 1, (int)backoff) > 0) {
-				return EXIT_OK; /* SIGTERM/SIGINT during the backoff */
-			}
+		switch (snapshot_run(&sp)) {
+		case OUTCOME_OK:
+			break;
+		case OUTCOME_STOP:
+			return EXIT_OK;
+		case OUTCOME_HALT:
+			return EXIT_RUNTIME;
+		default:
+			return EXIT_USAGE;
 		}
 	}
 	if (!cfg->slot_create) {
@@ -222,8 +191,7 @@ cmd_run(int nfiles, char **files)
 	struct router *router = NULL;
 	struct metrics *metrics = metrics_new();
 	struct http *http = NULL;
-	struct kv prod = KV_INIT;
-	struct buf hb_topic = BUF_INIT;
+	struct loop loop;
 	char rid[37], err[512];
 	int sfd = -1, rc = EXIT_USAGE;
 
@@ -233,11 +201,11 @@ cmd_run(int nfiles, char **files)
 	}
 	/* Before any thread exists (libmicrohttpd, librdkafka): they inherit the blocked mask. */
 	sfd = signal_fd();
+	loop_init(&loop, sfd);
 	run_id(rid);
 	if (build_router(cfg, rid, &router) < 0) {
 		goto out;
 	}
-	producer_settings(cfg, &prod);
 	if (cfg->http_port > 0) {
 		if (http_start(NULL, (int)cfg->http_port, metrics, &http, err, sizeof(err)) < 0) {
 			log_error(MOD, "%s", err);
@@ -248,44 +216,18 @@ cmd_run(int nfiles, char **files)
 	log_info(MOD, "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix \"%s\", "
 		 "runId %s", version_string(), cfg->slot_name, cfg->publication_name,
 		 cfg->topic_prefix, rid);
-	if ((rc = prepare_slot(cfg, &prod, router, sfd)) >= 0) {
+	if ((rc = prepare_slot(cfg, router, metrics, &loop)) >= 0) {
 		goto out;
 	}
-	buf_add_fmt(&hb_topic, "%s%s%s", cfg->topic_heartbeat_prefix, cfg->topic_delimiter,
-		    cfg->topic_prefix);
-	{
-		struct relay_params p = {
-			.pg = &cfg->pg_conn,
-			.slot = cfg->slot_name,
-			.publication = cfg->publication_name,
-			.producer = &prod,
-			.router = router,
-			.status_interval_ms = cfg->status_update_interval_ms,
-			.slot_max_retries = (int)cfg->slot_max_retries,
-			.slot_retry_delay_ms = cfg->slot_retry_delay_ms,
-			.shutdown_flush_ms = cfg->shutdown_flush_ms,
-			.backoff_max_ms = cfg->restart_backoff_max_ms,
-			.halt_after_failures = (int)cfg->halt_after_failures,
-			.stall_warn_ms = cfg->stall_warn_ms,
-			.dlq_topic = cfg->dlq_topic,
-			.heartbeat_interval_ms = cfg->heartbeat_interval_ms,
-			.heartbeat_topic = buf_cstr(&hb_topic),
-			.heartbeat_query = cfg->heartbeat_action_query,
-			.initial_statements = cfg->database_initial_statements,
-			.dbname = kv_get(&cfg->pg_conn, "dbname"),
-			.metrics = metrics,
-		};
-
-		rc = (int)relay_run(&p, sfd);
-	}
+	rc = (int)relay_run(&(struct relay_params){ .cfg = cfg, .router = router,
+						    .metrics = metrics },
+			    &loop);
 out:
 	if (sfd >= 0) {
 		close(sfd);
 	}
 	http_stop(http);
 	metrics_free(metrics);
-	buf_fini(&hb_topic);
-	kv_fini(&prod);
 	router_free(router);
 	config_free(cfg);
 	return rc;
@@ -301,24 +243,14 @@ diag(bool ok, const char *what, const char *detail)
 static bool
 check_kafka(const struct config *cfg)
 {
-	struct kv prod = KV_INIT;
 	struct producer *p = NULL;
 	char err[1024];
-	int fds[2];
 	bool ok;
 
-	producer_settings(cfg, &prod);
-	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
-		kv_fini(&prod);
-		return false;
-	}
-	ok = producer_new(&prod, fds[1], NULL, NULL, &p, err, sizeof(err)) == 0 &&
+	ok = producer_new(&cfg->librdkafka, -1, NULL, NULL, &p, err, sizeof(err)) == 0 &&
 	     producer_check_brokers(p, 10000, err, sizeof(err)) == 0;
-	diag(ok, "kafka", ok ? err : err);
+	diag(ok, "kafka", err);
 	producer_free(p);
-	close(fds[0]);
-	close(fds[1]);
-	kv_fini(&prod);
 	return ok;
 }
 

@@ -613,6 +613,23 @@ finish_errors(struct ctx *c)
 	return 0;
 }
 
+/* The values several modules need in one assembled form. */
+static int
+derive(struct config *cfg)
+{
+	struct buf topic = BUF_INIT;
+
+	for (size_t i = 0; i < cfg->producer.n; i++) {
+		kv_set(&cfg->librdkafka, cfg->producer.v[i].key, cfg->producer.v[i].value,
+		       cfg->producer.v[i].origin);
+	}
+	kv_set(&cfg->librdkafka, "bootstrap.servers", cfg->bootstrap_servers, NULL);
+	buf_add_fmt(&topic, "%s%s%s", cfg->topic_heartbeat_prefix, cfg->topic_delimiter,
+		    cfg->topic_prefix);
+	cfg->heartbeat_topic = buf_steal(&topic);
+	return 0;
+}
+
 static int
 load(struct ctx *c)
 {
@@ -637,6 +654,7 @@ load(struct ctx *c)
 	r = r ? r : finish_connector(c);
 	r = r ? r : finish_errors(c);
 	r = r ? r : config_kafka_finish(c);
+	r = r ? r : derive(c->cfg);
 	return r;
 }
 
@@ -716,11 +734,12 @@ config_free(struct config *cfg)
 		&cfg->interval_handling_mode, &cfg->schema_name_adjustment_mode,
 		&cfg->bootstrap_servers, &cfg->key_converter, &cfg->value_converter,
 		&cfg->header_converter, &cfg->transform_alias, &cfg->errors_tolerance,
-		&cfg->dlq_topic, &cfg->java_double_format,
+		&cfg->dlq_topic, &cfg->java_double_format, &cfg->heartbeat_topic,
 	};
 	struct kv *kvs[] = {
 		&cfg->pg_conn, &cfg->connector, &cfg->key_converter_opts, &cfg->value_converter_opts,
 		&cfg->header_converter_opts, &cfg->transform, &cfg->producer, &cfg->ignored,
+		&cfg->librdkafka,
 	};
 
 	if (!cfg) {

@@ -3,8 +3,12 @@
 #define OUTBOXD_ROUTER_INT_H
 
 /*
- * What router.c, router_opts.c (option parsing) and router_expand.c (JSON payload
- * expansion) share. Private to the router: not installed, not part of its API.
+ * What the router's files share: router.c (routing a row), router_columns.c (columns as
+ * Connect values, headers), router_envelope.c (the value: payload, placements, envelope),
+ * router_records.c (dead letters, heartbeats, logical messages), router_opts.c (option
+ * parsing), router_expand.c (JSON payload expansion) and router_memo.c (the topic memo). Calls go
+ * one way: router.c and router_records.c -> router_envelope.c -> router_columns.c. Private to
+ * the router: not installed, not part of its API.
  */
 
 #include <stdbool.h>
@@ -131,6 +135,48 @@ struct router {
 	struct buf route, tmp;
 	struct router_memo memo;
 };
+
+/* router_find_col() - the index of column @name of @rel, or -1 (also for a NULL @name). */
+int router_find_col(const struct relcache_rel *rel, const char *name);
+
+/*
+ * router_column() - convert column @name of @tup into r->vals[@slot], with its DEFAULT (from
+ * r->defaults) in the schema. Return: 1 if the table has no such column, 0 done, -EINVAL when
+ * the value cannot be converted (a poison row; text in @errbuf).
+ */
+int router_column(struct router *r, const struct relcache_rel *rel, const bool *notnull,
+		  const struct pgoutput_tuple *tup, const char *name, int slot, char *errbuf,
+		  size_t errlen);
+
+/* router_raw_column() - the raw text of column @name, or NULL (absent or SQL NULL). Borrowed. */
+const struct slice *router_raw_column(const struct relcache_rel *rel,
+				      const struct pgoutput_tuple *tup, const char *name);
+
+/*
+ * router_header_value() - append header @name = @v through the header converter. Debezium
+ * Server drops a header whose Connect value is null; Kafka Connect sends it with a null value.
+ */
+int router_header_value(struct router *r, struct record *rec, const char *name,
+			const struct cvalue *v, char *errbuf, size_t errlen);
+
+/* router_envelope_payload() - the payload after table.expand.json.payload, into r->payload. */
+void router_envelope_payload(struct router *r);
+
+/*
+ * router_envelope_placements() - the additional placements in list order: headers appended to
+ * @out, envelope fields collected (their count in *@ret_nenv), the partition set.
+ */
+int router_envelope_placements(struct router *r, const struct relcache_rel *rel,
+			       const bool *notnull, const struct pgoutput_tuple *tup,
+			       struct record *out, size_t *ret_nenv, char *errbuf, size_t errlen);
+
+/*
+ * router_envelope_value() - the record's value: r->payload, or the envelope of @nenv placed
+ * fields around it, through the value converter (a tombstone for an empty payload when asked).
+ */
+int router_envelope_value(struct router *r, const struct relcache_rel *rel, const bool *notnull,
+			  const struct pgoutput_tuple *tup, size_t nenv, struct record *out,
+			  char *errbuf, size_t errlen);
 
 /* router_opts_setup() - every option of @cfg into @r (router_new's validation). */
 int router_opts_setup(struct router *r, const struct router_config *cfg, char *errbuf,

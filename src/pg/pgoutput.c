@@ -6,232 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
-
-/*
- * Every message is read through a bounded big-endian reader. An overrun sets the sticky
- * failed flag, after which every read returns a neutral value (0, an empty slice), so a
- * message decoder reads its fields in wire order and the caller checks the flag once.
- */
-struct rd {
-	const uint8_t *p, *end;
-	bool failed;
-};
+#include "outboxd/util/rd.h"
 
 /* Smallest encoding of one Relation column: flags, empty name, type oid, typmod. */
 #define REL_COL_MIN (1 + 1 + 4 + 4)
-
-/* Size of the XLogData header before the pgoutput message. */
-#define XLOGDATA_HDR 25
-#define KEEPALIVE_LEN 18
-
-static size_t
-rd_left(const struct rd *r)
-{
-	return r->failed ? 0 : (size_t)(r->end - r->p);
-}
-
-/* Take @n bytes, or fail (sticky) and return NULL. */
-static const uint8_t *
-rd_take(struct rd *r, size_t n)
-{
-	const uint8_t *q = r->p;
-
-	if (r->failed || (size_t)(r->end - r->p) < n) {
-		r->failed = true;
-		return NULL;
-	}
-	r->p += n;
-	return q;
-}
-
-/* An @n-byte big-endian unsigned integer. */
-static uint64_t
-rd_be(struct rd *r, size_t n)
-{
-	const uint8_t *q = rd_take(r, n);
-	uint64_t v = 0;
-
-	for (size_t i = 0; q && i < n; i++) {
-		v = v << 8 | q[i];
-	}
-	return v;
-}
-
-static uint8_t
-rd_u8(struct rd *r)
-{
-	return (uint8_t)rd_be(r, 1);
-}
-
-static uint16_t
-rd_u16(struct rd *r)
-{
-	return (uint16_t)rd_be(r, 2);
-}
-
-static uint32_t
-rd_u32(struct rd *r)
-{
-	return (uint32_t)rd_be(r, 4);
-}
-
-static uint64_t
-rd_u64(struct rd *r)
-{
-	return rd_be(r, 8);
-}
-
-/* Two's complement conversions spelled out: the casts are implementation-defined in C11. */
-static int
-rd_i16(struct rd *r)
-{
-	uint16_t v = rd_u16(r);
-
-	return v & 0x8000u ? (int)v - 0x10000 : (int)v;
-}
-
-static int32_t
-rd_i32(struct rd *r)
-{
-	uint32_t v = rd_u32(r);
-
-	return v & 0x80000000u ? (int32_t)(v - 0x80000000u) - INT32_MAX - 1 : (int32_t)v;
-}
-
-static int64_t
-rd_i64(struct rd *r)
-{
-	uint64_t v = rd_u64(r);
-	uint64_t sign = UINT64_C(1) << 63;
-
-	return v & sign ? (int64_t)(v - sign) - INT64_MAX - 1 : (int64_t)v;
-}
-
-/* A NUL-terminated string that must end before the buffer does; the slice excludes the NUL. */
-static struct slice
-rd_str(struct rd *r)
-{
-	const uint8_t *nul;
-	struct slice s = SLICE_NULL;
-
-	if (r->failed || r->p == r->end) {
-		r->failed = true;
-		return s;
-	}
-	nul = memchr(r->p, 0, (size_t)(r->end - r->p));
-	if (!nul) {
-		r->failed = true;
-		return s;
-	}
-	s.p = (const char *)r->p;
-	s.len = (size_t)(nul - r->p);
-	r->p = nul + 1;
-	return s;
-}
-
-static struct slice
-rd_bytes(struct rd *r, size_t n)
-{
-	const uint8_t *q = rd_take(r, n);
-
-	return q ? (struct slice){ (const char *)q, n } : SLICE_NULL;
-}
-
-/* Writes the message and returns -EPROTO, so decoders can "return proto_err(...)". */
-static int __attribute__((format(printf, 3, 4)))
-proto_err(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errbuf && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(errbuf, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EPROTO;
-}
-
-static void
-put_be(uint8_t *out, uint64_t v, size_t n)
-{
-	for (size_t i = n; i > 0; i--) {
-		out[i - 1] = (uint8_t)(v & 0xff);
-		v >>= 8;
-	}
-}
-
-/* 'w': dataStart, walEnd, sendTime, then the message itself. */
-static int
-frame_xlogdata(struct rd *r, size_t len, struct pgoutput_frame *f, char *errbuf, size_t errlen)
-{
-	if (len < XLOGDATA_HDR) {
-		return proto_err(errbuf, errlen, "XLogData: %zu bytes, the header alone needs %d", len,
-			      XLOGDATA_HDR);
-	}
-	f->kind = PGOUTPUT_FRAME_XLOGDATA;
-	f->wal_start = rd_u64(r);
-	f->wal_end = rd_u64(r);
-	f->send_time = rd_i64(r);
-	f->data = r->p;
-	f->data_len = rd_left(r);
-	return 0;
-}
-
-/* 'k': walEnd, sendTime, replyRequested. */
-static int
-frame_keepalive(struct rd *r, size_t len, struct pgoutput_frame *f, char *errbuf, size_t errlen)
-{
-	if (len != KEEPALIVE_LEN) {
-		return proto_err(errbuf, errlen, "keepalive: %zu bytes, expected %d", len,
-			      KEEPALIVE_LEN);
-	}
-	f->kind = PGOUTPUT_FRAME_KEEPALIVE;
-	f->wal_end = rd_u64(r);
-	f->send_time = rd_i64(r);
-	f->reply_requested = rd_u8(r) != 0;
-	return 0;
-}
-
-int
-pgoutput_frame_decode(const uint8_t *buf, size_t len, struct pgoutput_frame *ret, char *errbuf,
-		      size_t errlen)
-{
-	struct pgoutput_frame f = { 0 };
-	struct rd r;
-	int kind;
-	int err;
-
-	if (!len) {
-		return proto_err(errbuf, errlen, "empty CopyData message");
-	}
-	r = (struct rd){ buf, buf + len, false };
-	kind = rd_u8(&r);
-	if (kind == PGOUTPUT_FRAME_XLOGDATA) {
-		err = frame_xlogdata(&r, len, &f, errbuf, errlen);
-	} else if (kind == PGOUTPUT_FRAME_KEEPALIVE) {
-		err = frame_keepalive(&r, len, &f, errbuf, errlen);
-	} else {
-		err = proto_err(errbuf, errlen, "unknown CopyData kind 0x%02x", (unsigned)kind);
-	}
-	if (err < 0) {
-		return err;
-	}
-	*ret = f;
-	return 0;
-}
-
-void
-pgoutput_status_encode(uint8_t out[PGOUTPUT_STATUS_LEN], lsn_t write, lsn_t flush, lsn_t apply,
-		       int64_t now_us, bool reply_requested)
-{
-	out[0] = 'r';
-	put_be(out + 1, write, 8);
-	put_be(out + 9, flush, 8);
-	put_be(out + 17, apply, 8);
-	put_be(out + 25, (uint64_t)now_us, 8);
-	out[33] = reply_requested ? 1 : 0;
-}
 
 void
 pgoutput_decoder_init(struct pgoutput_decoder *d, int proto_version)
@@ -749,9 +529,11 @@ static int
 unknown_type(uint8_t type, char *errbuf, size_t errlen)
 {
 	if (type >= 0x20 && type < 0x7f) {
-		return proto_err(errbuf, errlen, "unknown pgoutput message type '%c'", type);
+		errbuf_set(errbuf, errlen, "unknown pgoutput message type '%c'", type);
+	} else {
+		errbuf_set(errbuf, errlen, "unknown pgoutput message type 0x%02x", (unsigned)type);
 	}
-	return proto_err(errbuf, errlen, "unknown pgoutput message type 0x%02x", (unsigned)type);
+	return -EPROTO;
 }
 
 int
@@ -764,7 +546,8 @@ pgoutput_decode(struct pgoutput_decoder *d, const uint8_t *buf, size_t len,
 	int err;
 
 	if (!len) {
-		return proto_err(errbuf, errlen, "empty pgoutput message");
+		errbuf_set(errbuf, errlen, "empty pgoutput message");
+		return -EPROTO;
 	}
 	desc = find_desc(buf[0]);
 	if (!desc) {
@@ -772,7 +555,7 @@ pgoutput_decode(struct pgoutput_decoder *d, const uint8_t *buf, size_t len,
 	}
 	memset(&m, 0, sizeof(m));
 	m.type = (enum pgoutput_msg_type)desc->type;
-	c = (struct dec){ d, { buf + 1, buf + len, false }, &m, desc->name, len, 0, errbuf, errlen };
+	c = (struct dec){ d, rd_init(buf + 1, len - 1), &m, desc->name, len, 0, errbuf, errlen };
 	err = check_allowed(&c, desc);
 	if (err < 0) {
 		return err;

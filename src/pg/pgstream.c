@@ -6,33 +6,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/pg/pgconn.h"
-#include "outboxd/pg/pgoutput.h"
+#include "outboxd/pg/pgstream_frame.h"
+#include "outboxd/util/now.h"
 
 #define MOD "pgstream"
 
-/* Unix epoch to PostgreSQL epoch (2000-01-01), in microseconds. */
-#define PG_EPOCH_OFFSET_US INT64_C(946684800000000)
-
 struct pgstream {
 	PGconn *conn;
-	char *copybuf; /* the payload last returned; PQfreemem()d on the next read */
+	char *copybuf; /* the payload last read, which the frame borrows; freed on the next read */
+	size_t copylen;
 };
-
-int64_t
-pgstream_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - PG_EPOCH_OFFSET_US;
-}
 
 /*
  * SQLSTATEs of START_REPLICATION and of an ErrorResponse mid-stream: 55006 the slot is active
@@ -177,9 +166,10 @@ stream_ended(struct pgstream *s, enum pgstream_failure *ret_failure, char *errbu
 	return -EIO;
 }
 
-int
-pgstream_read(struct pgstream *s, const uint8_t **ret_buf, size_t *ret_len,
-	      enum pgstream_failure *ret_failure, char *errbuf, size_t errlen)
+/* The next CopyData payload: 1 with it, 0 when nothing complete is buffered, or -EIO. */
+static int
+read_copydata(struct pgstream *s, enum pgstream_failure *ret_failure, char *errbuf,
+	      size_t errlen)
 {
 	int n;
 
@@ -191,29 +181,38 @@ pgstream_read(struct pgstream *s, const uint8_t **ret_buf, size_t *ret_len,
 	if (n == 0) {
 		if (PQconsumeInput(s->conn) == 0) {
 			pgconn_error_line(s->conn, errbuf, errlen);
-			if (ret_failure) {
-				*ret_failure = PGSTREAM_TRANSIENT;
-			}
+			*ret_failure = PGSTREAM_TRANSIENT;
 			return -EIO;
 		}
 		n = PQgetCopyData(s->conn, &s->copybuf, 1);
 	}
-	if (n > 0) {
-		*ret_buf = (const uint8_t *)s->copybuf;
-		*ret_len = (size_t)n;
-		return 1;
-	}
-	if (n == 0) {
-		return 0;
+	if (n >= 0) {
+		s->copylen = (size_t)n;
+		return n > 0;
 	}
 	if (n == -2) {
 		pgconn_error_line(s->conn, errbuf, errlen);
-		if (ret_failure) {
-			*ret_failure = PGSTREAM_TRANSIENT;
-		}
+		*ret_failure = PGSTREAM_TRANSIENT;
 		return -EIO;
 	}
 	return stream_ended(s, ret_failure, errbuf, errlen);
+}
+
+int
+pgstream_read(struct pgstream *s, struct pgstream_frame *ret, enum pgstream_failure *ret_failure,
+	      char *errbuf, size_t errlen)
+{
+	enum pgstream_failure f = PGSTREAM_TRANSIENT;
+	int rc = read_copydata(s, &f, errbuf, errlen);
+
+	if (rc < 0 && ret_failure) {
+		*ret_failure = f;
+	}
+	if (rc <= 0) {
+		return rc;
+	}
+	return pgstream_frame_decode((const uint8_t *)s->copybuf, s->copylen, ret, errbuf,
+				     errlen) < 0 ? -EPROTO : 1;
 }
 
 int
@@ -230,10 +229,10 @@ int
 pgstream_send_status(struct pgstream *s, lsn_t write, lsn_t flush, bool reply, char *errbuf,
 		     size_t errlen)
 {
-	uint8_t msg[PGOUTPUT_STATUS_LEN];
+	uint8_t msg[PGSTREAM_FRAME_STATUS_LEN];
 	char w[LSN_STRLEN], f[LSN_STRLEN];
 
-	pgoutput_status_encode(msg, write, flush, flush, pgstream_now_us(), reply);
+	pgstream_frame_status(msg, write, flush, flush, now_pg_us(), reply);
 	if (PQputCopyData(s->conn, (const char *)msg, sizeof(msg)) != 1) {
 		pgconn_error_line(s->conn, errbuf, errlen);
 		return -EIO;

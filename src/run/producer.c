@@ -229,7 +229,9 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	}
 	p->mainq = rd_kafka_queue_get_main(p->rk);
 	rd_kafka_set_log_queue(p->rk, NULL);
-	rd_kafka_queue_io_event_enable(p->mainq, wake_fd, "1", 1);
+	if (wake_fd >= 0) {
+		rd_kafka_queue_io_event_enable(p->mainq, wake_fd, "1", 1);
+	}
 	*ret = p;
 	return 0;
 }

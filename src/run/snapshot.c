@@ -2,49 +2,55 @@
 #include "outboxd/run/snapshot.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <unistd.h>
 
-#include "outboxd/util/buf.h"
-#include "outboxd/util/failpoint.h"
-#include "outboxd/util/log.h"
-#include "outboxd/util/mem.h"
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
-#include "outboxd/run/producer.h"
 #include "outboxd/pg/relcache.h"
+#include "outboxd/run/publish.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/util/now.h"
 
 #define MOD "snapshot"
 #define FETCH_ROWS 1000
 #define FETCH_SQL "FETCH FORWARD 1000 FROM outboxd_snapshot"
 #define SLOT_NAME_MAX 63
+/* The token of every snapshot row: the snapshot counts reports, it tracks no row. */
+#define SNAPSHOT_TOKEN 1
 
 struct snap {
 	const struct snapshot_params *p;
+	const struct config *cfg;
 	PGconn *sql;
-	struct producer *prod;
-	int wake[2];
+	struct publish_params pp;
+	struct publish *pub;
 	uint64_t produced, acked, failed;
 	char failure[512];
-	struct router_record rec;
-	struct producer_header *hdrs;
-	size_t hdrs_cap;
-	bool stopping;
+	char at[LSN_STRLEN]; /* the slot's consistent point: the rows' position */
+	char why[2048];
 };
 
 static void
-on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
+on_produced(void *opaque, uint64_t token)
 {
 	struct snap *s = opaque;
 
-	(void)msg_opaque;
+	(void)token;
+	s->produced++;
+}
+
+static void
+on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
+{
+	struct snap *s = opaque;
+
+	(void)token;
 	if (ok) {
 		s->acked++;
 		return;
@@ -55,56 +61,34 @@ on_delivery(void *opaque, void *msg_opaque, bool ok, const char *reason)
 }
 
 /* Serves delivery reports and signals, waiting at most @ms for either. */
-static void
-serve(struct snap *s, int ms)
+static enum outcome
+serve(struct snap *s, int64_t ms)
 {
-	struct pollfd fds[2] = { { .fd = s->wake[0], .events = POLLIN },
-				 { .fd = s->p->signal_fd, .events = POLLIN } };
-	struct signalfd_siginfo si;
-	char b[256];
+	struct loop_wait w = { .source_fd = -1, .wake_fd = publish_wake_fd(s->pub),
+			       .max_us = ms * 1000 };
 
-	if (poll(fds, 2, ms) > 0) {
-		while (read(s->wake[0], b, sizeof(b)) > 0) {
-		}
-		while (read(s->p->signal_fd, &si, sizeof(si)) == sizeof(si)) {
-			if (si.ssi_signo != SIGHUP) {
-				s->stopping = true;
-			}
-		}
+	if (loop_wait(s->p->loop, &w, s->why, sizeof(s->why)) < 0) {
+		return OUTCOME_HALT;
 	}
-	producer_poll(s->prod);
+	if (s->p->loop->stopping) {
+		return OUTCOME_STOP;
+	}
+	return publish_serve(s->pub, s->why, sizeof(s->why));
 }
 
-/* The routed record to the producer, waiting for queue space (the snapshot has no stream to
+/* One row through the publish path, waiting for queue space (the snapshot has no stream to
  * keep alive, so waiting here is fine). */
-static enum snapshot_result
-send_record(struct snap *s, const char *row_id)
+static enum outcome
+publish_one(struct snap *s, const struct publish_row *row)
 {
-	struct producer_record pr = router_record_view(&s->rec, &s->hdrs, &s->hdrs_cap);
-	char err[512];
-	int rc;
+	enum outcome o = publish_row(s->pub, row, SNAPSHOT_TOKEN, s->why, sizeof(s->why));
 
-	while ((rc = producer_send(s->prod, &pr, NULL, err, sizeof(err))) == -EAGAIN &&
-	       !s->stopping) {
-		serve(s, 100);
+	while (o == OUTCOME_OK && publish_waiting(s->pub)) {
+		if ((o = serve(s, 100)) == OUTCOME_OK) {
+			o = publish_retry(s->pub, s->why, sizeof(s->why));
+		}
 	}
-	if (rc == 0) {
-		s->produced++;
-		failpoint_hit(FAILPOINT_AFTER_PRODUCE);
-		return SNAPSHOT_DONE;
-	}
-	if (s->stopping) {
-		return SNAPSHOT_STOPPED;
-	}
-	if (rc == -EMSGSIZE) {
-		log_error(MOD, "halt: row id=%s: the record for topic %s is larger than "
-			  "message.max.bytes (%lld); raise producer.max.request.size and the topic's "
-			  "max.message.bytes, then start outboxd again (the snapshot reruns)", row_id,
-			  pr.topic, (long long)producer_max_message_bytes(s->prod));
-		return SNAPSHOT_HALT;
-	}
-	log_warn(MOD, "produce to %s failed: %s; the snapshot is taken again", pr.topic, err);
-	return SNAPSHOT_RETRY;
+	return o;
 }
 
 /* The relation pgoutput would describe for @schema.@table, cached in @rc. */
@@ -166,16 +150,17 @@ exec_ok(PGconn *c, const char *sql, PGresult **ret)
 	return false;
 }
 
-/* One fetched row through the router and to the producer. */
-static enum snapshot_result
+/* One fetched row through the publish path. */
+static enum outcome
 snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull,
 	     char *const *defaults, PGresult *r, int row, struct pgoutput_col *cols)
 {
 	struct pgoutput_tuple tup = { .ncols = rel->ncols, .cols = cols };
-	enum router_verdict v = ROUTER_DROP;
-	struct buf id = BUF_INIT;
-	char err[1024] = "";
-	enum snapshot_result res = SNAPSHOT_DONE;
+	struct buf where = BUF_INIT;
+	struct publish_row pr = { .rel = rel, .notnull = notnull,
+				  .defaults = (const char *const *)defaults, .op = 'r', .tup = &tup,
+				  .commit_lsn = s->at };
+	enum outcome o;
 
 	for (int c = 0; c < rel->ncols; c++) {
 		bool null = PQgetisnull(r, row, c);
@@ -185,24 +170,20 @@ snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull
 				     : (struct slice){ PQgetvalue(r, row, c),
 						       (size_t)PQgetlength(r, row, c) };
 	}
-	if (router_route(s->p->router, rel, notnull, (const char *const *)defaults, 'r', &tup,
-			 &s->rec, &v, err, sizeof(err)) < 0) {
-		v = ROUTER_POISON;
+	buf_add_fmt(&where, "of %s.%s in the initial snapshot", rel->nspname, rel->relname);
+	pr.where = buf_cstr(&where);
+	o = publish_one(s, &pr);
+	buf_fini(&where);
+	if (o == OUTCOME_HALT) {
+		log_error(MOD, "%s; the snapshot reruns at the next start", s->why);
+	} else if (o == OUTCOME_RESTART) {
+		log_warn(MOD, "%s; the snapshot is taken again", s->why);
 	}
-	router_row_id(s->p->router, rel, &tup, &id);
-	if (v == ROUTER_PUBLISH) {
-		res = send_record(s, buf_cstr(&id));
-	} else if (v != ROUTER_DROP) {
-		log_error(MOD, "halt: row id=%s of %s.%s in the initial snapshot: %s", buf_cstr(&id),
-			  rel->nspname, rel->relname, err);
-		res = SNAPSHOT_HALT;
-	}
-	buf_fini(&id);
-	return res;
+	return o;
 }
 
 /* Reads one table through a cursor (bounded memory) and publishes its rows. */
-static enum snapshot_result
+static enum outcome
 snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema,
 	       const char *table, uint64_t *ret_rows)
 {
@@ -211,13 +192,13 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 	const struct relcache_rel *rel = describe(s, rc, relid, schema, table, &notnull, &defaults);
 	struct buf q = BUF_INIT;
 	struct pgoutput_col *cols;
-	enum snapshot_result res = SNAPSHOT_DONE;
+	enum outcome res = OUTCOME_OK;
 	char *ns, *tb;
 
 	if (!rel) {
 		free(notnull);
 		pgsql_defaults_free(defaults, 0);
-		return SNAPSHOT_HALT;
+		return OUTCOME_HALT;
 	}
 	ns = PQescapeIdentifier(s->sql, schema, strlen(schema));
 	tb = PQescapeIdentifier(s->sql, table, strlen(table));
@@ -233,32 +214,31 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 	PQfreemem(tb);
 	cols = xcalloc((size_t)rel->ncols + 1, sizeof(*cols));
 	if (!exec_ok(s->sql, buf_cstr(&q), NULL)) {
-		res = SNAPSHOT_HALT;
+		res = OUTCOME_HALT;
 	}
-	while (res == SNAPSHOT_DONE) {
+	while (res == OUTCOME_OK) {
 		PGresult *r = NULL;
 		int n;
 
 		if (!exec_ok(s->sql, FETCH_SQL, &r)) {
-			res = SNAPSHOT_HALT;
+			res = OUTCOME_HALT;
 			break;
 		}
 		n = PQntuples(r);
-		for (int i = 0; i < n && res == SNAPSHOT_DONE; i++) {
+		for (int i = 0; i < n && res == OUTCOME_OK; i++) {
 			res = snapshot_row(s, rel, notnull, defaults, r, i, cols);
 			(*ret_rows)++;
 		}
 		PQclear(r);
-		serve(s, 0);
-		if (s->stopping) {
-			res = SNAPSHOT_STOPPED;
+		if (res == OUTCOME_OK) {
+			res = serve(s, 0);
 		}
 		if (n < FETCH_ROWS) {
 			break;
 		}
 	}
-	if (res == SNAPSHOT_DONE && !exec_ok(s->sql, "CLOSE outboxd_snapshot", NULL)) {
-		res = SNAPSHOT_HALT;
+	if (res == OUTCOME_OK && !exec_ok(s->sql, "CLOSE outboxd_snapshot", NULL)) {
+		res = OUTCOME_HALT;
 	}
 	free(cols);
 	free(notnull);
@@ -268,39 +248,41 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 }
 
 /* Waits until every produced row has its delivery report. */
-static enum snapshot_result
+static enum outcome
 await_acks(struct snap *s)
 {
-	while (s->acked + s->failed < s->produced && !s->stopping) {
-		serve(s, 500);
+	enum outcome o = OUTCOME_OK;
+
+	while (o == OUTCOME_OK && s->acked + s->failed < s->produced) {
+		o = serve(s, 500);
 	}
-	if (s->stopping) {
-		return SNAPSHOT_STOPPED;
+	if (o != OUTCOME_OK) {
+		return o;
 	}
 	if (s->failed) {
 		log_warn(MOD, "%llu snapshot rows were not delivered (%s); the snapshot is taken "
 			 "again", (unsigned long long)s->failed, s->failure);
-		return SNAPSHOT_RETRY;
+		return OUTCOME_RESTART;
 	}
-	return SNAPSHOT_DONE;
+	return OUTCOME_OK;
 }
 
 /* Reads every selected table of the publication inside the exported snapshot. */
-static enum snapshot_result
+static enum outcome
 snapshot_tables(struct snap *s, uint64_t *ret_rows, int *ret_tables)
 {
 	struct pgsql_pubtable *tables = NULL;
 	struct relcache *rc = relcache_new();
-	enum snapshot_result res = SNAPSHOT_DONE;
+	enum outcome res = OUTCOME_OK;
 	char err[512];
 	int n = 0;
 
-	if (pgsql_publication_tables(s->sql, s->p->publication, &tables, &n, err, sizeof(err)) < 0) {
+	if (pgsql_publication_tables(s->sql, s->cfg->publication_name, &tables, &n, err, sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);
 		relcache_free(rc, NULL);
-		return SNAPSHOT_PRECONDITION;
+		return OUTCOME_PRECONDITION;
 	}
-	for (int i = 0; i < n && res == SNAPSHOT_DONE; i++) {
+	for (int i = 0; i < n && res == OUTCOME_OK; i++) {
 		if (router_selects(s->p->router, tables[i].schema, tables[i].table)) {
 			res = snapshot_table(s, rc, (uint32_t)i + 1, tables[i].schema,
 					     tables[i].table, ret_rows);
@@ -329,31 +311,31 @@ import_snapshot(struct snap *s, const char *name)
 }
 
 /* Finds a leftover marker: drops the half-snapshotted slot and the marker. */
-static enum snapshot_result
+static enum outcome
 clear_unfinished(struct snap *s, const char *marker, int *slot_exists)
 {
 	char err[512];
 	int rc;
 
 	log_warn(MOD, "an initial snapshot of slot \"%s\" did not finish (marker slot \"%s\" "
-		 "exists); dropping both and taking the snapshot again", s->p->slot, marker);
+		 "exists); dropping both and taking the snapshot again", s->cfg->slot_name, marker);
 	if (*slot_exists) {
-		rc = pgsql_slot_drop(s->sql, s->p->slot, err, sizeof(err));
+		rc = pgsql_slot_drop(s->sql, s->cfg->slot_name, err, sizeof(err));
 		if (rc < 0 && rc != -ENOENT) {
 			log_error(MOD, "could not drop slot \"%s\": %s; stop the client that uses it",
-				  s->p->slot, err);
-			return SNAPSHOT_PRECONDITION;
+				  s->cfg->slot_name, err);
+			return OUTCOME_PRECONDITION;
 		}
 		*slot_exists = 0;
 	}
 	if (pgsql_slot_drop(s->sql, marker, err, sizeof(err)) < 0) {
 		log_error(MOD, "could not drop marker slot \"%s\": %s", marker, err);
-		return SNAPSHOT_PRECONDITION;
+		return OUTCOME_PRECONDITION;
 	}
-	return SNAPSHOT_DONE;
+	return OUTCOME_OK;
 }
 
-static enum snapshot_result
+static enum outcome
 take(struct snap *s, const char *marker)
 {
 	PGconn *repl = NULL;
@@ -361,111 +343,132 @@ take(struct snap *s, const char *marker)
 	lsn_t lsn = 0;
 	uint64_t rows = 0;
 	int tables = 0;
-	enum snapshot_result res;
+	enum outcome res;
 
-	if (pipe2(s->wake, O_NONBLOCK | O_CLOEXEC) < 0 ||
-	    producer_new(s->p->producer, s->wake[1], on_delivery, s, &s->prod, err, sizeof(err)) < 0) {
-		log_error(MOD, "%s", s->wake[0] < 0 ? strerror(errno) : err);
-		return SNAPSHOT_PRECONDITION;
+	struct publish_source src = { .on_produced = on_produced, .on_delivery = on_delivery,
+				      .opaque = s };
+
+	if (publish_new(&s->pp, &src, &s->pub, err, sizeof(err)) < 0) {
+		log_error(MOD, "%s", err);
+		return OUTCOME_PRECONDITION;
 	}
 	if (pgsql_marker_create(s->sql, marker, err, sizeof(err)) < 0) {
 		log_error(MOD, "could not create marker slot \"%s\": %s", marker, err);
-		return SNAPSHOT_PRECONDITION;
+		return OUTCOME_PRECONDITION;
 	}
-	if (pgstream_create_exported(s->p->pg, s->p->slot, &repl, &name, &lsn, err, sizeof(err)) < 0) {
-		log_error(MOD, "could not create replication slot \"%s\": %s", s->p->slot, err);
-		return SNAPSHOT_PRECONDITION;
+	if (pgstream_create_exported(&s->cfg->pg_conn, s->cfg->slot_name, &repl, &name, &lsn, err,
+				     sizeof(err)) < 0) {
+		log_error(MOD, "could not create replication slot \"%s\": %s", s->cfg->slot_name, err);
+		return OUTCOME_PRECONDITION;
 	}
 	log_info(MOD, "created replication slot \"%s\" at %s; publishing the rows already in the "
-		 "outbox (snapshot.mode=initial)", s->p->slot, lsn_format(lsn, at));
-	res = import_snapshot(s, name) ? SNAPSHOT_DONE : SNAPSHOT_HALT;
+		 "outbox (snapshot.mode=initial)", s->cfg->slot_name, lsn_format(lsn, at));
+	snprintf(s->at, sizeof(s->at), "%s", at);
+	res = import_snapshot(s, name) ? OUTCOME_OK : OUTCOME_HALT;
 	PQfinish(repl); /* the snapshot lives on in the imported transaction */
 	free(name);
-	if (res == SNAPSHOT_DONE) {
+	if (res == OUTCOME_OK) {
 		res = snapshot_tables(s, &rows, &tables);
 	}
-	if (res == SNAPSHOT_DONE && !exec_ok(s->sql, "COMMIT", NULL)) {
-		res = SNAPSHOT_HALT;
+	if (res == OUTCOME_OK && !exec_ok(s->sql, "COMMIT", NULL)) {
+		res = OUTCOME_HALT;
 	}
-	if (res == SNAPSHOT_DONE) {
+	if (res == OUTCOME_OK) {
 		res = await_acks(s);
 	}
-	if (res != SNAPSHOT_DONE) {
+	if (res != OUTCOME_OK) {
 		return res;
 	}
 	if (pgsql_slot_drop(s->sql, marker, err, sizeof(err)) < 0) {
 		log_error(MOD, "could not drop marker slot \"%s\": %s", marker, err);
-		return SNAPSHOT_HALT;
+		return OUTCOME_HALT;
 	}
 	log_info(MOD, "initial snapshot complete: %llu rows from %d tables published and "
 		 "acknowledged; streaming from %s", (unsigned long long)rows, tables, at);
-	return SNAPSHOT_DONE;
+	return OUTCOME_OK;
 }
 
 /* Decides whether to snapshot: only with outboxd.slot.create, only for a missing slot or an
  * unfinished snapshot; without outboxd.slot.create an unfinished snapshot is refused. */
-static enum snapshot_result
+static enum outcome
 decide(struct snap *s, const char *marker)
 {
 	char err[512];
-	int slot_exists = pgsql_slot_exists(s->sql, s->p->slot, err, sizeof(err));
+	int slot_exists = pgsql_slot_exists(s->sql, s->cfg->slot_name, err, sizeof(err));
 	int marker_exists = pgsql_slot_exists(s->sql, marker, err, sizeof(err));
-	enum snapshot_result res;
+	enum outcome res;
 
 	if (slot_exists < 0 || marker_exists < 0) {
 		log_error(MOD, "%s", err);
-		return SNAPSHOT_PRECONDITION;
+		return OUTCOME_PRECONDITION;
 	}
-	if (marker_exists && !s->p->create) {
+	if (marker_exists && !s->cfg->slot_create) {
 		log_error(MOD, "an initial snapshot of slot \"%s\" did not finish (marker slot "
 			  "\"%s\" exists): set outboxd.slot.create=true to take it again, or drop the "
 			  "marker slot if the rows already in the outbox need not be published",
-			  s->p->slot, marker);
-		return SNAPSHOT_PRECONDITION;
+			  s->cfg->slot_name, marker);
+		return OUTCOME_PRECONDITION;
 	}
-	if (!s->p->create || slot_exists) {
+	if (!s->cfg->slot_create || slot_exists) {
 		log_info(MOD, "snapshot.mode=initial: outboxd streams from slot \"%s\" and takes no "
 			 "snapshot, as a migrating Debezium with offsets would (outboxd snapshots only "
-			 "when it creates the slot: outboxd.slot.create=true)", s->p->slot);
+			 "when it creates the slot: outboxd.slot.create=true)", s->cfg->slot_name);
 	}
-	if (!s->p->create) {
-		return SNAPSHOT_DONE;
+	if (!s->cfg->slot_create) {
+		return OUTCOME_OK;
 	}
-	if (marker_exists && (res = clear_unfinished(s, marker, &slot_exists)) != SNAPSHOT_DONE) {
+	if (marker_exists && (res = clear_unfinished(s, marker, &slot_exists)) != OUTCOME_OK) {
 		return res;
 	}
-	return slot_exists ? SNAPSHOT_DONE : take(s, marker);
+	return slot_exists ? OUTCOME_OK : take(s, marker);
 }
 
-enum snapshot_result
-snapshot_run(const struct snapshot_params *p)
+/* One attempt: connect, decide, take the snapshot if needed. */
+static enum outcome
+attempt(const struct snapshot_params *p)
 {
-	struct snap s = { .p = p, .wake = { -1, -1 } };
+	const struct config *cfg = p->cfg;
+	struct snap s = { .p = p, .cfg = cfg };
 	struct buf marker = BUF_INIT;
-	enum snapshot_result res;
+	enum outcome res;
 	char err[512];
 
-	if (pgconn_open(p->pg, false, &s.sql, NULL, err, sizeof(err)) < 0 ||
-	    pgconn_run_statements(s.sql, p->initial_statements, err, sizeof(err)) < 0) {
+	s.pp = (struct publish_params){ .producer = &cfg->librdkafka, .router = p->router,
+					.dlq_topic = cfg->dlq_topic, .metrics = p->metrics };
+	if (pgconn_open(&cfg->pg_conn, false, &s.sql, NULL, err, sizeof(err)) < 0 ||
+	    pgconn_run_statements(s.sql, cfg->database_initial_statements, err, sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);
 		PQfinish(s.sql);
-		return SNAPSHOT_PRECONDITION;
+		return OUTCOME_PRECONDITION;
 	}
-	router_record_init(&s.rec);
-	buf_add_fmt(&marker, "%.*s_outboxd_snapshot", SLOT_NAME_MAX - 17, p->slot);
+	buf_add_fmt(&marker, "%.*s_outboxd_snapshot", SLOT_NAME_MAX - 17, cfg->slot_name);
 	res = decide(&s, buf_cstr(&marker));
 	buf_fini(&marker);
-	if (res == SNAPSHOT_STOPPED) {
+	if (res == OUTCOME_STOP) {
 		log_info(MOD, "stopped during the initial snapshot; it reruns at the next start");
 	}
-	producer_free(s.prod);
+	publish_free(s.pub);
 	PQfinish(s.sql);
-	router_record_fini(&s.rec);
-	free(s.hdrs);
-	for (int i = 0; i < 2; i++) {
-		if (s.wake[i] >= 0) {
-			close(s.wake[i]);
+	return res;
+}
+
+enum outcome
+snapshot_run(const struct snapshot_params *p)
+{
+	int64_t max = p->cfg->restart_backoff_max_ms;
+
+	/*
+	 * A transient failure takes the snapshot again (the marker slot makes the next attempt drop
+	 * the half-made slot), with the same capped backoff as the pipeline.
+	 */
+	for (int64_t backoff = 500;; backoff = backoff * 2 > max ? max : backoff * 2) {
+		enum outcome o = attempt(p);
+
+		if (o != OUTCOME_RESTART) {
+			return o;
+		}
+		if (!loop_sleep(p->loop, backoff)) {
+			return OUTCOME_STOP; /* SIGTERM/SIGINT during the backoff */
 		}
 	}
-	return res;
 }

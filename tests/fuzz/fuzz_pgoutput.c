@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "outboxd/pg/pgoutput.h"
+#include "outboxd/pg/pgstream_frame.h"
 #include "outboxd/pg/relcache.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -102,7 +103,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct relcache *rc = relcache_new();
-	struct pgoutput_frame f;
+	struct pgstream_frame f;
 	volatile unsigned sink = 0;
 	uint8_t *copy = exact_copy(data, size);
 
@@ -117,8 +118,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pgoutput_decoder_init(&d, proto);
 			d.in_stream = in_stream;
 			sink += decode_one(&d, rc, size ? copy : NULL, size);
-			if (pgoutput_frame_decode(size ? copy : NULL, size, &f, NULL, 0) == 0 &&
-			    f.kind == PGOUTPUT_FRAME_XLOGDATA) {
+			if (pgstream_frame_decode(size ? copy : NULL, size, &f, NULL, 0) == 0 &&
+			    f.kind == PGSTREAM_FRAME_XLOGDATA) {
 				sink += decode_one(&d, rc, f.data_len ? f.data : NULL, f.data_len);
 			}
 			pgoutput_decoder_fini(&d);

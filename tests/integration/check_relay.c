@@ -810,6 +810,92 @@ START_TEST(test_heartbeats_and_statements)
 }
 END_TEST
 
+/* Polls @q (one boolean column) until it says true; false after @timeout_s. */
+static bool
+wait_true(PGconn *c, const char *q, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		PGresult *r = itest_sql(c, q);
+		bool yes = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+
+		PQclear(r);
+		if (yes) {
+			return true;
+		}
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/*
+ * heartbeat.action.query runs asynchronously on the connection that also reads the catalog
+ * facts of a Relation message. Its missing table must halt the relay (as Debezium fails,
+ * DBZ-9247) even when its error arrives while a Relation message needs that connection: a
+ * synchronous query sent then would have made libpq discard the error.
+ */
+START_TEST(test_heartbeat_query_error_is_not_lost_to_a_catalog_query)
+{
+	struct relayfix f;
+	struct buf extra = BUF_INIT, q = BUF_INIT, waiting = BUF_INIT;
+	PGconn *holder = itest_pg();
+	long key = (long)getpid() * 1000 + 17;
+	lsn_t end;
+	char *log;
+
+	relayfix_init(&f, false);
+	setup_types(&f);
+	/* The test holds the lock, so the query waits in its first statement until released. */
+	buf_add_fmt(&q, "SELECT pg_advisory_lock(%ld)", key);
+	sql(holder, buf_cstr(&q));
+	buf_add_fmt(&extra, "heartbeat.interval.ms=300\n"
+			    "heartbeat.action.query=SELECT pg_advisory_xact_lock(%ld); "
+			    "INSERT INTO %s.hb_missing VALUES (1)", key, f.name);
+	relayfix_config(&f, NULL, buf_cstr(&extra));
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	buf_add_fmt(&waiting, "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name "
+			      "= 'outboxd' AND query LIKE '%%pg_advisory_xact_lock(%ld)%%' AND "
+			      "wait_event_type = 'Lock')", key);
+	ck_assert_msg(wait_true(f.pg, buf_cstr(&waiting), 30), "the heartbeat query did not start");
+	/* The first outbox row of the session: its Relation message needs the catalog facts. */
+	buf_reset(&q);
+	buf_add_fmt(&q, "INSERT INTO %s.outbox VALUES ('0badc0de-0000-4000-8000-00000000000b', "
+			"'%s', 'agg-1', 'T', '{}')", f.name, aggtypes[0]);
+	sql(f.pg, buf_cstr(&q));
+	end = relayfix_last_commit_end(&f);
+	buf_reset(&q);
+	buf_add_fmt(&q, "SELECT coalesce((SELECT r.sent_lsn >= '%X/%X' FROM pg_stat_replication r "
+			"JOIN pg_replication_slots s ON s.active_pid = r.pid WHERE s.slot_name = "
+			"'%s'), false)", (unsigned)(end >> 32), (unsigned)end, f.slot);
+	ck_assert_msg(wait_true(f.pg, buf_cstr(&q), 30), "the row was not sent to outboxd");
+	/* Margin for outboxd to read it; were it late, the test would only prove less. */
+	usleep(1000 * 1000);
+	buf_reset(&q);
+	buf_add_fmt(&q, "SELECT pg_advisory_unlock(%ld)", key);
+	sql(holder, buf_cstr(&q));
+	buf_reset(&waiting);
+	buf_add_fmt(&waiting, "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
+			      "application_name = 'outboxd' AND query LIKE "
+			      "'%%pg_advisory_xact_lock(%ld)%%' AND state = 'active')", key);
+	ck_assert(wait_true(f.pg, buf_cstr(&waiting), 30));
+	/* From now on the query succeeds: only the one error can halt the relay. */
+	buf_reset(&q);
+	buf_add_fmt(&q, "CREATE TABLE %s.hb_missing (x int)", f.name);
+	sql(f.pg, buf_cstr(&q));
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 1);
+	log = relayfix_log(&f);
+	ck_assert_msg(strstr(log, "heartbeat.action.query failed") && strstr(log, "42P01"), "%s",
+		      log);
+	free(log);
+	PQfinish(holder);
+	buf_fini(&extra);
+	buf_fini(&q);
+	buf_fini(&waiting);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 /* With a dead-letter topic, a poison row goes there (same key, reason in headers) and counts
  * as delivered: the relay goes on. */
 START_TEST(test_poison_row_to_dead_letter_topic)
@@ -907,11 +993,13 @@ relay_suite(void)
 	TCase *confirm = tcase_create("confirm");
 	TCase *faults = tcase_create("faults");
 	TCase *pre = tcase_create("preconditions");
+	TCase *sql = tcase_create("sql_connection");
 
 	tcase_set_timeout(flow, 300);
 	tcase_set_timeout(confirm, 300);
 	tcase_set_timeout(faults, 300);
 	tcase_set_timeout(pre, 120);
+	tcase_set_timeout(sql, 120);
 	tcase_add_loop_test(flow, test_rows_arrive_once_in_order, 0, 2);
 	tcase_add_loop_test(flow, test_huge_transaction_bounded_memory, 0, 2);
 	tcase_add_test(flow, test_update_fatal_halts);
@@ -920,6 +1008,7 @@ relay_suite(void)
 	tcase_add_loop_test(flow, test_initial_snapshot, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_to_dead_letter_topic, 0, 2);
 	tcase_add_loop_test(flow, test_heartbeats_and_statements, 0, 2);
+	tcase_add_test(sql, test_heartbeat_query_error_is_not_lost_to_a_catalog_query);
 	tcase_add_loop_test(flow, test_logical_messages, 0, 2);
 	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
@@ -935,6 +1024,7 @@ relay_suite(void)
 	suite_add_tcase(s, flow);
 	suite_add_tcase(s, confirm);
 	suite_add_tcase(s, faults);
+	suite_add_tcase(s, sql);
 	return s;
 }
 

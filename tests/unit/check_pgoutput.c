@@ -6,6 +6,7 @@
 
 #include "outboxd/util/mem.h"
 #include "outboxd/pg/pgoutput.h"
+#include "outboxd/pg/pgstream_frame.h"
 
 /*
  * Vectors are hex strings: the captured PG 15.20 bytes of reference section 6, and synthetic
@@ -195,7 +196,7 @@ relcol_is(const struct pgoutput_rel_col *c, uint8_t flags, const char *name, uin
 
 START_TEST(test_frame_commit_copydata)
 {
-	struct pgoutput_frame f;
+	struct pgstream_frame f;
 	struct pgoutput_msg m;
 	size_t len;
 	const uint8_t *wire = hex(SYN_COMMIT_COPYDATA, &len);
@@ -205,8 +206,8 @@ START_TEST(test_frame_commit_copydata)
 	ck_assert_int_eq(wire[0], 'd');
 	ck_assert_uint_eq((size_t)wire[4] + 1, len); /* Int32 length counts itself, not 'd' */
 	payload = copy(wire + 5, len - 5);
-	ck_assert_int_eq(pgoutput_frame_decode(payload, len - 5, &f, errbuf, sizeof(errbuf)), 0);
-	ck_assert_int_eq(f.kind, PGOUTPUT_FRAME_XLOGDATA);
+	ck_assert_int_eq(pgstream_frame_decode(payload, len - 5, &f, errbuf, sizeof(errbuf)), 0);
+	ck_assert_int_eq(f.kind, PGSTREAM_FRAME_XLOGDATA);
 	ck_assert_uint_eq(f.wal_start, 0x1A2B3C70);
 	ck_assert_uint_eq(f.wal_end, 0x1A2B3C70);
 	ck_assert_int_eq(f.send_time, 790257600001500);
@@ -224,13 +225,13 @@ END_TEST
 
 START_TEST(test_frame_keepalive)
 {
-	struct pgoutput_frame f;
+	struct pgstream_frame f;
 	size_t len;
 	const uint8_t *b = hex(SYN_KEEPALIVE, &len);
 
 	ck_assert_uint_eq(len, 18);
-	ck_assert_int_eq(pgoutput_frame_decode(b, len, &f, errbuf, sizeof(errbuf)), 0);
-	ck_assert_int_eq(f.kind, PGOUTPUT_FRAME_KEEPALIVE);
+	ck_assert_int_eq(pgstream_frame_decode(b, len, &f, errbuf, sizeof(errbuf)), 0);
+	ck_assert_int_eq(f.kind, PGSTREAM_FRAME_KEEPALIVE);
 	ck_assert_uint_eq(f.wal_end, 0x1A2B3CA8);
 	ck_assert_int_eq(f.send_time, 0x0002cebc30200c5cLL);
 	ck_assert(f.reply_requested);
@@ -241,16 +242,16 @@ END_TEST
 
 START_TEST(test_status_encode)
 {
-	uint8_t out[PGOUTPUT_STATUS_LEN];
+	uint8_t out[PGSTREAM_FRAME_STATUS_LEN];
 	size_t len;
 	const uint8_t *want = hex(SYN_STATUS, &len);
 
-	ck_assert_uint_eq(len, PGOUTPUT_STATUS_LEN);
+	ck_assert_uint_eq(len, PGSTREAM_FRAME_STATUS_LEN);
 	memset(out, 0xee, sizeof(out));
-	pgoutput_status_encode(out, 0x1A2B3C70, 0x1A2B3C70, 0x1A2B3C70, 0x0002cebc2f877dacLL,
+	pgstream_frame_status(out, 0x1A2B3C70, 0x1A2B3C70, 0x1A2B3C70, 0x0002cebc2f877dacLL,
 			       false);
-	ck_assert_mem_eq(out, want, PGOUTPUT_STATUS_LEN);
-	pgoutput_status_encode(out, 1, 2, 3, -1, true);
+	ck_assert_mem_eq(out, want, PGSTREAM_FRAME_STATUS_LEN);
+	pgstream_frame_status(out, 1, 2, 3, -1, true);
 	ck_assert_int_eq(out[0], 'r');
 	ck_assert_int_eq(out[8], 1);
 	ck_assert_int_eq(out[16], 2);
@@ -270,7 +271,7 @@ START_TEST(test_frame_rejects)
 		"6b 00 00 00 00 1a 2b 3c a8 00 02 ce bc 30 20 0c 5c 01 00", /* 19 bytes */
 		"72" LSN1 LSN1 LSN1 T1 "00",				   /* our own 'r' */
 	};
-	struct pgoutput_frame f, before;
+	struct pgstream_frame f, before;
 	size_t len;
 
 	for (size_t i = 0; i < sizeof(bad_frames) / sizeof(bad_frames[0]); i++) {
@@ -279,24 +280,24 @@ START_TEST(test_frame_rejects)
 		memset(&f, 0x5a, sizeof(f));
 		before = f;
 		errbuf[0] = '\0';
-		ck_assert_int_eq(pgoutput_frame_decode(len ? b : NULL, len, &f, errbuf,
+		ck_assert_int_eq(pgstream_frame_decode(len ? b : NULL, len, &f, errbuf,
 						       sizeof(errbuf)),
 				 -EPROTO);
 		ck_assert_mem_eq(&f, &before, sizeof(f));
 		ck_assert(errbuf[0] != '\0');
 	}
 	/* NULL errbuf is allowed */
-	ck_assert_int_eq(pgoutput_frame_decode(hex("78", &len), 1, &f, NULL, 0), -EPROTO);
+	ck_assert_int_eq(pgstream_frame_decode(hex("78", &len), 1, &f, NULL, 0), -EPROTO);
 }
 END_TEST
 
 START_TEST(test_frame_empty_xlogdata)
 {
-	struct pgoutput_frame f;
+	struct pgstream_frame f;
 	size_t len;
 	const uint8_t *b = hex("77" LSN1 LSN1 T2, &len);
 
-	ck_assert_int_eq(pgoutput_frame_decode(b, len, &f, errbuf, sizeof(errbuf)), 0);
+	ck_assert_int_eq(pgstream_frame_decode(b, len, &f, errbuf, sizeof(errbuf)), 0);
 	ck_assert_uint_eq(f.data_len, 0);
 }
 END_TEST

@@ -60,7 +60,7 @@ mk(const char *keyconv, const char *valconv, struct kv *smt, struct kv *valopts)
 }
 
 static enum router_verdict
-route(struct router *r, char op, const struct row *row, struct router_record *rec, char *err)
+route(struct router *r, char op, const struct row *row, struct record *rec, char *err)
 {
 	enum router_verdict v = ROUTER_PUBLISH;
 
@@ -70,7 +70,7 @@ route(struct router *r, char op, const struct row *row, struct router_record *re
 }
 
 static void
-header_is(const struct router_record *rec, size_t i, const char *name, const char *value)
+header_is(const struct record *rec, size_t i, const char *name, const char *value)
 {
 	ck_assert_uint_gt(rec->nheaders, i);
 	ck_assert_str_eq(buf_cstr(&rec->headers[i].name), name);
@@ -85,11 +85,11 @@ header_is(const struct router_record *rec, size_t i, const char *name, const cha
 START_TEST(test_worked_example_json_schemas)
 {
 	struct router *r = mk(NULL, NULL, NULL, NULL);
-	struct router_record rec;
+	struct record rec;
 	struct row row;
 	char err[512];
 
-	router_record_init(&rec);
+	record_init(&rec);
 	row_init(&row, "order", "42", "{\"x\": 1}");
 	ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.topic), "outbox.event.order");
@@ -112,7 +112,7 @@ START_TEST(test_worked_example_json_schemas)
 	/* snapshot rows are the same as inserts */
 	ck_assert_int_eq(route(r, 'r', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.topic), "outbox.event.order");
-	router_record_fini(&rec);
+	record_fini(&rec);
 	router_free(r);
 }
 END_TEST
@@ -121,14 +121,14 @@ START_TEST(test_worked_example_schemas_off_and_string)
 {
 	struct kv off = KV_INIT;
 	struct router *r, *s;
-	struct router_record rec;
+	struct record rec;
 	struct row row;
 	char err[512];
 
 	kv_set(&off, "schemas.enable", "false", NULL);
 	r = mk(JSON, JSON, NULL, &off);
 	s = mk(STRING, STRING, NULL, NULL);
-	router_record_init(&rec);
+	record_init(&rec);
 	row_init(&row, "order", "42", "{\"x\": 1}");
 	ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.key), "\"42\"");
@@ -144,7 +144,7 @@ START_TEST(test_worked_example_schemas_off_and_string)
 	ck_assert(!rec.value_null);
 	ck_assert_int_eq(route(s, 'I', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert(rec.value_null);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	router_free(r);
 	router_free(s);
 	kv_fini(&off);
@@ -156,11 +156,11 @@ START_TEST(test_null_payload_null_key_int_key)
 	struct router *r = mk(NULL, NULL, NULL, NULL);
 	struct kv smt = KV_INIT;
 	struct router *ri;
-	struct router_record rec;
+	struct record rec;
 	struct row row;
 	char err[512];
 
-	router_record_init(&rec);
+	record_init(&rec);
 	row_init(&row, "order", "42", NULL);
 	ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.value),
@@ -179,7 +179,7 @@ START_TEST(test_null_payload_null_key_int_key)
 	ck_assert_str_eq(buf_cstr(&rec.key),
 			 "{\"schema\":{\"type\":\"int32\",\"optional\":true},\"payload\":null}");
 	ck_assert(!rec.key_null);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	router_free(r);
 	router_free(ri);
 	kv_fini(&smt);
@@ -190,11 +190,11 @@ START_TEST(test_verdicts)
 {
 	struct kv smt = KV_INIT;
 	struct router *r = mk(NULL, NULL, NULL, NULL), *e, *f;
-	struct router_record rec;
+	struct record rec;
 	struct row row;
 	char err[512];
 
-	router_record_init(&rec);
+	record_init(&rec);
 	row_init(&row, "order", "42", "{}");
 	ck_assert_int_eq(route(r, 'D', NULL, &rec, err), ROUTER_DROP);
 	ck_assert_int_eq(route(r, 'T', NULL, &rec, err), ROUTER_DROP);
@@ -234,7 +234,7 @@ START_TEST(test_verdicts)
 		ck_assert_int_eq(router_route(r, &rel, notnull, NULL, 'X', &row.t, &rec, &v, err, 512),
 				 -EINVAL);
 	}
-	router_record_fini(&rec);
+	record_fini(&rec);
 	router_free(r);
 	router_free(e);
 	router_free(f);
@@ -246,7 +246,7 @@ START_TEST(test_tombstone_placements_and_partition)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
-	struct router_record rec;
+	struct record rec;
 	struct row row;
 	char err[512];
 
@@ -255,7 +255,7 @@ START_TEST(test_tombstone_placements_and_partition)
 	       " type : header : eventType , seq:partition, type:envelope:eventType", NULL);
 	kv_set(&off, "schemas.enable", "false", NULL);
 	r = mk(JSON, JSON, &smt, &off);
-	router_record_init(&rec);
+	record_init(&rec);
 	row_init(&row, "order", "42", "{\"x\": 1}");
 	ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.value),
@@ -284,7 +284,7 @@ START_TEST(test_tombstone_placements_and_partition)
 	ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert_ptr_nonnull(strstr(buf_cstr(&rec.value), "dbserver1.public.outbox.order.Value"));
 	ck_assert_str_eq(buf_cstr(&rec.topic), "outbox.event.invoice");
-	router_record_fini(&rec);
+	record_fini(&rec);
 	router_free(r);
 	kv_fini(&smt);
 	kv_fini(&off);
@@ -424,11 +424,11 @@ START_TEST(test_route_memo)
 {
 	struct kv smt = KV_INIT;
 	struct router *r = mk(NULL, NULL, NULL, NULL), *t;
-	struct router_record rec;
+	struct record rec;
 	struct row row;
 	char err[512], val[400], want[512];
 
-	router_record_init(&rec);
+	record_init(&rec);
 	for (int i = 0; i < 600; i++) {
 		int k = (i * 7919) % 41;
 
@@ -462,7 +462,7 @@ START_TEST(test_route_memo)
 	}
 	router_free(r);
 	router_free(t);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	kv_fini(&smt);
 }
 END_TEST
@@ -528,7 +528,7 @@ mk2(const struct kv *smt, const char *conv, const struct kv *opts, bool server)
 
 static enum router_verdict
 route2(struct router *r, const struct row2 *row, const char *const *defaults,
-       struct router_record *rec, char *err)
+       struct record *rec, char *err)
 {
 	enum router_verdict v = ROUTER_DROP;
 
@@ -632,7 +632,7 @@ START_TEST(test_expand_json_payload)
 	const struct expand_case *c = &expand_cases[_i];
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *on_r, *off_r, *str_r;
-	struct router_record rec;
+	struct record rec;
 	struct row2 row;
 	char err[512];
 
@@ -641,7 +641,7 @@ START_TEST(test_expand_json_payload)
 	on_r = mk2(&smt, JSON, NULL, false);
 	off_r = mk2(&smt, JSON, &off, false);
 	str_r = mk2(&smt, STRING, NULL, false);
-	router_record_init(&rec);
+	record_init(&rec);
 	row2_init(&row, c->payload);
 	ck_assert_int_eq(route2(on_r, &row, NULL, &rec, err), c->on ? ROUTER_PUBLISH : ROUTER_POISON);
 	if (c->on && strcmp(c->on, SKIP) != 0) {
@@ -654,7 +654,7 @@ START_TEST(test_expand_json_payload)
 	}
 	ck_assert_int_eq(route2(str_r, &row, NULL, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.value), c->str);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	router_free(on_r);
 	router_free(off_r);
 	router_free(str_r);
@@ -667,7 +667,7 @@ START_TEST(test_expand_options)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
-	struct router_record rec;
+	struct record rec;
 	struct row2 row;
 	char err[512];
 
@@ -675,7 +675,7 @@ START_TEST(test_expand_options)
 	kv_set(&smt, "table.expand.json.payload", "true", NULL);
 	kv_set(&smt, "table.json.payload.null.behavior", " OPTIONAL_BYTES ", NULL);
 	r = mk2(&smt, JSON, NULL, false);
-	router_record_init(&rec);
+	record_init(&rec);
 	row2_init(&row, "{\"a\":null,\"b\":[null,1],\"c\":[{\"x\":null},{\"x\":1}],\"d\":[null]}");
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.value),
@@ -751,7 +751,7 @@ START_TEST(test_expand_options)
 		buf_fini(&deep);
 		router_free(r);
 	}
-	router_record_fini(&rec);
+	record_fini(&rec);
 	kv_fini(&smt);
 	kv_fini(&off);
 }
@@ -761,7 +761,7 @@ START_TEST(test_event_timestamp)
 {
 	struct kv smt = KV_INIT;
 	struct router *r;
-	struct router_record rec;
+	struct record rec;
 	struct row2 row;
 	char err[512];
 	const struct {
@@ -776,7 +776,7 @@ START_TEST(test_event_timestamp)
 		{ "nope", -2 },		  /* missing */
 	};
 
-	router_record_init(&rec);
+	record_init(&rec);
 	row2_init(&row, "{}");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		kv_set(&smt, "table.field.event.timestamp", cases[i].col, NULL);
@@ -815,7 +815,7 @@ START_TEST(test_event_timestamp)
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
 	ck_assert_int_eq(rec.timestamp_ms, -1);
 	router_free(r);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	kv_fini(&smt);
 }
 END_TEST
@@ -824,7 +824,7 @@ START_TEST(test_schema_version_and_defaults)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
-	struct router_record rec;
+	struct record rec;
 	struct row2 row;
 	char err[512];
 	const char *defaults[NC2] = { NULL };
@@ -834,7 +834,7 @@ START_TEST(test_schema_version_and_defaults)
 	kv_set(&smt, "table.fields.additional.placement", "type:envelope:t,deleted:envelope", NULL);
 	kv_set(&smt, "table.field.event.schema.version", "ver", NULL);
 	r = mk2(&smt, NULL, NULL, false);
-	router_record_init(&rec);
+	record_init(&rec);
 	row2_init(&row, "{\"x\": 1}");
 	ck_assert_int_eq(route2(r, &row, defaults, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.value),
@@ -872,7 +872,7 @@ START_TEST(test_schema_version_and_defaults)
 	ck_assert_str_eq(buf_cstr(&rec.key), "{\"schema\":{\"type\":\"string\",\"optional\":false,"
 			 "\"default\":\"it's\"},\"payload\":\"it's\"}");
 	router_free(r);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	kv_fini(&smt);
 	kv_fini(&off);
 }
@@ -882,12 +882,12 @@ START_TEST(test_missing_tombstone_placements)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
-	struct router_record rec;
+	struct record rec;
 	struct row2 row;
 	char err[512];
 
 	kv_set(&off, "schemas.enable", "false", NULL);
-	router_record_init(&rec);
+	record_init(&rec);
 	row2_init(&row, "{\"x\": 1}");
 	/* table.field.additional.missing, and the legacy boolean it replaces */
 	kv_set(&smt, "table.fields.additional.placement", "nope:header,type:header:eventType", NULL);
@@ -973,7 +973,7 @@ START_TEST(test_missing_tombstone_placements)
 	ck_assert(!rec.value_null);
 	ck_assert_str_eq(buf_cstr(&rec.value), "\"\"");
 	router_free(r);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	kv_fini(&smt);
 	kv_fini(&off);
 }
@@ -1022,7 +1022,7 @@ START_TEST(test_server_flavour)
 		.smt = &smt, .server_flavour = true,
 	};
 	struct router *r = NULL;
-	struct router_record rec;
+	struct record rec;
 	struct row2 row;
 	char err[512];
 	const char *id137 = "{\"schema\":{\"type\":\"string\",\"optional\":false,\"name\":"
@@ -1031,7 +1031,7 @@ START_TEST(test_server_flavour)
 	kv_set(&smt, "table.fields.additional.placement",
 	       "ver:partition,ver:header:v,deleted:header", NULL);
 	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
-	router_record_init(&rec);
+	record_init(&rec);
 	row2_init(&row, "{\"x\": 1}");
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
 	/* default header format json, schemas on: the 137-byte id header of reference §3.6 */
@@ -1054,7 +1054,7 @@ START_TEST(test_server_flavour)
 	ck_assert_uint_eq(rec.headers[4].value.len, 38);
 	header_is(&rec, 5, "v", "3");
 	router_free(r);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	kv_fini(&smt);
 	kv_fini(&hoff);
 }
@@ -1065,11 +1065,11 @@ START_TEST(test_binary_and_decimal_converters)
 	struct kv smt = KV_INIT, bin = KV_INIT, num = KV_INIT;
 	struct router_config cfg = { .topic_prefix = "p", .smt = &smt };
 	struct router *r = NULL;
-	struct router_record rec;
+	struct record rec;
 	struct row2 row;
 	char err[512];
 
-	router_record_init(&rec);
+	record_init(&rec);
 	row2_init(&row, "{\"x\": 1}");
 	/* BinaryDataConverter: bytea raw, anything else through its delegate */
 	kv_set(&smt, "table.field.event.payload", "bin", NULL);
@@ -1112,7 +1112,7 @@ START_TEST(test_binary_and_decimal_converters)
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"amount\":\"BNI=\"}");
 	router_free(r);
-	router_record_fini(&rec);
+	record_fini(&rec);
 	kv_fini(&smt);
 	kv_fini(&bin);
 	kv_fini(&num);
@@ -1131,7 +1131,7 @@ START_TEST(test_logical_message_records)
 	struct router_config cfg = { .topic_prefix = "msgx", .run_id = "r", .extended_headers = true,
 				     .key_converter_opts = &on, .value_converter_opts = &on };
 	struct router *r = NULL;
-	struct router_record rec;
+	struct record rec;
 	struct pgoutput_msg m = { .type = PGOUTPUT_MSG_MESSAGE };
 	struct router_message_info info = { .dbname = "outboxd",
 					    .commit_time_us = INT64_C(1796224102611243),
@@ -1142,7 +1142,7 @@ START_TEST(test_logical_message_records)
 	kv_set(&on, "schemas.enable", "true", NULL);
 	kv_set(&off, "schemas.enable", "false", NULL);
 	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
-	router_record_init(&rec);
+	record_init(&rec);
 	m.u.message.flags = 1;
 	m.u.message.lsn = 972138016;
 	m.u.message.prefix = slice_from_str("mixed");
@@ -1169,7 +1169,7 @@ START_TEST(test_logical_message_records)
 	ck_assert_msg(router_message(r, &m, &info, &rec, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(buf_cstr(&rec.key), "{\"prefix\":\"audit\"}");
 	ck_assert_str_eq(buf_cstr(&rec.value), "{\"op\":\"m\",\"ts_ms\":1796224102719,\"source\":{\"version\":\"3.6.1.Final\",\"connector\":\"postgresql\",\"name\":\"msgx\",\"ts_ms\":1796224102601,\"snapshot\":\"false\",\"db\":\"outboxd\",\"sequence\":\"[\\\"972137560\\\",\\\"972137560\\\"]\",\"ts_us\":1796224102601055,\"ts_ns\":1796224102601055000,\"schema\":\"\",\"table\":\"\",\"txId\":null,\"lsn\":972137560,\"xmin\":null,\"origin\":null,\"origin_lsn\":null},\"transaction\":null,\"message\":{\"prefix\":\"audit\",\"content\":\"cGxhaW4gdGV4dA==\"}}");
-	router_record_fini(&rec);
+	record_fini(&rec);
 	router_free(r);
 	kv_fini(&on);
 	kv_fini(&off);

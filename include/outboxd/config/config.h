@@ -79,6 +79,10 @@ struct config {
 					guarantee */
 	char *errors_tolerance;      /* "none" or "all" (only with a dead-letter topic) */
 
+	/* derived once from the keys above, so no module assembles them itself */
+	struct kv librdkafka;        /* ->producer plus bootstrap.servers: what the producer takes */
+	char *heartbeat_topic;       /* topic.heartbeat.prefix + topic.delimiter + topic.prefix */
+
 	/* outboxd.* (DESIGN.md table) */
 	bool slot_create;                 /* false */
 	int64_t http_port;                /* 8080, 0 = off */

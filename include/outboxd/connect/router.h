@@ -13,10 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outboxd/connect/record.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
 #include "outboxd/pg/pgoutput.h"
-#include "outboxd/run/producer.h"
 #include "outboxd/pg/relcache.h"
 
 struct router_config {
@@ -81,39 +81,6 @@ void router_free(struct router *r);
  */
 bool router_selects(const struct router *r, const char *nspname, const char *relname);
 
-struct router_header {
-	struct buf name;
-	struct buf value;
-	bool null;		/* a header with a null value (still sent) */
-};
-
-/* One produced record. Owned buffers, reused across router_route() calls. */
-struct router_record {
-	struct buf topic;
-	struct buf key;
-	bool key_null;		/* Kafka null key (StringConverter with a NULL key column) */
-	struct buf value;
-	bool value_null;	/* Kafka null value: a tombstone or a converter's null */
-	struct router_header *headers; /* owned; in send order */
-	size_t nheaders;
-	size_t headers_cap;
-	int32_t partition;	/* -1 = unassigned (the partitioner decides) */
-	int64_t timestamp_ms;	/* -1 = processing time */
-};
-
-void router_record_init(struct router_record *rec);
-
-/**
- * router_record_view() - the producer's view of @rec: every pointer borrows from @rec, the
- * headers from *@hdrs, an array grown as needed (the caller frees it once, at the end).
- * A negative timestamp (processing time) becomes librdkafka's 0 ("now").
- */
-struct producer_record router_record_view(const struct router_record *rec,
-					  struct producer_header **hdrs, size_t *hdrs_cap);
-/* router_record_reset() - empty for reuse; keeps the memory. */
-void router_record_reset(struct router_record *rec);
-void router_record_fini(struct router_record *rec);
-
 enum router_verdict {
 	ROUTER_PUBLISH,		/* @out holds the record */
 	ROUTER_DROP,		/* nothing to publish, nothing to say: DELETE, TRUNCATE */
@@ -146,7 +113,7 @@ enum router_verdict {
  */
 int router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull,
 		 const char *const *defaults, char op, const struct pgoutput_tuple *tup,
-		 struct router_record *out, enum router_verdict *ret_verdict, char *errbuf,
+		 struct record *out, enum router_verdict *ret_verdict, char *errbuf,
 		 size_t errlen);
 
 /**
@@ -165,7 +132,7 @@ void router_row_id(const struct router *r, const struct relcache_rel *rel,
  * converters, no headers, processing-time timestamp. @out: reset, then filled.
  * Return: 0, or -EINVAL when a converter cannot write them (ByteArrayConverter: text in @errbuf).
  */
-int router_heartbeat(struct router *r, const char *topic, int64_t now_ms, struct router_record *out,
+int router_heartbeat(struct router *r, const char *topic, int64_t now_ms, struct record *out,
 		     char *errbuf, size_t errlen);
 
 /* What Debezium's source block says about a logical decoding message. */
@@ -195,7 +162,7 @@ bool router_message_selected(const struct router *r, const char *prefix, size_t 
  * filled. Return: 0, or -EINVAL when a converter cannot write it (text in @errbuf).
  */
 int router_message(struct router *r, const struct pgoutput_msg *m,
-		   const struct router_message_info *info, struct router_record *out,
+		   const struct router_message_info *info, struct record *out,
 		   char *errbuf, size_t errlen);
 
 /* What a dead-letter record says about the row it stands for. Borrowed strings. */
@@ -215,6 +182,6 @@ struct router_dead_letter_info {
  */
 void router_dead_letter(struct router *r, const struct relcache_rel *rel, const bool *notnull,
 			const char *const *defaults, const struct pgoutput_tuple *tup,
-			const struct router_dead_letter_info *info, struct router_record *out);
+			const struct router_dead_letter_info *info, struct record *out);
 
 #endif

@@ -3,11 +3,10 @@
 #define OUTBOXD_PGOUTPUT_H
 
 /*
- * Pure decoder of the logical replication stream: the CopyData frames of the walsender ('w'
- * XLogData, 'k' keepalive), the client's standby status update ('r'), and every pgoutput
- * message of protocol versions 1 to 4. No I/O, no logging: errors come back as -EPROTO with
- * text in errbuf. Decoded messages borrow from the input buffer (struct slice), valid until
- * that buffer is freed.
+ * Pure decoder of pgoutput, the logical decoding output plugin: every message of protocol
+ * versions 1 to 4, as carried in the walsender's XLogData frames (pgstream_frame.h). No I/O,
+ * no logging: errors come back as -EPROTO with text in errbuf. Decoded messages borrow from the
+ * input buffer (struct slice), valid until that buffer is freed.
  */
 
 #include <stdbool.h>
@@ -16,43 +15,6 @@
 
 #include "outboxd/util/lsn.h"
 #include "outboxd/util/slice.h"
-
-/* Size of a standby status update ('r'). */
-#define PGOUTPUT_STATUS_LEN 34
-
-/* The walsender's CopyData frames. */
-enum pgoutput_frame_kind {
-	PGOUTPUT_FRAME_XLOGDATA = 'w',
-	PGOUTPUT_FRAME_KEEPALIVE = 'k',
-};
-
-struct pgoutput_frame {
-	enum pgoutput_frame_kind kind;
-	lsn_t wal_start;       /* 'w': dataStart; not an ack position (reference 2.2) */
-	lsn_t wal_end;	       /* 'w': equals wal_start; 'k': the walsender's sentPtr */
-	int64_t send_time;     /* microseconds since 2000-01-01 UTC */
-	bool reply_requested;  /* 'k' only */
-	const uint8_t *data;   /* 'w': the pgoutput message (borrowed) */
-	size_t data_len;
-};
-
-/**
- * pgoutput_frame_decode() - split one CopyData payload into its frame header and message.
- * @buf: borrowed; one CopyData payload as PQgetCopyData returns it.
- * @ret: written only on success; its data pointer borrows from @buf.
- *
- * Return: 0, or -EPROTO for an unknown kind byte or a wrong length.
- */
-int pgoutput_frame_decode(const uint8_t *buf, size_t len, struct pgoutput_frame *ret,
-			  char *errbuf, size_t errlen);
-
-/**
- * pgoutput_status_encode() - build a standby status update.
- * @out: PGOUTPUT_STATUS_LEN bytes, written in full.
- * @now_us: client clock, microseconds since 2000-01-01 UTC.
- */
-void pgoutput_status_encode(uint8_t out[PGOUTPUT_STATUS_LEN], lsn_t write, lsn_t flush,
-			    lsn_t apply, int64_t now_us, bool reply_requested);
 
 enum pgoutput_msg_type {
 	PGOUTPUT_MSG_BEGIN = 'B',

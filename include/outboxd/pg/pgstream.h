@@ -15,6 +15,7 @@
 
 #include <libpq-fe.h>
 
+#include "outboxd/pg/pgstream_frame.h"
 #include "outboxd/util/kv.h"
 #include "outboxd/util/lsn.h"
 
@@ -42,13 +43,14 @@ int pgstream_start(const struct kv *params, const char *slot, const char *public
 int pgstream_fd(const struct pgstream *s);
 
 /**
- * pgstream_read() - the next CopyData payload, without blocking.
- * @ret_buf: borrowed until the next pgstream_read() or pgstream_free().
- * Return: 1 with a payload; 0 when nothing complete is buffered (poll for input); -EIO when the
- * stream ended or failed (text in @errbuf; a server ErrorResponse's SQLSTATE in
- * @ret_failure's class).
+ * pgstream_read() - the next frame from the walsender, without blocking.
+ * @ret: written when 1 is returned; its data borrows from @s until the next pgstream_read() or
+ *	 pgstream_free().
+ * Return: 1 with a frame; 0 when nothing complete is buffered (poll for input); -EPROTO for a
+ * malformed frame (text in @errbuf); -EIO when the stream ended or failed (text in @errbuf; a
+ * server ErrorResponse's SQLSTATE in @ret_failure's class).
  */
-int pgstream_read(struct pgstream *s, const uint8_t **ret_buf, size_t *ret_len,
+int pgstream_read(struct pgstream *s, struct pgstream_frame *ret,
 		  enum pgstream_failure *ret_failure, char *errbuf, size_t errlen);
 
 /**
@@ -81,8 +83,5 @@ void pgstream_free(struct pgstream *s, bool orderly);
  */
 int pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret_conn,
 			     char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
-
-/* pgstream_now_us() - microseconds since 2000-01-01 UTC, the protocol's clock. */
-int64_t pgstream_now_us(void);
 
 #endif

@@ -48,7 +48,8 @@ struct producer_record {
  * producer_new() - create the producer.
  * @settings: borrowed; librdkafka property names (config translated the Java ones). Keys that
  *            override a forced guarantee are applied, and a warning says what is given up.
- * @wake_fd: write end of a non-blocking pipe; librdkafka writes "1" when events wait.
+ * @wake_fd: write end of a non-blocking pipe; librdkafka writes "1" when events wait. -1: none
+ *	(a caller that only asks for metadata, `outboxd check`).
  * Return: 0, or -EINVAL with the failing setting named in @errbuf (values never shown).
  */
 int producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery,

@@ -16,38 +16,29 @@
  * snapshot starts over (duplicates, never loss).
  */
 
-#include <stdbool.h>
-#include <stdint.h>
-
-#include "outboxd/util/kv.h"
+#include "outboxd/config/config.h"
 #include "outboxd/connect/router.h"
+#include "outboxd/run/loop.h"
+#include "outboxd/run/metrics.h"
+#include "outboxd/run/outcome.h"
 
 struct snapshot_params {
-	const struct kv *pg;	   /* libpq keywords */
-	const char *slot;
-	const char *publication;
-	const struct kv *producer; /* librdkafka settings */
-	struct router *router;	   /* borrowed */
-	int signal_fd;		   /* SIGTERM/SIGINT abort the snapshot (it reruns next time) */
-	bool create;		   /* outboxd.slot.create: false only checks for an unfinished one */
-	const char *initial_statements; /* database.initial.statements, or NULL */
-};
-
-enum snapshot_result {
-	SNAPSHOT_DONE = 0,	   /* taken and acknowledged, or not needed (the slot exists) */
-	SNAPSHOT_HALT = 1,	   /* a poison row, or a failure: exit 1, it reruns next time */
-	SNAPSHOT_PRECONDITION = 2, /* cannot start: exit 2 */
-	SNAPSHOT_STOPPED = 3,	   /* a signal arrived: exit 0, it reruns next time */
-	SNAPSHOT_RETRY = 4,	   /* a transient failure (delivery, connection): take it again */
+	const struct config *cfg; /* borrowed: connection, slot, publication, producer, ... */
+	struct router *router;	  /* borrowed */
+	struct metrics *metrics;  /* borrowed: the rows count as records published */
+	struct loop *loop;	  /* SIGTERM/SIGINT abort the snapshot (it reruns next time) */
 };
 
 /**
- * snapshot_run() - with @p->create, take the initial snapshot if the slot does not exist yet
- * (creating it), or again if an earlier one did not finish; without it, only refuse to stream
- * from a slot whose initial snapshot did not finish.
+ * snapshot_run() - with outboxd.slot.create, take the initial snapshot if the slot does not
+ * exist yet (creating it), or again if an earlier one did not finish; without it, only refuse to
+ * stream from a slot whose initial snapshot did not finish. A transient failure (a delivery, a
+ * connection) takes it again after a backoff capped at outboxd.restart.backoff.max.ms.
  * @p: borrowed.
- * Return: what happened; the reason is logged.
+ * Return: OUTCOME_OK (taken and acknowledged, or not needed), OUTCOME_HALT (a poison row or a
+ * failure: exit 1, it reruns next time), OUTCOME_PRECONDITION (exit 2), OUTCOME_STOP (a signal:
+ * exit 0, it reruns next time). The reason is logged.
  */
-enum snapshot_result snapshot_run(const struct snapshot_params *p);
+enum outcome snapshot_run(const struct snapshot_params *p);
 
 #endif

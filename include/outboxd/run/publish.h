@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_RUN_PUBLISH_H
+#define OUTBOXD_RUN_PUBLISH_H
+
+/*
+ * The one path from a source's outbox row to a Kafka record and back (DESIGN.md "Data flow"):
+ * route -> convert -> produce, with every routing verdict, the dead-letter topic, the record
+ * over message.max.bytes and the halt text that names the row and its position. Each record
+ * carries the source's own token; the source hears of it twice, through the callbacks it gave:
+ * when the producer took the record (at once, or later for the one record that waited for queue
+ * space) and when its delivery report arrived. The replication stream keeps acktrack's confirm
+ * rule behind those callbacks, the initial snapshot counts, the poller marks its rows.
+ *
+ * Token 0 is a record no source tracks (heartbeats): it is not counted in the records-published
+ * and -acknowledged metrics, and its report reaches on_delivery like any other.
+ *
+ * Owns the producer, librdkafka's wake-up pipe, the record and header scratch and the waiting
+ * record. While a record waits, the source must not hand over another one (it stops reading);
+ * publish_serve() sends it as soon as deliveries free space.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outboxd/connect/router.h"
+#include "outboxd/pg/pgoutput.h"
+#include "outboxd/pg/relcache.h"
+#include "outboxd/run/metrics.h"
+#include "outboxd/run/outcome.h"
+#include "outboxd/util/kv.h"
+
+struct publish;
+
+/* A source's side of the path. Callbacks run on the caller's thread, inside publish_*(). */
+struct publish_source {
+	/* the producer took the record of @token (not called for publish_try()) */
+	void (*on_produced)(void *opaque, uint64_t token);
+	/* its delivery report: @ok = persisted by the broker; @reason borrowed when !ok */
+	void (*on_delivery)(void *opaque, uint64_t token, bool ok, const char *reason);
+	void *opaque;
+};
+
+struct publish_params {
+	const struct kv *producer; /* librdkafka settings (bootstrap.servers included); borrowed */
+	struct router *router;	   /* borrowed */
+	const char *dlq_topic;	   /* outboxd.errors.deadletterqueue.topic.name, or NULL */
+	struct metrics *metrics;   /* borrowed: records published and acknowledged, skipped rows */
+};
+
+/* One row of a source as the router takes it. Everything is borrowed for the call. */
+struct publish_row {
+	const struct relcache_rel *rel;
+	const bool *notnull;	     /* router_route()'s NOT NULL facts, or NULL */
+	const char *const *defaults; /* and column DEFAULTs, or NULL */
+	char op;		     /* 'I' insert, 'U' update, 'r' snapshot read */
+	const struct pgoutput_tuple *tup;
+	const char *where;	/* the row's position for messages: "committing at 0/16B3748" */
+	const char *commit_lsn; /* %X/%X for the dead-letter header __outboxd.error.commit.lsn */
+};
+
+/**
+ * publish_new() - create the producer and the path.
+ * @p: borrowed; must outlive the result. @src: copied.
+ * Return: 0, or -EINVAL with the failing setting in @errbuf (values never shown).
+ */
+int publish_new(const struct publish_params *p, const struct publish_source *src,
+		struct publish **ret, char *errbuf, size_t errlen);
+
+/*
+ * publish_free() - purge what is queued or in flight and destroy the producer; the reports of
+ * purged records reach nobody (the source already knows why it ends). NULL allowed.
+ */
+void publish_free(struct publish *pub);
+
+/* publish_wake_fd() - the read end of librdkafka's wake-up pipe, for loop_wait(). */
+int publish_wake_fd(const struct publish *pub);
+
+/**
+ * publish_row() - route one row and produce its record as token @token.
+ * Return: OUTCOME_OK when the record was produced, is waiting for queue space
+ * (publish_waiting()), went to the dead-letter topic, or the verdict publishes nothing (an
+ * UPDATE under table.op.invalid.behavior=warn|error is logged here); OUTCOME_HALT for a poison
+ * row without a dead-letter topic or a fatal UPDATE, with "halt: row id=<id> <where>: <reason>"
+ * in @why; OUTCOME_RESTART when the producer refused for another reason.
+ */
+enum outcome publish_row(struct publish *pub, const struct publish_row *row, uint64_t token,
+			 char *why, size_t whylen);
+
+/* publish_scratch() - the record to fill for publish_scratch_send() (router_message(), ...). */
+struct record *publish_scratch(struct publish *pub);
+
+/**
+ * publish_scratch_send() - produce the scratch record as token @token, keeping it when the
+ * queue is full, as publish_row() does.
+ * Return: OUTCOME_OK, OUTCOME_HALT (over message.max.bytes, with @where naming it) or
+ * OUTCOME_RESTART; the reason in @why.
+ */
+enum outcome publish_scratch_send(struct publish *pub, uint64_t token, const char *where,
+				  char *why, size_t whylen);
+
+/**
+ * publish_try() - produce a ready record (a heartbeat) as token @token, now or never: not
+ * kept when the queue is full, and on_produced is not called.
+ * @rec: borrowed.
+ * Return: 0, -EAGAIN on a full queue, or another negative code with the reason in @errbuf.
+ */
+int publish_try(struct publish *pub, const struct record *rec, uint64_t token,
+		char *errbuf, size_t errlen);
+
+/* publish_waiting() - a record waits for queue space: the source must not feed another. */
+bool publish_waiting(const struct publish *pub);
+
+/**
+ * publish_serve() - drain the wake-up pipe, serve delivery reports (the source's callbacks run
+ * now) and check for a fatal producer error. Never blocks.
+ * Return: OUTCOME_OK, or OUTCOME_RESTART after a fatal producer error (reason in @why).
+ */
+enum outcome publish_serve(struct publish *pub, char *why, size_t whylen);
+
+/**
+ * publish_retry() - send the waiting record if the queue has room now (nothing to do when
+ * none waits).
+ * Return: as publish_scratch_send().
+ */
+enum outcome publish_retry(struct publish *pub, char *why, size_t whylen);
+
+/**
+ * publish_flush() - wait up to @timeout_ms for every delivery report (callbacks run).
+ * Return: 0, or -ETIMEDOUT with records still unacknowledged.
+ */
+int publish_flush(struct publish *pub, int64_t timeout_ms);
+
+/* publish_queue_len() - records the producer holds (queued or in flight). */
+int publish_queue_len(const struct publish *pub);
+
+#endif

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A row's columns as Connect values (pgvalue, with the column DEFAULTs Debezium's schemas carry),
+ * and Connect values as record headers through the header converter. Private to the router.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/mem.h"
+#include "router_int.h"
+
+/*
+ * Append header @name = @v through the header converter. Debezium Server drops a header
+ * whose Connect value is null (KafkaChangeConsumer); Kafka Connect sends it with a null value.
+ */
+int
+router_header_value(struct router *r, struct record *rec, const char *name,
+	     const struct cvalue *v, char *errbuf, size_t errlen)
+{
+	struct record_header *h;
+
+	if (r->server && v->is_null) {
+		return 0;
+	}
+	h = record_add_header(rec, name);
+	return convert_write(r->header_conv, v, &h->value, &h->null, errbuf, errlen);
+}
+
+int
+router_find_col(const struct relcache_rel *rel, const char *name)
+{
+	for (int i = 0; name && i < rel->ncols; i++) {
+		if (strcmp(rel->cols[i].name, name) == 0) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The literal of a constant DEFAULT expression as pg_get_expr() prints it: 'text'::type
+ * ('' unescaped), a number, (-1), true/false (as 't'/'f'). 0 with @out filled, -1 when
+ * the expression is not a constant Debezium would read (functions, NULL::type).
+ */
+static int
+default_literal(const char *e, struct buf *out)
+{
+	size_t n = strlen(e);
+
+	if (e[0] == '\'') {
+		const char *p = e + 1;
+
+		for (; *p; p++) {
+			if (*p == '\'' && p[1] == '\'') {
+				buf_add_char(out, '\'');
+				p++;
+			} else if (*p == '\'') {
+				break;
+			} else {
+				buf_add_char(out, *p);
+			}
+		}
+		return *p == '\'' && (p[1] == '\0' || (p[1] == ':' && p[2] == ':')) ? 0 : -1;
+	}
+	if (strcmp(e, "true") == 0 || strcmp(e, "false") == 0) {
+		buf_add_char(out, e[0]);
+		return 0;
+	}
+	if (n > 2 && e[0] == '(' && e[n - 1] == ')') {
+		e++;
+		n -= 2;
+	}
+	if (n == 0 || strspn(e, "-+0123456789.eE") < n) {
+		return -1;
+	}
+	buf_add(out, e, n);
+	return 0;
+}
+
+/*
+ * The column's DEFAULT into defs[@slot] and @pv's schema; a non-constant one is ignored. A
+ * NULL value then reads as the default, as Struct.get() reads it for the EventRouter (so
+ * JsonConverter's replace.null.with.default has nothing left to replace in these records).
+ */
+static void
+column_default(struct router *r, const struct relcache_rel *rel, int i, bool notnull, int slot,
+	       struct pgvalue *pv)
+{
+	struct pgoutput_col pc = { .kind = 't' };
+
+	if (!r->defaults || !r->defaults[i]) {
+		return;
+	}
+	buf_reset(&r->deftxt[slot]);
+	if (default_literal(r->defaults[i], &r->deftxt[slot]) < 0) {
+		return;
+	}
+	pc.value = (struct slice){ buf_cstr(&r->deftxt[slot]), r->deftxt[slot].len };
+	if (pgvalue_convert(&rel->cols[i], &pc, notnull, r->binary, &r->defs[slot], NULL, 0) < 0) {
+		return;
+	}
+	r->defs[slot].v.field = NULL;
+	pv->v.def = &r->defs[slot].v;
+	if (pv->v.is_null) {
+		/* EventRouter reads columns with Struct.get(), which returns the default for null */
+		pv->v.is_null = false;
+		pv->v.u = r->defs[slot].v.u;
+	}
+}
+
+/* Convert column @name into slot @slot; 1 if absent, 0 done, -EINVAL poison. */
+int
+router_column(struct router *r, const struct relcache_rel *rel, const bool *notnull,
+       const struct pgoutput_tuple *tup, const char *name, int slot, char *errbuf, size_t errlen)
+{
+	int i = router_find_col(rel, name);
+	bool nn;
+
+	if (i < 0) {
+		return 1;
+	}
+	nn = notnull && notnull[i];
+	if (pgvalue_convert(&rel->cols[i], &tup->cols[i], nn, r->binary, &r->vals[slot], errbuf,
+			    errlen) < 0) {
+		return -EINVAL;
+	}
+	column_default(r, rel, i, nn, slot, &r->vals[slot]);
+	return 0;
+}
+
+/* The raw text of column @name, or NULL (absent or SQL NULL). */
+const struct slice *
+router_raw_column(const struct relcache_rel *rel, const struct pgoutput_tuple *tup, const char *name)
+{
+	int i = tup ? router_find_col(rel, name) : -1;
+
+	if (i < 0 || i >= tup->ncols || (tup->cols[i].kind != 't' && tup->cols[i].kind != 'b')) {
+		return NULL;
+	}
+	return &tup->cols[i].value;
+}
+

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/run/heartbeat.h"
+
+#include <string.h>
+
+#include "outboxd/pg/pgconn.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/now.h"
+
+#define MOD "relay"
+
+void
+heartbeat_init(struct heartbeat *hb, const struct heartbeat_params *p)
+{
+	*hb = (struct heartbeat){ .p = p };
+	record_init(&hb->rec);
+}
+
+void
+heartbeat_fini(struct heartbeat *hb)
+{
+	record_fini(&hb->rec);
+	hb->query_busy = false;
+}
+
+/* One result of the action query. */
+static enum outcome
+on_result(PGresult *r, char *why, size_t whylen)
+{
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	char err[512];
+
+	if (PQresultStatus(r) != PGRES_FATAL_ERROR) {
+		return OUTCOME_OK;
+	}
+	pgconn_result_line(r, err, sizeof(err));
+	/* As Debezium (DBZ-9247): a missing table fails, other errors are logged. */
+	if (state && strcmp(state, "42P01") == 0) {
+		errbuf_set(why, whylen, "heartbeat.action.query failed: %s; create the table or fix "
+			   "the query", err);
+		return OUTCOME_HALT;
+	}
+	log_warn(MOD, "heartbeat.action.query failed: %s; it runs again at the next heartbeat",
+		 err);
+	return OUTCOME_OK;
+}
+
+/* Reads the results; with @wait, until the query is done, else only what has arrived. */
+static enum outcome
+results(struct heartbeat *hb, PGconn *sql, bool wait, char *why, size_t whylen)
+{
+	enum outcome o = OUTCOME_OK;
+	PGresult *r;
+
+	if (!hb->query_busy) {
+		return OUTCOME_OK;
+	}
+	if (!wait && PQconsumeInput(sql) == 0) {
+		pgconn_error_line(sql, why, whylen);
+		return OUTCOME_RESTART;
+	}
+	while (wait || !PQisBusy(sql)) {
+		if (!(r = PQgetResult(sql))) {
+			hb->query_busy = false;
+			if (wait && PQstatus(sql) == CONNECTION_BAD) {
+				pgconn_error_line(sql, why, whylen);
+				return OUTCOME_RESTART;
+			}
+			return o;
+		}
+		if (o == OUTCOME_OK) {
+			o = on_result(r, why, whylen);
+		}
+		PQclear(r);
+	}
+	return o;
+}
+
+enum outcome
+heartbeat_poll(struct heartbeat *hb, PGconn *sql, char *why, size_t whylen)
+{
+	return results(hb, sql, false, why, whylen);
+}
+
+enum outcome
+heartbeat_settle(struct heartbeat *hb, PGconn *sql, char *why, size_t whylen)
+{
+	return results(hb, sql, true, why, whylen);
+}
+
+enum outcome
+heartbeat_beat(struct heartbeat *hb, struct publish *pub, PGconn *sql, char *why, size_t whylen)
+{
+	char err[512];
+
+	if (router_heartbeat(hb->p->router, hb->p->topic, now_unix_ms(), &hb->rec, err,
+			     sizeof(err)) < 0) {
+		errbuf_set(why, whylen, "heartbeat record: %s", err);
+		return OUTCOME_HALT;
+	}
+	/* Token 0 belongs to no transaction: its report confirms nothing. A full queue skips a
+	 * beat. */
+	(void)publish_try(pub, &hb->rec, 0, NULL, 0);
+	if (hb->p->query && !hb->query_busy) {
+		if (PQsendQuery(sql, hb->p->query) == 0) {
+			pgconn_error_line(sql, why, whylen);
+			return OUTCOME_RESTART;
+		}
+		hb->query_busy = true;
+	}
+	return heartbeat_poll(hb, sql, why, whylen);
+}

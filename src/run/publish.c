@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/run/publish.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "outboxd/run/producer.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/failpoint.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/mem.h"
+
+#define MOD "publish"
+
+struct publish {
+	const struct publish_params *p;
+	struct publish_source src;
+	struct producer *prod;
+	int wake[2];		     /* librdkafka writes a byte to [1] when events wait */
+	struct record rec;	     /* rows, dead letters and messages are built here */
+	struct producer_header *hdrs; /* rec's headers as the producer takes them */
+	size_t hdrs_cap;
+	bool waiting;		     /* rec waits for queue space */
+	uint64_t waiting_token;
+	struct buf waiting_where;    /* its position, should it turn out to be too large */
+	bool closing;		     /* purging: the reports that follow reach nobody */
+};
+
+/* The producer's view of @r: every pointer borrows from @r, the headers from pub->hdrs. */
+static struct producer_record
+view(struct publish *pub, const struct record *r)
+{
+	struct producer_record pr = {
+		.topic = buf_cstr(&r->topic),
+		.key = r->key_null ? NULL : buf_cstr(&r->key),
+		.key_len = r->key.len,
+		.value = r->value_null ? NULL : buf_cstr(&r->value),
+		.value_len = r->value.len,
+		.nheaders = r->nheaders,
+		.partition = r->partition,
+		.timestamp_ms = r->timestamp_ms < 0 ? 0 : r->timestamp_ms, /* 0: librdkafka's now */
+	};
+
+	if (pub->hdrs_cap < r->nheaders) {
+		pub->hdrs_cap = r->nheaders;
+		pub->hdrs = xrealloc(pub->hdrs, pub->hdrs_cap * sizeof(*pub->hdrs));
+	}
+	for (size_t i = 0; i < r->nheaders; i++) {
+		pub->hdrs[i] = (struct producer_header){
+			.name = buf_cstr(&r->headers[i].name),
+			.value = r->headers[i].null ? NULL : buf_cstr(&r->headers[i].value),
+			.len = r->headers[i].value.len,
+		};
+	}
+	pr.headers = pub->hdrs;
+	return pr;
+}
+
+static void
+on_report(void *opaque, void *msg_opaque, bool ok, const char *reason)
+{
+	struct publish *pub = opaque;
+	uint64_t token = (uint64_t)(uintptr_t)msg_opaque;
+
+	if (pub->closing) {
+		return;
+	}
+	if (ok && token) {
+		metrics_count(pub->p->metrics, METRICS_RECORDS_ACKNOWLEDGED, 1);
+	}
+	pub->src.on_delivery(pub->src.opaque, token, ok, reason);
+}
+
+int
+publish_new(const struct publish_params *p, const struct publish_source *src,
+	    struct publish **ret, char *errbuf, size_t errlen)
+{
+	struct publish *pub = znew(*pub);
+
+	pub->p = p;
+	pub->src = *src;
+	pub->wake[0] = pub->wake[1] = -1;
+	record_init(&pub->rec);
+	if (pipe2(pub->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
+		errbuf_set(errbuf, errlen, "pipe: %s", strerror(errno));
+		publish_free(pub);
+		return -EINVAL;
+	}
+	if (producer_new(p->producer, pub->wake[1], on_report, pub, &pub->prod, errbuf, errlen) <
+	    0) {
+		publish_free(pub);
+		return -EINVAL;
+	}
+	*ret = pub;
+	return 0;
+}
+
+void
+publish_free(struct publish *pub)
+{
+	if (!pub) {
+		return;
+	}
+	pub->closing = true;
+	producer_free(pub->prod);
+	for (int i = 0; i < 2; i++) {
+		if (pub->wake[i] >= 0) {
+			close(pub->wake[i]);
+		}
+	}
+	record_fini(&pub->rec);
+	buf_fini(&pub->waiting_where);
+	free(pub->hdrs);
+	free(pub);
+}
+
+int
+publish_wake_fd(const struct publish *pub)
+{
+	return pub->wake[0];
+}
+
+struct record *
+publish_scratch(struct publish *pub)
+{
+	return &pub->rec;
+}
+
+bool
+publish_waiting(const struct publish *pub)
+{
+	return pub->waiting;
+}
+
+int
+publish_queue_len(const struct publish *pub)
+{
+	return producer_queue_len(pub->prod);
+}
+
+/* "halt: row id=<id> <where>: <reason>": what the one log line of a halt says. */
+static enum outcome
+halt_text(const char *id, const char *where, const char *reason, char *why, size_t whylen)
+{
+	errbuf_set(why, whylen, "halt: row id=%.100s %.200s: %.1800s", id, where, reason);
+	return OUTCOME_HALT;
+}
+
+static enum outcome
+halt_row(struct publish *pub, const struct publish_row *row, const char *reason, char *why,
+	 size_t whylen)
+{
+	struct buf id = BUF_INIT;
+
+	router_row_id(pub->p->router, row->rel, row->tup, &id);
+	halt_text(buf_cstr(&id), row->where, reason, why, whylen);
+	buf_fini(&id);
+	return OUTCOME_HALT;
+}
+
+static enum outcome dead_letter(struct publish *pub, const struct publish_row *row,
+				uint64_t token, const char *reason, bool keep_value, char *why,
+				size_t whylen);
+
+/*
+ * Hands pub->rec to the producer. A full queue keeps it (publish_waiting()); a record over
+ * message.max.bytes is a poison row: its dead letter when @row is at hand and a dead-letter
+ * topic is set, else a halt.
+ */
+static enum outcome
+send(struct publish *pub, uint64_t token, const struct publish_row *row, const char *where,
+     char *why, size_t whylen)
+{
+	struct producer_record pr = view(pub, &pub->rec);
+	const char *id;
+	char err[512];
+	int rc = producer_send(pub->prod, &pr, (void *)(uintptr_t)token, err, sizeof(err));
+
+	if (rc == 0) {
+		pub->waiting = false;
+		if (token) {
+			metrics_count(pub->p->metrics, METRICS_RECORDS_PUBLISHED, 1);
+		}
+		pub->src.on_produced(pub->src.opaque, token);
+		failpoint_hit(FAILPOINT_AFTER_PRODUCE);
+		return OUTCOME_OK;
+	}
+	if (rc == -EAGAIN) {
+		pub->waiting = true;
+		pub->waiting_token = token;
+		if (where != buf_cstr(&pub->waiting_where)) {
+			buf_reset(&pub->waiting_where);
+			buf_add_str(&pub->waiting_where, where);
+		}
+		return OUTCOME_OK;
+	}
+	pub->waiting = false;
+	if (rc == -EMSGSIZE) {
+		snprintf(err, sizeof(err), "the record for topic %s is larger than message.max.bytes "
+			 "(%lld); raise producer.max.request.size and the topic's max.message.bytes",
+			 pr.topic, (long long)producer_max_message_bytes(pub->prod));
+		if (pub->p->dlq_topic && row && strcmp(pr.topic, pub->p->dlq_topic) != 0) {
+			return dead_letter(pub, row, token, err, false, why, whylen);
+		}
+		id = record_header_text(&pub->rec, "id");
+		return halt_text(id ? id : "(unknown)", where, err, why, whylen);
+	}
+	errbuf_set(why, whylen, "produce to %s failed: %s", pr.topic, err);
+	return OUTCOME_RESTART;
+}
+
+/*
+ * outboxd.errors.deadletterqueue.topic.name: the poison row goes to the dead-letter topic
+ * instead of halting, and counts as delivered once that record is acknowledged.
+ */
+static enum outcome
+dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token,
+	    const char *reason, bool keep_value, char *why, size_t whylen)
+{
+	struct router_dead_letter_info info = { .topic = pub->p->dlq_topic, .reason = reason,
+						.commit_lsn = row->commit_lsn,
+						.keep_value = keep_value };
+	struct buf id = BUF_INIT;
+
+	router_row_id(pub->p->router, row->rel, row->tup, &id);
+	log_warn(MOD, "poison row id=%s %s sent to dead-letter topic %s: %s", buf_cstr(&id),
+		 row->where, pub->p->dlq_topic, reason);
+	buf_fini(&id);
+	router_dead_letter(pub->p->router, row->rel, row->notnull, row->defaults, row->tup, &info,
+			   &pub->rec);
+	return send(pub, token, NULL, row->where, why, whylen);
+}
+
+enum outcome
+publish_row(struct publish *pub, const struct publish_row *row, uint64_t token, char *why,
+	    size_t whylen)
+{
+	enum router_verdict v = ROUTER_DROP;
+	char err[1024] = "";
+
+	if (router_route(pub->p->router, row->rel, row->notnull, row->defaults, row->op, row->tup,
+			 &pub->rec, &v, err, sizeof(err)) < 0) {
+		return halt_row(pub, row, err, why, whylen);
+	}
+	switch (v) {
+	case ROUTER_PUBLISH:
+		return send(pub, token, row, row->where, why, whylen);
+	case ROUTER_POISON:
+		return pub->p->dlq_topic ? dead_letter(pub, row, token, err, true, why, whylen)
+					 : halt_row(pub, row, err, why, whylen);
+	case ROUTER_DROP:
+		return OUTCOME_OK;
+	case ROUTER_DROP_WARN:
+		log_warn(MOD, "%s", err);
+		metrics_skipped(pub->p->metrics, METRICS_SKIP_UPDATE);
+		return OUTCOME_OK;
+	case ROUTER_DROP_ERROR:
+		log_error(MOD, "%s", err);
+		metrics_skipped(pub->p->metrics, METRICS_SKIP_UPDATE);
+		return OUTCOME_OK;
+	case ROUTER_HALT:
+	default:
+		return halt_row(pub, row, err, why, whylen);
+	}
+}
+
+enum outcome
+publish_scratch_send(struct publish *pub, uint64_t token, const char *where, char *why,
+		     size_t whylen)
+{
+	return send(pub, token, NULL, where, why, whylen);
+}
+
+int
+publish_try(struct publish *pub, const struct record *rec, uint64_t token, char *errbuf,
+	    size_t errlen)
+{
+	struct producer_record pr = view(pub, rec);
+
+	return producer_send(pub->prod, &pr, (void *)(uintptr_t)token, errbuf, errlen);
+}
+
+enum outcome
+publish_serve(struct publish *pub, char *why, size_t whylen)
+{
+	char b[256], err[512];
+
+	while (read(pub->wake[0], b, sizeof(b)) > 0) {
+	}
+	producer_poll(pub->prod);
+	if (producer_fatal(pub->prod, err, sizeof(err))) {
+		errbuf_set(why, whylen, "fatal producer error: %s", err);
+		return OUTCOME_RESTART;
+	}
+	return OUTCOME_OK;
+}
+
+enum outcome
+publish_retry(struct publish *pub, char *why, size_t whylen)
+{
+	if (!pub->waiting) {
+		return OUTCOME_OK;
+	}
+	return send(pub, pub->waiting_token, NULL, buf_cstr(&pub->waiting_where), why, whylen);
+}
+
+int
+publish_flush(struct publish *pub, int64_t timeout_ms)
+{
+	return producer_flush(pub->prod, timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms);
+}
