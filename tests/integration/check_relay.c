@@ -8,6 +8,7 @@
 #include <check.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,7 +302,8 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	buf_add_fmt(&worker, "outboxd.http.port=%d\noutboxd.stall.warn.ms=2000", port);
 	start_relay_with(&f, _i, buf_cstr(&worker), NULL);
 	buf_fini(&worker);
-	ck_assert_int_eq(itest_http_get(port, "/health", &body), 200);
+	/* "streaming slot" is logged just before the state that /health serves changes */
+	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 10, &body), 200);
 	ck_assert_ptr_nonnull(strstr(body, "streaming"));
 	free(body);
 	insert_load(&f, f.pg, 0, 10, 10);
@@ -324,7 +326,8 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 		usleep(500 * 1000);
 	}
 	ck_assert_msg(relayfix_wait_log(&f, "no delivery report for", 5), "no stall warning");
-	ck_assert_int_eq(itest_http_get(port, "/health", &body), 503);
+	/* the warning is logged just before /health learns of the stall */
+	ck_assert_int_eq(itest_http_wait(port, "/health", 503, 10, &body), 503);
 	ck_assert_ptr_nonnull(strstr(body, "\"stalled\":true"));
 	free(body);
 	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
@@ -333,7 +336,7 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	note("# mode %d: caught up %d s after the broker resumed\n", _i, took);
 	ck_assert_uint_eq(check_topics(&f, 600, 60000).distinct, 600);
 	ck_assert(relayfix_wait_log(&f, "deliveries resumed", 5));
-	ck_assert_int_eq(itest_http_get(port, "/health", NULL), 200);
+	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 10, NULL), 200);
 	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
 	ck_assert_ptr_nonnull(strstr(body, "outboxd_records_acknowledged_total 600"));
 	free(body);
@@ -418,6 +421,34 @@ broker_start(void)
 	buf_fini(&cmd);
 }
 
+/* True once @pid has exited (a zombie that its parent has not reaped yet counts as exited). */
+static bool
+process_gone(int pid)
+{
+	char path[64], state = '?';
+	FILE *in;
+
+	if (kill(pid, 0) != 0) {
+		return true;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	in = fopen(path, "r");
+	if (!in) {
+		return true;
+	}
+	/* pid (comm) state ...; comm may hold spaces, so the state follows the last ')' */
+	{
+		char line[512];
+		const char *close;
+
+		if (fgets(line, sizeof(line), in) && (close = strrchr(line, ')')) && close[1]) {
+			state = close[2];
+		}
+	}
+	fclose(in);
+	return state == 'Z' || state == 'X';
+}
+
 /* The broker stopped for 20 s: the process keeps running and catches up by itself. */
 START_TEST(test_broker_down_20s)
 {
@@ -428,9 +459,10 @@ START_TEST(test_broker_down_20s)
 	start_relay(&f, _i, NULL);
 	insert_load(&f, f.pg, 0, 20, 10);
 	ck_assert_int_eq(kill(kpid, SIGTERM), 0);
-	for (int i = 0; i < 600 && kill(kpid, 0) == 0; i++) {
+	for (int i = 0; i < 600 && !process_gone(kpid); i++) {
 		usleep(100 * 1000);
 	}
+	ck_assert_msg(process_gone(kpid), "the broker (pid %d) did not stop within 60 s", kpid);
 	insert_load(&f, f.pg, 20, 20, 10);
 	sleep(20);
 	ck_assert_int_eq(waitpid(f.pid, &st, WNOHANG), 0); /* still running */

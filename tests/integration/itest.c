@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
@@ -241,6 +242,8 @@ itest_http_get(int port, const char *path, char **ret_body)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	/* The server answers from another process: wait for it, but not forever. */
+	struct timeval tv = { .tv_sec = 10 };
 	struct buf req = BUF_INIT, resp = BUF_INIT;
 	char chunk[4096];
 	const char *body;
@@ -249,6 +252,9 @@ itest_http_get(int port, const char *path, char **ret_body)
 
 	if (ret_body) {
 		*ret_body = NULL;
+	}
+	if (fd >= 0) {
+		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		if (fd >= 0) {
@@ -272,5 +278,31 @@ itest_http_get(int port, const char *path, char **ret_body)
 	}
 	buf_fini(&req);
 	buf_fini(&resp);
+	return code;
+}
+
+int
+itest_http_wait(int port, const char *path, int want, int timeout_s, char **ret_body)
+{
+	int code = -1;
+
+	if (ret_body) {
+		*ret_body = NULL;
+	}
+	for (int i = 0; i < timeout_s * 10; i++) {
+		char *body = NULL;
+
+		code = itest_http_get(port, path, &body);
+		if (code == want) {
+			if (ret_body) {
+				*ret_body = body;
+			} else {
+				free(body);
+			}
+			return code;
+		}
+		free(body);
+		usleep(100 * 1000);
+	}
 	return code;
 }
