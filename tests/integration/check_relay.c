@@ -450,7 +450,7 @@ process_gone(int pid)
 }
 
 /* The broker stopped for 20 s: the process keeps running and catches up by itself. */
-START_TEST(test_broker_down_20s)
+START_TEST(test_broker_down_20s_keeps_the_relay_running_and_it_catches_up)
 {
 	struct relayfix f;
 	int kpid = itest_kafka_pid();
@@ -599,7 +599,7 @@ START_TEST(test_second_relay_on_the_slot_exits_2)
 END_TEST
 
 /* outboxd check: a diagnosis, exit 0 when it can run, 2 with FAIL lines otherwise. */
-START_TEST(test_check_command)
+START_TEST(test_check_command_exits_0_when_ready_and_2_with_fail_lines)
 {
 	struct relayfix f;
 	struct buf cmd = BUF_INIT;
@@ -744,7 +744,7 @@ START_TEST(test_poison_row_halts_and_is_not_skipped)
 END_TEST
 
 /* Logical decoding messages go to <topic.prefix>.message as Debezium writes them. */
-START_TEST(test_logical_messages)
+START_TEST(test_selected_logical_messages_go_to_the_message_topic)
 {
 	struct relayfix f;
 	struct buf q = BUF_INIT, topic = BUF_INIT, pfx = BUF_INIT;
@@ -797,7 +797,7 @@ START_TEST(test_logical_messages)
 END_TEST
 
 /* heartbeat.interval.ms, heartbeat.action.query and database.initial.statements. */
-START_TEST(test_heartbeats_and_statements)
+START_TEST(test_heartbeats_publish_and_run_their_query_and_initial_statements_run)
 {
 	struct relayfix f;
 	struct buf extra = BUF_INIT, topic = BUF_INIT, want_key = BUF_INIT, q = BUF_INIT;
@@ -893,7 +893,7 @@ END_TEST
  * outbox are published from the slot's exported snapshot, then streaming continues without a
  * gap or a double; a crash in the middle of the snapshot makes the next start take it again.
  */
-START_TEST(test_initial_snapshot)
+START_TEST(test_initial_snapshot_then_streaming_misses_no_row_even_after_a_crash)
 {
 	struct relayfix f;
 	struct buf q = BUF_INIT;
@@ -949,20 +949,20 @@ relay_suite(void)
 	tcase_add_test(flow, test_update_fatal_halts);
 	tcase_add_loop_test(flow, test_partitions_match_java, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_halts_and_is_not_skipped, 0, 2);
-	tcase_add_loop_test(flow, test_initial_snapshot, 0, 2);
+	tcase_add_loop_test(flow, test_initial_snapshot_then_streaming_misses_no_row_even_after_a_crash, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_to_dead_letter_topic, 0, 2);
-	tcase_add_loop_test(flow, test_heartbeats_and_statements, 0, 2);
-	tcase_add_loop_test(flow, test_logical_messages, 0, 2);
+	tcase_add_loop_test(flow, test_heartbeats_publish_and_run_their_query_and_initial_statements_run, 0, 2);
+	tcase_add_loop_test(flow, test_selected_logical_messages_go_to_the_message_topic, 0, 2);
 	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
 	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);
-	tcase_add_loop_test(faults, test_broker_down_20s, 0, 2);
+	tcase_add_loop_test(faults, test_broker_down_20s_keeps_the_relay_running_and_it_catches_up, 0, 2);
 	tcase_add_loop_test(pre, test_missing_slot_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_missing_publication_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_slot_with_other_plugin_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_wrong_password_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_second_relay_on_the_slot_exits_2, 0, 2);
-	tcase_add_loop_test(pre, test_check_command, 0, 2);
+	tcase_add_loop_test(pre, test_check_command_exits_0_when_ready_and_2_with_fail_lines, 0, 2);
 	suite_add_tcase(s, pre);
 	suite_add_tcase(s, flow);
 	suite_add_tcase(s, confirm);

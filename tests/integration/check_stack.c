@@ -11,7 +11,7 @@
 #include "itest.h"
 #include "outboxd/util/buf.h"
 
-START_TEST(test_pg_roundtrip)
+START_TEST(test_pg_stores_and_returns_utf8_text_and_null)
 {
 	PGconn *c = itest_pg();
 	PGresult *r;
@@ -178,7 +178,7 @@ stack_suite(void)
 	TCase *pg = tcase_create("postgresql");
 	TCase *kafka = tcase_create("kafka");
 
-	tcase_add_test(pg, test_pg_roundtrip);
+	tcase_add_test(pg, test_pg_stores_and_returns_utf8_text_and_null);
 	tcase_add_test(pg, test_pg_settings_for_replication);
 	tcase_add_test(pg, test_pg_wrong_password_refused);
 	tcase_add_test(pg, test_pg_logical_decoding);

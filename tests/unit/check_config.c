@@ -125,7 +125,7 @@ pair_fails(const char *worker_extra, const char *connector_extra, const char *wa
 		ck_assert_str_eq(got_, v);                                                        \
 	} while (0)
 
-START_TEST(test_connect_pair_defaults)
+START_TEST(test_connect_pair_gets_debezium_defaults)
 {
 	struct config *cfg = pair_ok("", "", NULL);
 
@@ -181,7 +181,7 @@ START_TEST(test_connect_pair_defaults)
 }
 END_TEST
 
-START_TEST(test_connector_first_and_overrides)
+START_TEST(test_file_order_is_free_and_connector_keys_override_the_worker)
 {
 	char *paths[2];
 	struct config *cfg = NULL;
@@ -216,7 +216,7 @@ START_TEST(test_connector_first_and_overrides)
 }
 END_TEST
 
-START_TEST(test_json_connector)
+START_TEST(test_connector_json_configures_like_properties)
 {
 	char *paths[2];
 	struct config *cfg = NULL;
@@ -287,7 +287,7 @@ static const char SERVER[] =
 	"debezium.format.value=json\n"
 	"quarkus.log.level=INFO\n";
 
-START_TEST(test_server_form)
+START_TEST(test_server_file_takes_environment_overrides_and_expressions)
 {
 	char *envp[] = {
 		"PGUSER=relay",
@@ -330,7 +330,7 @@ START_TEST(test_server_form)
 }
 END_TEST
 
-START_TEST(test_server_missing_variable)
+START_TEST(test_server_variable_without_a_value_is_an_error_at_its_line)
 {
 	char *path = put("application.properties", SERVER);
 	struct config *cfg = NULL;
@@ -346,7 +346,7 @@ START_TEST(test_server_missing_variable)
 }
 END_TEST
 
-START_TEST(test_providers)
+START_TEST(test_declared_providers_resolve_and_a_missing_key_names_the_file)
 {
 	char *envp[] = { "DB_USER=vault_user", NULL };
 	char *secrets = put("secrets.properties", "password=s3cret\n");
@@ -379,7 +379,7 @@ START_TEST(test_providers)
 }
 END_TEST
 
-START_TEST(test_unknown_keys)
+START_TEST(test_unknown_key_is_an_error_asking_to_check_the_spelling)
 {
 	pair_fails("", "slot.nmae=x\n",
 		   "connector.properties:13: unknown key \"slot.nmae\" (not a Kafka Connect, producer, "
@@ -402,7 +402,7 @@ START_TEST(test_unknown_keys)
 }
 END_TEST
 
-START_TEST(test_rejected_keys)
+START_TEST(test_refused_options_name_the_reason_and_the_fix)
 {
 	pair_fails("", "slot.drop.on.stop=true\n",
 		   "connector.properties:13: slot.drop.on.stop: outboxd never drops the slot (it belongs to "
@@ -446,7 +446,7 @@ START_TEST(test_rejected_keys)
 END_TEST
 
 /* The router gets every selection list and the flavour from one place (main and bench share it). */
-START_TEST(test_router_mapping)
+START_TEST(test_router_config_carries_the_selection_lists_and_the_flavour)
 {
 	struct config *cfg = pair_ok("", "message.prefix.include.list=outbox.*\n", NULL);
 	struct router_config rc = config_router(cfg, "run-1");
@@ -461,7 +461,7 @@ START_TEST(test_router_mapping)
 }
 END_TEST
 
-START_TEST(test_errors_tolerance_with_dlq)
+START_TEST(test_errors_tolerance_all_is_accepted_with_a_dead_letter_topic)
 {
 	struct config *cfg = pair_ok("", "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=dlq\n", NULL);
 
@@ -471,7 +471,7 @@ START_TEST(test_errors_tolerance_with_dlq)
 }
 END_TEST
 
-START_TEST(test_ignored_listing)
+START_TEST(test_keys_without_effect_are_listed_as_ignored_with_the_reason)
 {
 	struct config *cfg = pair_ok("group.id=connect\n",
 				     "publication.autocreate.mode=filtered\n"
@@ -503,7 +503,7 @@ START_TEST(test_ignored_listing)
 }
 END_TEST
 
-START_TEST(test_producer_translation)
+START_TEST(test_producer_settings_are_translated_and_overrides_win)
 {
 	struct config *cfg = pair_ok(
 		"security.protocol=SASL_SSL\n"
@@ -546,7 +546,7 @@ START_TEST(test_producer_translation)
 }
 END_TEST
 
-START_TEST(test_jaas)
+START_TEST(test_jaas_plain_credentials_are_read_and_other_modules_refused)
 {
 	char *u = NULL, *p = NULL;
 
@@ -589,7 +589,7 @@ START_TEST(test_secret_never_shown)
 }
 END_TEST
 
-START_TEST(test_missing_required)
+START_TEST(test_missing_worker_file_or_required_key_is_an_error)
 {
 	struct config *cfg = NULL;
 	char err[512] = "";
@@ -615,21 +615,21 @@ config_suite(void)
 	TCase *tc = tcase_create("load");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_connect_pair_defaults);
-	tcase_add_test(tc, test_connector_first_and_overrides);
-	tcase_add_test(tc, test_json_connector);
-	tcase_add_test(tc, test_server_form);
-	tcase_add_test(tc, test_router_mapping);
-	tcase_add_test(tc, test_server_missing_variable);
-	tcase_add_test(tc, test_providers);
-	tcase_add_test(tc, test_unknown_keys);
-	tcase_add_test(tc, test_rejected_keys);
-	tcase_add_test(tc, test_errors_tolerance_with_dlq);
-	tcase_add_test(tc, test_ignored_listing);
-	tcase_add_test(tc, test_producer_translation);
-	tcase_add_test(tc, test_jaas);
+	tcase_add_test(tc, test_connect_pair_gets_debezium_defaults);
+	tcase_add_test(tc, test_file_order_is_free_and_connector_keys_override_the_worker);
+	tcase_add_test(tc, test_connector_json_configures_like_properties);
+	tcase_add_test(tc, test_server_file_takes_environment_overrides_and_expressions);
+	tcase_add_test(tc, test_router_config_carries_the_selection_lists_and_the_flavour);
+	tcase_add_test(tc, test_server_variable_without_a_value_is_an_error_at_its_line);
+	tcase_add_test(tc, test_declared_providers_resolve_and_a_missing_key_names_the_file);
+	tcase_add_test(tc, test_unknown_key_is_an_error_asking_to_check_the_spelling);
+	tcase_add_test(tc, test_refused_options_name_the_reason_and_the_fix);
+	tcase_add_test(tc, test_errors_tolerance_all_is_accepted_with_a_dead_letter_topic);
+	tcase_add_test(tc, test_keys_without_effect_are_listed_as_ignored_with_the_reason);
+	tcase_add_test(tc, test_producer_settings_are_translated_and_overrides_win);
+	tcase_add_test(tc, test_jaas_plain_credentials_are_read_and_other_modules_refused);
 	tcase_add_test(tc, test_secret_never_shown);
-	tcase_add_test(tc, test_missing_required);
+	tcase_add_test(tc, test_missing_worker_file_or_required_key_is_an_error);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -85,7 +85,7 @@ START_TEST(test_worked_example_string_converter)
 }
 END_TEST
 
-START_TEST(test_null_payload_and_null_key)
+START_TEST(test_null_payload_and_key_are_what_each_converter_writes_for_null)
 {
 	struct cvalue np = payload, nk = { .type = CVALUE_STRING, .optional = true, .is_null = true };
 	struct convert *off = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
@@ -109,7 +109,7 @@ START_TEST(test_null_payload_and_null_key)
 }
 END_TEST
 
-START_TEST(test_int_key_and_bytea_payload)
+START_TEST(test_int32_key_and_bytea_payload_write_as_each_converter_does)
 {
 	struct cvalue k = { .type = CVALUE_INT32, .u.i = 1232 };
 	struct cvalue bytea = { .type = CVALUE_BYTES, .optional = true,
@@ -150,7 +150,7 @@ START_TEST(test_bytearray_rejects_strings)
 }
 END_TEST
 
-START_TEST(test_simple_header_converter)
+START_TEST(test_simple_header_converter_writes_the_java_text_of_each_type)
 {
 	struct convert *h = mk(SIMPLE, CONVERT_HEADER, NULL, NULL);
 	struct cvalue uuid = { .type = CVALUE_STRING, .name = "io.debezium.data.Uuid", .version = 1,
@@ -182,7 +182,7 @@ START_TEST(test_simple_header_converter)
 }
 END_TEST
 
-START_TEST(test_json_header_converter_and_defaults)
+START_TEST(test_json_header_converter_writes_schemas_and_null_takes_the_default)
 {
 	struct convert *h = mk(JSON, CONVERT_HEADER, NULL, NULL);
 	struct convert *hs = mk(JSON, CONVERT_HEADER, "schemas.enable", "false");
@@ -207,7 +207,7 @@ START_TEST(test_json_header_converter_and_defaults)
 }
 END_TEST
 
-START_TEST(test_decimals_structs_and_envelope)
+START_TEST(test_decimals_structs_and_envelopes_write_as_jsonconverter_does)
 {
 	struct cvalue_param dp[] = { { "scale", "8" }, { "connect.decimal.precision", "10" } };
 	struct cvalue dec = { .type = CVALUE_BYTES, .optional = true, .name = CVALUE_DECIMAL_NAME,
@@ -268,7 +268,7 @@ START_TEST(test_required_null_fails)
 }
 END_TEST
 
-START_TEST(test_configuration_errors)
+START_TEST(test_unsupported_converters_and_misspelt_options_are_refused)
 {
 	struct convert *c = NULL;
 	struct kv o = KV_INIT;
@@ -298,7 +298,7 @@ START_TEST(test_configuration_errors)
 END_TEST
 
 
-START_TEST(test_arrays_and_half_expanded_strings)
+START_TEST(test_arrays_and_half_expanded_strings_write_as_connect_does)
 {
 	struct convert *on = mk(JSON, CONVERT_VALUE, NULL, NULL);
 	struct convert *off = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
@@ -342,7 +342,7 @@ START_TEST(test_arrays_and_half_expanded_strings)
 }
 END_TEST
 
-START_TEST(test_binary_data_converter)
+START_TEST(test_binary_data_converter_writes_bytes_raw_and_delegates_the_rest)
 {
 	struct kv o = KV_INIT;
 	struct convert *c = NULL, *bare;
@@ -400,20 +400,20 @@ convert_suite(void)
 	tcase_add_test(tc, test_worked_example_json_schemas_off);
 	tcase_add_test(tc, test_worked_example_json_schemas_on);
 	tcase_add_test(tc, test_worked_example_string_converter);
-	tcase_add_test(tc, test_null_payload_and_null_key);
-	tcase_add_test(tc, test_int_key_and_bytea_payload);
+	tcase_add_test(tc, test_null_payload_and_key_are_what_each_converter_writes_for_null);
+	tcase_add_test(tc, test_int32_key_and_bytea_payload_write_as_each_converter_does);
 	tcase_add_test(tc, test_bytearray_rejects_strings);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
-	tcase_add_test(tc, test_simple_header_converter);
-	tcase_add_test(tc, test_json_header_converter_and_defaults);
+	tcase_add_test(tc, test_simple_header_converter_writes_the_java_text_of_each_type);
+	tcase_add_test(tc, test_json_header_converter_writes_schemas_and_null_takes_the_default);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("logical-types");
-	tcase_add_test(tc, test_decimals_structs_and_envelope);
+	tcase_add_test(tc, test_decimals_structs_and_envelopes_write_as_jsonconverter_does);
 	tcase_add_test(tc, test_required_null_fails);
-	tcase_add_test(tc, test_configuration_errors);
-	tcase_add_test(tc, test_arrays_and_half_expanded_strings);
-	tcase_add_test(tc, test_binary_data_converter);
+	tcase_add_test(tc, test_unsupported_converters_and_misspelt_options_are_refused);
+	tcase_add_test(tc, test_arrays_and_half_expanded_strings_write_as_connect_does);
+	tcase_add_test(tc, test_binary_data_converter_writes_bytes_raw_and_delegates_the_rest);
 	suite_add_tcase(s, tc);
 	return s;
 }

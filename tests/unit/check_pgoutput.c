@@ -193,7 +193,7 @@ relcol_is(const struct pgoutput_rel_col *c, uint8_t flags, const char *name, uin
 
 /* ---- frames ---- */
 
-START_TEST(test_frame_commit_copydata)
+START_TEST(test_xlogdata_frame_carries_the_commit_and_its_lsns)
 {
 	struct pgoutput_frame f;
 	struct pgoutput_msg m;
@@ -222,7 +222,7 @@ START_TEST(test_frame_commit_copydata)
 }
 END_TEST
 
-START_TEST(test_frame_keepalive)
+START_TEST(test_keepalive_frame_gives_wal_end_send_time_and_reply_flag)
 {
 	struct pgoutput_frame f;
 	size_t len;
@@ -239,7 +239,7 @@ START_TEST(test_frame_keepalive)
 }
 END_TEST
 
-START_TEST(test_status_encode)
+START_TEST(test_status_update_encodes_the_reference_bytes)
 {
 	uint8_t out[PGOUTPUT_STATUS_LEN];
 	size_t len;
@@ -260,7 +260,7 @@ START_TEST(test_status_encode)
 }
 END_TEST
 
-START_TEST(test_frame_rejects)
+START_TEST(test_malformed_frames_are_refused)
 {
 	static const char *const bad_frames[] = {
 		"",							   /* empty */
@@ -290,7 +290,7 @@ START_TEST(test_frame_rejects)
 }
 END_TEST
 
-START_TEST(test_frame_empty_xlogdata)
+START_TEST(test_xlogdata_frame_may_carry_no_data)
 {
 	struct pgoutput_frame f;
 	size_t len;
@@ -303,7 +303,7 @@ END_TEST
 
 /* ---- transactions ---- */
 
-START_TEST(test_captured_begin)
+START_TEST(test_captured_begin_decodes_final_lsn_time_and_xid)
 {
 	struct pgoutput_msg m;
 
@@ -315,7 +315,7 @@ START_TEST(test_captured_begin)
 }
 END_TEST
 
-START_TEST(test_captured_insert)
+START_TEST(test_captured_insert_decodes_relid_and_text_columns)
 {
 	struct pgoutput_msg m;
 	const struct pgoutput_col *c;
@@ -334,7 +334,7 @@ START_TEST(test_captured_insert)
 }
 END_TEST
 
-START_TEST(test_captured_commit)
+START_TEST(test_captured_commit_decodes_its_lsns_and_time)
 {
 	struct pgoutput_msg m;
 
@@ -347,7 +347,7 @@ START_TEST(test_captured_commit)
 }
 END_TEST
 
-START_TEST(test_captured_message)
+START_TEST(test_captured_logical_message_decodes_prefix_and_content)
 {
 	struct pgoutput_msg m;
 
@@ -360,7 +360,7 @@ START_TEST(test_captured_message)
 }
 END_TEST
 
-START_TEST(test_synthetic_begin_commit)
+START_TEST(test_begin_and_commit_decode_every_field)
 {
 	struct pgoutput_msg m;
 
@@ -375,7 +375,7 @@ START_TEST(test_synthetic_begin_commit)
 }
 END_TEST
 
-START_TEST(test_origin_type_truncate)
+START_TEST(test_origin_type_and_truncate_messages_decode)
 {
 	struct pgoutput_msg m;
 
@@ -397,7 +397,7 @@ START_TEST(test_origin_type_truncate)
 }
 END_TEST
 
-START_TEST(test_update_forms)
+START_TEST(test_update_decodes_without_and_with_key_or_old_tuple)
 {
 	struct pgoutput_msg m;
 	const struct pgoutput_col *c;
@@ -433,7 +433,7 @@ START_TEST(test_update_forms)
 }
 END_TEST
 
-START_TEST(test_delete_forms)
+START_TEST(test_delete_decodes_with_key_or_old_tuple)
 {
 	struct pgoutput_msg m;
 
@@ -450,7 +450,7 @@ START_TEST(test_delete_forms)
 }
 END_TEST
 
-START_TEST(test_nontransactional_message)
+START_TEST(test_nontransactional_message_has_flags_0_and_may_be_empty)
 {
 	struct pgoutput_msg m;
 
@@ -511,7 +511,7 @@ END_TEST
 
 /* ---- relations ---- */
 
-START_TEST(test_captured_relation)
+START_TEST(test_captured_relation_decodes_columns_types_and_key_flags)
 {
 	struct pgoutput_msg m;
 	const struct pgoutput_rel_col *c;
@@ -536,7 +536,7 @@ START_TEST(test_captured_relation)
 }
 END_TEST
 
-START_TEST(test_insert_length)
+START_TEST(test_captured_insert_fixture_is_103_bytes)
 {
 	size_t len;
 
@@ -560,7 +560,7 @@ END_TEST
 
 /* ---- streaming ---- */
 
-START_TEST(test_captured_stream)
+START_TEST(test_captured_stream_start_data_and_stop_decode_and_track_the_block)
 {
 	struct pgoutput_msg m;
 
@@ -651,7 +651,7 @@ END_TEST
 
 /* ---- twophase ---- */
 
-START_TEST(test_twophase_messages)
+START_TEST(test_two_phase_messages_decode_on_protocol_3)
 {
 	struct pgoutput_msg m;
 
@@ -753,7 +753,7 @@ decode_len(const struct vec *v, const uint8_t *b, size_t len)
 	return r;
 }
 
-START_TEST(test_every_truncation)
+START_TEST(test_every_truncation_is_refused_leaving_output_and_stream_state)
 {
 	const struct vec *v = &all_vecs[_i];
 	size_t len;
@@ -769,7 +769,7 @@ START_TEST(test_every_truncation)
 }
 END_TEST
 
-START_TEST(test_trailing_byte)
+START_TEST(test_a_trailing_byte_is_refused)
 {
 	const struct vec *v = &all_vecs[_i];
 	size_t len;
@@ -784,7 +784,7 @@ START_TEST(test_trailing_byte)
 }
 END_TEST
 
-START_TEST(test_wrong_proto_version)
+START_TEST(test_messages_need_their_protocol_version)
 {
 	bad(1, CAP_STREAM_START_FIRST);
 	ck_assert_str_eq(errbuf, "Stream Start: needs protocol version 2, the stream uses 1");
@@ -800,7 +800,7 @@ START_TEST(test_wrong_proto_version)
 }
 END_TEST
 
-START_TEST(test_stream_state_rules)
+START_TEST(test_stream_blocks_refuse_unbalanced_and_nested_messages)
 {
 	struct pgoutput_msg m;
 
@@ -824,7 +824,7 @@ START_TEST(test_stream_state_rules)
 }
 END_TEST
 
-START_TEST(test_unknown_type)
+START_TEST(test_unknown_message_type_is_refused_naming_it)
 {
 	bad(4, "5a 00 00");
 	ck_assert_str_eq(errbuf, "unknown pgoutput message type 'Z'");
@@ -836,7 +836,7 @@ START_TEST(test_unknown_type)
 }
 END_TEST
 
-START_TEST(test_impossible_counts)
+START_TEST(test_counts_larger_than_the_bytes_left_are_refused)
 {
 	/* Insert: 5 columns claimed, 3 bytes left */
 	bad(1, "49 00 00 40 00 4e 00 05 6e 6e 6e");
@@ -862,7 +862,7 @@ START_TEST(test_impossible_counts)
 }
 END_TEST
 
-START_TEST(test_null_errbuf)
+START_TEST(test_decode_errors_need_no_errbuf_or_fit_a_tiny_one)
 {
 	struct pgoutput_msg m;
 	size_t len;
@@ -892,45 +892,45 @@ pgoutput_suite(void)
 	int nvecs = (int)(sizeof(all_vecs) / sizeof(all_vecs[0]));
 
 	tc = tcase(s, "frames");
-	tcase_add_test(tc, test_frame_commit_copydata);
-	tcase_add_test(tc, test_frame_keepalive);
-	tcase_add_test(tc, test_status_encode);
-	tcase_add_test(tc, test_frame_rejects);
-	tcase_add_test(tc, test_frame_empty_xlogdata);
+	tcase_add_test(tc, test_xlogdata_frame_carries_the_commit_and_its_lsns);
+	tcase_add_test(tc, test_keepalive_frame_gives_wal_end_send_time_and_reply_flag);
+	tcase_add_test(tc, test_status_update_encodes_the_reference_bytes);
+	tcase_add_test(tc, test_malformed_frames_are_refused);
+	tcase_add_test(tc, test_xlogdata_frame_may_carry_no_data);
 
 	tc = tcase(s, "transactions");
-	tcase_add_test(tc, test_captured_begin);
-	tcase_add_test(tc, test_captured_insert);
-	tcase_add_test(tc, test_captured_commit);
-	tcase_add_test(tc, test_captured_message);
-	tcase_add_test(tc, test_synthetic_begin_commit);
-	tcase_add_test(tc, test_origin_type_truncate);
-	tcase_add_test(tc, test_update_forms);
-	tcase_add_test(tc, test_delete_forms);
-	tcase_add_test(tc, test_nontransactional_message);
+	tcase_add_test(tc, test_captured_begin_decodes_final_lsn_time_and_xid);
+	tcase_add_test(tc, test_captured_insert_decodes_relid_and_text_columns);
+	tcase_add_test(tc, test_captured_commit_decodes_its_lsns_and_time);
+	tcase_add_test(tc, test_captured_logical_message_decodes_prefix_and_content);
+	tcase_add_test(tc, test_begin_and_commit_decode_every_field);
+	tcase_add_test(tc, test_origin_type_and_truncate_messages_decode);
+	tcase_add_test(tc, test_update_decodes_without_and_with_key_or_old_tuple);
+	tcase_add_test(tc, test_delete_decodes_with_key_or_old_tuple);
+	tcase_add_test(tc, test_nontransactional_message_has_flags_0_and_may_be_empty);
 	tcase_add_test(tc, test_update_wide_tuples);
 
 	tc = tcase(s, "relations");
-	tcase_add_test(tc, test_captured_relation);
-	tcase_add_test(tc, test_insert_length);
+	tcase_add_test(tc, test_captured_relation_decodes_columns_types_and_key_flags);
+	tcase_add_test(tc, test_captured_insert_fixture_is_103_bytes);
 	tcase_add_test(tc, test_relation_empty_namespace_and_no_columns);
 
 	tc = tcase(s, "streaming");
-	tcase_add_test(tc, test_captured_stream);
+	tcase_add_test(tc, test_captured_stream_start_data_and_stop_decode_and_track_the_block);
 	tcase_add_test(tc, test_stream_data_messages_carry_xid);
 	tcase_add_test(tc, test_stream_abort_forms);
 
 	tc = tcase(s, "twophase");
-	tcase_add_test(tc, test_twophase_messages);
+	tcase_add_test(tc, test_two_phase_messages_decode_on_protocol_3);
 
 	tc = tcase(s, "malformed");
-	tcase_add_loop_test(tc, test_every_truncation, 0, nvecs);
-	tcase_add_loop_test(tc, test_trailing_byte, 0, nvecs);
-	tcase_add_test(tc, test_wrong_proto_version);
-	tcase_add_test(tc, test_stream_state_rules);
-	tcase_add_test(tc, test_unknown_type);
-	tcase_add_test(tc, test_impossible_counts);
-	tcase_add_test(tc, test_null_errbuf);
+	tcase_add_loop_test(tc, test_every_truncation_is_refused_leaving_output_and_stream_state, 0, nvecs);
+	tcase_add_loop_test(tc, test_a_trailing_byte_is_refused, 0, nvecs);
+	tcase_add_test(tc, test_messages_need_their_protocol_version);
+	tcase_add_test(tc, test_stream_blocks_refuse_unbalanced_and_nested_messages);
+	tcase_add_test(tc, test_unknown_message_type_is_refused_naming_it);
+	tcase_add_test(tc, test_counts_larger_than_the_bytes_left_are_refused);
+	tcase_add_test(tc, test_decode_errors_need_no_errbuf_or_fit_a_tiny_one);
 	return s;
 }
 

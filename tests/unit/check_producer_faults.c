@@ -425,7 +425,7 @@ END_TEST
  * partition's reports come after later messages of the fast one (so only a prefix rule may
  * confirm), and each partition's log is in send order.
  */
-START_TEST(test_slow_leader)
+START_TEST(test_slow_leader_still_delivers_everything_in_partition_order)
 {
 	struct fx *f = fx_new(2);
 	static int sent0[MAXMSG], sent1[MAXMSG];
@@ -476,7 +476,7 @@ START_TEST(test_slow_leader)
 END_TEST
 
 /* All brokers down for a while: nothing fails (timeouts are off), all delivered after. */
-START_TEST(test_broker_down_then_up)
+START_TEST(test_brokers_down_fail_nothing_and_everything_is_delivered_after)
 {
 	struct fx *f = fx_new(1);
 	static int sent[MAXMSG];
@@ -512,8 +512,8 @@ producer_faults_suite(void)
 	tcase_add_test(tc, test_topic_authorization_failed_is_failed_delivery);
 	tcase_add_test(tc, test_out_of_order_sequence_is_fatal);
 	tcase_add_loop_test(tc, test_issue_4438_disconnect_sequence, 0, 5);
-	tcase_add_test(tc, test_slow_leader);
-	tcase_add_test(tc, test_broker_down_then_up);
+	tcase_add_test(tc, test_slow_leader_still_delivers_everything_in_partition_order);
+	tcase_add_test(tc, test_brokers_down_fail_nothing_and_everything_is_delivered_after);
 	suite_add_tcase(s, tc);
 	return s;
 }

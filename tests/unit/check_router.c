@@ -151,7 +151,7 @@ START_TEST(test_worked_example_schemas_off_and_string)
 }
 END_TEST
 
-START_TEST(test_null_payload_null_key_int_key)
+START_TEST(test_null_payload_null_key_and_int_key_publish_as_debezium_writes_them)
 {
 	struct router *r = mk(NULL, NULL, NULL, NULL);
 	struct kv smt = KV_INIT;
@@ -186,7 +186,7 @@ START_TEST(test_null_payload_null_key_int_key)
 }
 END_TEST
 
-START_TEST(test_verdicts)
+START_TEST(test_only_inserts_publish_updates_follow_the_setting_and_bad_rows_are_poison)
 {
 	struct kv smt = KV_INIT;
 	struct router *r = mk(NULL, NULL, NULL, NULL), *e, *f;
@@ -291,7 +291,7 @@ START_TEST(test_tombstone_placements_and_partition)
 }
 END_TEST
 
-START_TEST(test_config_errors)
+START_TEST(test_invalid_router_options_are_refused_with_a_message)
 {
 	const char *bad[][2] = {
 		{ "route.topic.regex", "(unclosed" },
@@ -346,7 +346,7 @@ START_TEST(test_config_errors)
 }
 END_TEST
 
-START_TEST(test_table_include_list)
+START_TEST(test_table_include_list_is_a_case_insensitive_full_match_with_escaped_commas)
 {
 	struct router_config cfg = { .topic_prefix = "p",
 				     .table_include_list = " public\\.outbox , inv\\,x\\..*" };
@@ -389,7 +389,7 @@ rr(struct buf *out, const char *re, const char *repl, const char *in)
 	return buf_cstr(out);
 }
 
-START_TEST(test_regex_router_semantics)
+START_TEST(test_topic_is_routed_only_on_a_full_match_then_replaced_first)
 {
 	struct buf b = BUF_INIT;
 	const char *def = "(?<routedByValue>.*)", *defr = "outbox.event.${routedByValue}";
@@ -420,7 +420,7 @@ END_TEST
 
 
 /* The topic memo: many values through 16 slots, errors never remembered, long values skipped. */
-START_TEST(test_route_memo)
+START_TEST(test_topic_memo_gives_the_same_topics_and_never_remembers_errors)
 {
 	struct kv smt = KV_INIT;
 	struct router *r = mk(NULL, NULL, NULL, NULL), *t;
@@ -627,7 +627,7 @@ static const struct expand_case expand_cases[] = {
 	{ "[]", "{\"schema\":null,\"payload\":\"[]\"}", "\"[]\"", "[]" },
 };
 
-START_TEST(test_expand_json_payload)
+START_TEST(test_expanded_json_payload_matches_debezium_bytes)
 {
 	const struct expand_case *c = &expand_cases[_i];
 	struct kv smt = KV_INIT, off = KV_INIT;
@@ -663,7 +663,7 @@ START_TEST(test_expand_json_payload)
 }
 END_TEST
 
-START_TEST(test_expand_options)
+START_TEST(test_expansion_options_null_behavior_field_names_and_envelope_act_as_in_debezium)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
@@ -757,7 +757,7 @@ START_TEST(test_expand_options)
 }
 END_TEST
 
-START_TEST(test_event_timestamp)
+START_TEST(test_event_timestamp_column_sets_the_record_time_or_poisons_other_types)
 {
 	struct kv smt = KV_INIT;
 	struct router *r;
@@ -820,7 +820,7 @@ START_TEST(test_event_timestamp)
 }
 END_TEST
 
-START_TEST(test_schema_version_and_defaults)
+START_TEST(test_schema_version_column_and_column_defaults_shape_the_envelope)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
@@ -878,7 +878,7 @@ START_TEST(test_schema_version_and_defaults)
 }
 END_TEST
 
-START_TEST(test_missing_tombstone_placements)
+START_TEST(test_missing_placement_column_follows_table_field_additional_missing)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
@@ -979,7 +979,7 @@ START_TEST(test_missing_tombstone_placements)
 }
 END_TEST
 
-START_TEST(test_table_and_schema_lists)
+START_TEST(test_exclude_and_schema_lists_select_tables_as_debezium_does)
 {
 	struct router_config cfg = { .topic_prefix = "p", .table_exclude_list = "public\\.audit.*" };
 	struct router *r = NULL;
@@ -1014,7 +1014,7 @@ START_TEST(test_table_and_schema_lists)
 }
 END_TEST
 
-START_TEST(test_server_flavour)
+START_TEST(test_server_flavour_converts_headers_and_ignores_partition_placement)
 {
 	struct kv smt = KV_INIT, hoff = KV_INIT;
 	struct router_config cfg = {
@@ -1060,7 +1060,7 @@ START_TEST(test_server_flavour)
 }
 END_TEST
 
-START_TEST(test_binary_and_decimal_converters)
+START_TEST(test_binary_data_converter_and_decimal_format_apply_through_the_router)
 {
 	struct kv smt = KV_INIT, bin = KV_INIT, num = KV_INIT;
 	struct router_config cfg = { .topic_prefix = "p", .smt = &smt };
@@ -1125,7 +1125,7 @@ END_TEST
  * pg_logical_emit_message(true, 'mixed', 'x') inside a transaction and
  * pg_logical_emit_message(false, 'audit', 'plain text') outside one (captured on PG 15).
  */
-START_TEST(test_logical_message_records)
+START_TEST(test_logical_messages_become_debezium_message_records)
 {
 	struct kv on = KV_INIT, off = KV_INIT;
 	struct router_config cfg = { .topic_prefix = "msgx", .run_id = "r", .extended_headers = true,
@@ -1176,7 +1176,7 @@ START_TEST(test_logical_message_records)
 }
 END_TEST
 
-START_TEST(test_message_prefix_lists)
+START_TEST(test_message_prefix_lists_select_by_full_match)
 {
 	struct router_config cfg = { .topic_prefix = "p", .run_id = "r",
 				     .message_prefix_include_list = "outbox.*,audit" };
@@ -1205,35 +1205,35 @@ router_suite(void)
 	TCase *tc = tcase_create("worked-example");
 
 	tcase_add_test(tc, test_worked_example_json_schemas);
-	tcase_add_test(tc, test_logical_message_records);
-	tcase_add_test(tc, test_message_prefix_lists);
+	tcase_add_test(tc, test_logical_messages_become_debezium_message_records);
+	tcase_add_test(tc, test_message_prefix_lists_select_by_full_match);
 	tcase_add_test(tc, test_worked_example_schemas_off_and_string);
-	tcase_add_test(tc, test_null_payload_null_key_int_key);
+	tcase_add_test(tc, test_null_payload_null_key_and_int_key_publish_as_debezium_writes_them);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("verdicts");
-	tcase_add_test(tc, test_verdicts);
+	tcase_add_test(tc, test_only_inserts_publish_updates_follow_the_setting_and_bad_rows_are_poison);
 	tcase_add_test(tc, test_tombstone_placements_and_partition);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("config");
-	tcase_add_test(tc, test_config_errors);
-	tcase_add_test(tc, test_table_include_list);
+	tcase_add_test(tc, test_invalid_router_options_are_refused_with_a_message);
+	tcase_add_test(tc, test_table_include_list_is_a_case_insensitive_full_match_with_escaped_commas);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("expand");
-	tcase_add_loop_test(tc, test_expand_json_payload, 0,
+	tcase_add_loop_test(tc, test_expanded_json_payload_matches_debezium_bytes, 0,
 			    (int)(sizeof(expand_cases) / sizeof(expand_cases[0])));
-	tcase_add_test(tc, test_expand_options);
+	tcase_add_test(tc, test_expansion_options_null_behavior_field_names_and_envelope_act_as_in_debezium);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("options");
-	tcase_add_test(tc, test_event_timestamp);
-	tcase_add_test(tc, test_schema_version_and_defaults);
-	tcase_add_test(tc, test_missing_tombstone_placements);
-	tcase_add_test(tc, test_table_and_schema_lists);
-	tcase_add_test(tc, test_server_flavour);
-	tcase_add_test(tc, test_binary_and_decimal_converters);
+	tcase_add_test(tc, test_event_timestamp_column_sets_the_record_time_or_poisons_other_types);
+	tcase_add_test(tc, test_schema_version_column_and_column_defaults_shape_the_envelope);
+	tcase_add_test(tc, test_missing_placement_column_follows_table_field_additional_missing);
+	tcase_add_test(tc, test_exclude_and_schema_lists_select_tables_as_debezium_does);
+	tcase_add_test(tc, test_server_flavour_converts_headers_and_ignores_partition_placement);
+	tcase_add_test(tc, test_binary_data_converter_and_decimal_format_apply_through_the_router);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regex");
-	tcase_add_test(tc, test_regex_router_semantics);
-	tcase_add_test(tc, test_route_memo);
+	tcase_add_test(tc, test_topic_is_routed_only_on_a_full_match_then_replaced_first);
+	tcase_add_test(tc, test_topic_memo_gives_the_same_topics_and_never_remembers_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
