@@ -11,9 +11,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/run/http.h"
 #include "outboxd/run/metrics.h"
+#include "outboxd/util/buf.h"
 
 /* One HTTP exchange, as a client sees it. */
 struct reply {
@@ -140,8 +140,7 @@ START_TEST(test_metrics_path_serves_prometheus_text)
 
 	metrics_count(m, METRICS_RECORDS_PUBLISHED, 12);
 	metrics_set_state(m, METRICS_STATE_STREAMING, NULL);
-	exchange(port, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-		 &r);
+	exchange(port, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", &r);
 	assert_status(&r, "HTTP/1.1 200 OK");
 	assert_header(&r, "Content-Type", "text/plain; version=0.0.4");
 	ck_assert_ptr_nonnull(strstr(r.body, "# TYPE outboxd_records_published_total counter\n"

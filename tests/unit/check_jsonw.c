@@ -108,8 +108,12 @@ ref_string(struct buf *b, const unsigned char *s, size_t len)
 		} else if (cp == '"' || cp == '\\') {
 			buf_add_fmt(b, "\\%c", cp);
 		} else if (cp < 0x20) {
-			const char *short_esc = cp == '\b' ? "\\b" : cp == '\t' ? "\\t" : cp == '\n' ? "\\n"
-					      : cp == '\f' ? "\\f" : cp == '\r' ? "\\r" : NULL;
+			const char *short_esc = cp == '\b' ? "\\b" :
+						cp == '\t' ? "\\t" :
+						cp == '\n' ? "\\n" :
+						cp == '\f' ? "\\f" :
+						cp == '\r' ? "\\r" :
+							     NULL;
 
 			if (short_esc) {
 				buf_add_str(b, short_esc);
@@ -129,11 +133,35 @@ ref_string(struct buf *b, const unsigned char *s, size_t len)
 START_TEST(test_string_matches_a_reference_writer_on_20000_random_inputs)
 {
 	static const char *pieces[] = {
-		"a", "abcdefgh", "{\"k\": \"v\"}", "\\", "\"", "\n", "\x01", "\x1f", "\x7f", " ",
-		"\xc3\xa9", "\xe2\x82\xac", "\xef\xbf\xbf", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
-		"\xe0\xa0\x80", "\xed\x9f\xbf", /* valid edges */
-		"\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",
-		"\x80", "\xbf", "\xc3", "\xe2\x82", "\xf0\x9f\x98", "\xff", "\xfe", /* invalid */
+		"a",
+		"abcdefgh",
+		"{\"k\": \"v\"}",
+		"\\",
+		"\"",
+		"\n",
+		"\x01",
+		"\x1f",
+		"\x7f",
+		" ",
+		"\xc3\xa9",
+		"\xe2\x82\xac",
+		"\xef\xbf\xbf",
+		"\xf0\x9f\x98\x80",
+		"\xf4\x8f\xbf\xbf",
+		"\xe0\xa0\x80",
+		"\xed\x9f\xbf", /* valid edges */
+		"\xc0\xaf",
+		"\xe0\x80\xaf",
+		"\xed\xa0\x80",
+		"\xf4\x90\x80\x80",
+		"\xf5\x80\x80\x80",
+		"\x80",
+		"\xbf",
+		"\xc3",
+		"\xe2\x82",
+		"\xf0\x9f\x98",
+		"\xff",
+		"\xfe", /* invalid */
 	};
 	const size_t npieces = sizeof(pieces) / sizeof(pieces[0]);
 	struct buf got = BUF_INIT, want = BUF_INIT;

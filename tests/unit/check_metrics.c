@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/run/metrics.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/version.h"
 
 /* A clock the test moves by hand. */
@@ -223,8 +223,8 @@ assert_only_state(const char *t, const char *state)
 START_TEST(test_exactly_one_state_series_is_1_after_each_transition)
 {
 	static const enum metrics_state seq[] = {
-		METRICS_STATE_STARTING,	  METRICS_STATE_STREAMING, METRICS_STATE_RESTARTING,
-		METRICS_STATE_STREAMING,  METRICS_STATE_HALTED,	   METRICS_STATE_STOPPING,
+		METRICS_STATE_STARTING,	 METRICS_STATE_STREAMING, METRICS_STATE_RESTARTING,
+		METRICS_STATE_STREAMING, METRICS_STATE_HALTED,	  METRICS_STATE_STOPPING,
 	};
 	struct metrics *m = metrics_new();
 	char *t;
@@ -384,7 +384,8 @@ metrics_suite(void)
 
 	tcase_add_test(render_tc, test_fresh_metrics_render_zeros_and_the_starting_state);
 	tcase_add_test(render_tc, test_every_family_has_help_and_type);
-	tcase_add_test(render_tc, test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored);
+	tcase_add_test(render_tc,
+		       test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored);
 	tcase_add_test(render_tc, test_last_ack_age_counts_from_the_start_of_the_wait);
 	tcase_add_test(state, test_exactly_one_state_series_is_1_after_each_transition);
 	tcase_add_test(state, test_health_is_200_only_when_streaming_and_not_stalled);

@@ -72,8 +72,11 @@ wait_readable(int fd, int timeout_ms)
 static struct producer_record
 record(const char *key, const char *value)
 {
-	return (struct producer_record){ .topic = "t", .key = key, .key_len = strlen(key),
-					 .value = value, .value_len = value ? strlen(value) : 0,
+	return (struct producer_record){ .topic = "t",
+					 .key = key,
+					 .key_len = strlen(key),
+					 .value = value,
+					 .value_len = value ? strlen(value) : 0,
 					 .partition = -1 };
 }
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/kv.h"
 #include "outboxd/config/properties.h"
+#include "outboxd/util/kv.h"
 
 static struct kv
 parse_ok(const char *text)
@@ -13,16 +13,17 @@ parse_ok(const char *text)
 	struct kv kv = KV_INIT;
 	char err[256] = "";
 
-	ck_assert_msg(properties_parse(text, strlen(text), "t.properties", &kv, err, sizeof(err)) == 0,
+	ck_assert_msg(properties_parse(text, strlen(text), "t.properties", &kv, err, sizeof(err)) ==
+			      0,
 		      "parse failed: %s", err);
 	return kv;
 }
 
-#define ck_kv(kv, k, v)                                                                           \
-	do {                                                                                      \
-		const char *got_ = kv_get(&(kv), k);                                              \
-		ck_assert_msg(got_ != NULL, "key \"%s\" missing", k);                             \
-		ck_assert_str_eq(got_, v);                                                        \
+#define ck_kv(kv, k, v)                                                                            \
+	do {                                                                                       \
+		const char *got_ = kv_get(&(kv), k);                                               \
+		ck_assert_msg(got_ != NULL, "key \"%s\" missing", k);                              \
+		ck_assert_str_eq(got_, v);                                                         \
 	} while (0)
 
 START_TEST(test_equals_colon_or_whitespace_separate_key_and_value)
@@ -117,7 +118,8 @@ END_TEST
 
 START_TEST(test_escapes_and_unicode_escapes_decode_to_utf8)
 {
-	struct kv kv = parse_ok("a=t\\tn\\nr\\rf\\f\nb=\\q\\\\\\#\nc=caf\\u00e9\nd=\\uD83D\\uDE00\ne=\\u20AC\n");
+	struct kv kv = parse_ok(
+		"a=t\\tn\\nr\\rf\\f\nb=\\q\\\\\\#\nc=caf\\u00e9\nd=\\uD83D\\uDE00\ne=\\u20AC\n");
 
 	ck_kv(kv, "a", "t\tn\nr\rf\f");
 	ck_kv(kv, "b", "q\\#");
@@ -134,11 +136,15 @@ START_TEST(test_malformed_unicode_escape_is_an_error_at_its_line)
 	char err[256] = "";
 	const char *text = "a=1\nb=\\u12G4\n";
 
-	ck_assert_int_eq(properties_parse(text, strlen(text), "x.properties", &kv, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(
+		properties_parse(text, strlen(text), "x.properties", &kv, err, sizeof(err)),
+		-EINVAL);
 	ck_assert_str_eq(err, "x.properties:2: malformed \\uxxxx escape");
 	ck_assert_ptr_null(kv.v);
 	text = "a=\\u0000";
-	ck_assert_int_eq(properties_parse(text, strlen(text), "x.properties", &kv, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(
+		properties_parse(text, strlen(text), "x.properties", &kv, err, sizeof(err)),
+		-EINVAL);
 }
 END_TEST
 
@@ -192,7 +198,8 @@ END_TEST
 
 START_TEST(test_utf8_bom_is_skipped_and_empty_text_has_no_keys)
 {
-	struct kv kv = parse_ok("\xEF\xBB\xBF" "a=1\n");
+	struct kv kv = parse_ok("\xEF\xBB\xBF"
+				"a=1\n");
 
 	ck_kv(kv, "a", "1");
 	kv_fini(&kv);
@@ -207,7 +214,8 @@ START_TEST(test_missing_file_is_enoent_naming_it)
 	struct kv kv = KV_INIT;
 	char err[256] = "";
 
-	ck_assert_int_eq(properties_load("/nonexistent/x.properties", &kv, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(properties_load("/nonexistent/x.properties", &kv, err, sizeof(err)),
+			 -ENOENT);
 	ck_assert_str_eq(err, "/nonexistent/x.properties: No such file or directory");
 }
 END_TEST

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/mem.h"
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/relcache.h"
+#include "outboxd/util/mem.h"
 
 static const char *const outbox_cols[] = {
 	"id", "aggregatetype", "aggregateid", "type", "payload", "tracingspancontext",
@@ -221,8 +221,9 @@ START_TEST(test_decoded_relation_applies_and_other_messages_are_refused)
 {
 	/* the captured Relation of reference 6, through the decoder */
 	static const uint8_t rel[] = {
-		'R', 0, 0, 0x40, 0, 'p', 'u', 'b', 'l', 'i', 'c', 0, 'o', 'u', 't', 'b', 'o', 'x',
-		0, 'd', 0, 1, 1, 'i', 'd', 0, 0, 0, 0x0b, 0x86, 0xff, 0xff, 0xff, 0xff,
+		'R', 0,	  0,   0x40, 0,	   'p',	 'u',  'b',  'l',  'i',	 'c', 0,
+		'o', 'u', 't', 'b',  'o',  'x',	 0,    'd',  0,	   1,	 1,   'i',
+		'd', 0,	  0,   0,    0x0b, 0x86, 0xff, 0xff, 0xff, 0xff,
 	};
 	struct pgoutput_decoder d;
 	struct pgoutput_msg m;
