@@ -11,7 +11,7 @@
 #include "itest.h"
 #include "outboxd/util/buf.h"
 
-START_TEST(test_pg_roundtrip)
+START_TEST(test_pg_stores_and_returns_utf8_text_and_null)
 {
 	PGconn *c = itest_pg();
 	PGresult *r;
@@ -64,13 +64,16 @@ START_TEST(test_pg_logical_decoding)
 	struct buf q = BUF_INIT;
 	PGresult *r;
 
-	PQclear(itest_sql(c, "CREATE TABLE IF NOT EXISTS stack_probe (id serial PRIMARY KEY, v text)"));
+	PQclear(itest_sql(
+		c, "CREATE TABLE IF NOT EXISTS stack_probe (id serial PRIMARY KEY, v text)"));
 	buf_add_fmt(&q, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')", slot);
 	PQclear(itest_sql(c, buf_cstr(&q)));
 	PQclear(itest_sql(c, "INSERT INTO stack_probe (v) VALUES ('decoded')"));
 	buf_reset(&q);
-	buf_add_fmt(&q, "SELECT data FROM pg_logical_slot_get_changes('%s', NULL, NULL) "
-			"WHERE data LIKE 'table public.stack_probe: INSERT:%%'", slot);
+	buf_add_fmt(&q,
+		    "SELECT data FROM pg_logical_slot_get_changes('%s', NULL, NULL) "
+		    "WHERE data LIKE 'table public.stack_probe: INSERT:%%'",
+		    slot);
 	r = itest_sql(c, buf_cstr(&q));
 	ck_assert_int_eq(PQntuples(r), 1);
 	ck_assert_ptr_nonnull(strstr(PQgetvalue(r, 0, 0), "v[text]:'decoded'"));
@@ -114,7 +117,8 @@ START_TEST(test_kafka_roundtrip_acks_all)
 	size_t n;
 	rd_kafka_t *rk;
 
-	ck_assert_int_eq(rd_kafka_conf_set(conf, "acks", "all", err, sizeof(err)), RD_KAFKA_CONF_OK);
+	ck_assert_int_eq(rd_kafka_conf_set(conf, "acks", "all", err, sizeof(err)),
+			 RD_KAFKA_CONF_OK);
 	ck_assert_int_eq(rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof(err)),
 			 RD_KAFKA_CONF_OK);
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
@@ -124,13 +128,13 @@ START_TEST(test_kafka_roundtrip_acks_all)
 	for (int i = 0; i < N_MESSAGES; i++) {
 		snprintf(key, sizeof(key), "key-%d", i % 10);
 		snprintf(val, sizeof(val), "{\"seq\":%d}", i);
-		ck_assert_int_eq(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
-						   RD_KAFKA_V_KEY(key, strlen(key)),
-						   RD_KAFKA_V_VALUE(val, strlen(val)),
-						   RD_KAFKA_V_HEADER("id", key, (ssize_t)strlen(key)),
-						   RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-						   RD_KAFKA_V_END),
-				 RD_KAFKA_RESP_ERR_NO_ERROR);
+		ck_assert_int_eq(
+			rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
+					  RD_KAFKA_V_KEY(key, strlen(key)),
+					  RD_KAFKA_V_VALUE(val, strlen(val)),
+					  RD_KAFKA_V_HEADER("id", key, (ssize_t)strlen(key)),
+					  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+			RD_KAFKA_RESP_ERR_NO_ERROR);
 		rd_kafka_poll(rk, 0);
 	}
 	ck_assert_int_eq(rd_kafka_flush(rk, 60000), RD_KAFKA_RESP_ERR_NO_ERROR);
@@ -178,7 +182,7 @@ stack_suite(void)
 	TCase *pg = tcase_create("postgresql");
 	TCase *kafka = tcase_create("kafka");
 
-	tcase_add_test(pg, test_pg_roundtrip);
+	tcase_add_test(pg, test_pg_stores_and_returns_utf8_text_and_null);
 	tcase_add_test(pg, test_pg_settings_for_replication);
 	tcase_add_test(pg, test_pg_wrong_password_refused);
 	tcase_add_test(pg, test_pg_logical_decoding);

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "itest.h"
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
@@ -130,7 +131,8 @@ itest_consume_all(const char *topic, size_t expected, int timeout_ms,
 	np = partition_count(rk, topic);
 	parts = rd_kafka_topic_partition_list_new(np);
 	for (int p = 0; p < np; p++) {
-		rd_kafka_topic_partition_list_add(parts, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+		rd_kafka_topic_partition_list_add(parts, topic, p)->offset =
+			RD_KAFKA_OFFSET_BEGINNING;
 	}
 	ck_assert_int_eq(rd_kafka_assign(rk, parts), RD_KAFKA_RESP_ERR_NO_ERROR);
 	rd_kafka_topic_partition_list_destroy(parts);
@@ -140,7 +142,8 @@ itest_consume_all(const char *topic, size_t expected, int timeout_ms,
 		long elapsed;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		elapsed = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		elapsed = (now.tv_sec - start.tv_sec) * 1000 +
+			  (now.tv_nsec - start.tv_nsec) / 1000000;
 		if (n >= expected || elapsed > timeout_ms) {
 			break;
 		}
@@ -193,8 +196,8 @@ itest_topic_count(const char *topic)
 			for (int p = 0; p < md->topics[0].partition_cnt; p++) {
 				int64_t lo = 0, hi = 0;
 
-				ck_assert_int_eq(rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi,
-										  10000),
+				ck_assert_int_eq(rd_kafka_query_watermark_offsets(rk, topic, p, &lo,
+										  &hi, 10000),
 						 RD_KAFKA_RESP_ERR_NO_ERROR);
 				total += (long)hi;
 			}
@@ -239,8 +242,11 @@ itest_free_port(void)
 int
 itest_http_get(int port, const char *path, char **ret_body)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	/* The server answers from another process: wait for it, but not forever. */
+	struct timeval tv = { .tv_sec = 10 };
 	struct buf req = BUF_INIT, resp = BUF_INIT;
 	char chunk[4096];
 	const char *body;
@@ -249,6 +255,9 @@ itest_http_get(int port, const char *path, char **ret_body)
 
 	if (ret_body) {
 		*ret_body = NULL;
+	}
+	if (fd >= 0) {
+		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		if (fd >= 0) {
@@ -272,5 +281,31 @@ itest_http_get(int port, const char *path, char **ret_body)
 	}
 	buf_fini(&req);
 	buf_fini(&resp);
+	return code;
+}
+
+int
+itest_http_wait(int port, const char *path, int want, int timeout_s, char **ret_body)
+{
+	int code = -1;
+
+	if (ret_body) {
+		*ret_body = NULL;
+	}
+	for (int i = 0; i < timeout_s * 10; i++) {
+		char *body = NULL;
+
+		code = itest_http_get(port, path, &body);
+		if (code == want) {
+			if (ret_body) {
+				*ret_body = body;
+			} else {
+				free(body);
+			}
+			return code;
+		}
+		free(body);
+		usleep(100 * 1000);
+	}
 	return code;
 }

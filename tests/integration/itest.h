@@ -61,6 +61,14 @@ int itest_free_port(void);
  */
 int itest_http_get(int port, const char *path, char **ret_body);
 
+/*
+ * itest_http_wait() - GET @path every 100 ms until it answers @want or @timeout_s passed (the
+ * relay changes what it serves from its own thread, some time after the log line that
+ * announces the change). Returns the last status code; *@ret_body (caller frees; may be NULL)
+ * is the body of the answer that matched, NULL otherwise.
+ */
+int itest_http_wait(int port, const char *path, int want, int timeout_s, char **ret_body);
+
 /* itest_kafka_pid() - the stack's broker process. */
 int itest_kafka_pid(void);
 

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/config/config.h"
+#include "outboxd/config/rdconf.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
 #include "outboxd/util/mem.h"
-#include "outboxd/config/rdconf.h"
 
 /* Files of one test live in a fresh temporary directory. */
 static char dir[64];
@@ -47,14 +47,13 @@ put(const char *name, const char *text)
 	return buf_steal(&path);
 }
 
-static const char WORKER[] =
-	"bootstrap.servers=kafka:9092\n"
-	"key.converter=org.apache.kafka.connect.json.JsonConverter\n"
-	"value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-	"key.converter.schemas.enable=false\n"
-	"value.converter.schemas.enable=true\n"
-	"offset.storage.file.filename=/tmp/offsets\n"
-	"offset.flush.interval.ms=10000\n";
+static const char WORKER[] = "bootstrap.servers=kafka:9092\n"
+			     "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+			     "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+			     "key.converter.schemas.enable=false\n"
+			     "value.converter.schemas.enable=true\n"
+			     "offset.storage.file.filename=/tmp/offsets\n"
+			     "offset.flush.interval.ms=10000\n";
 
 static const char CONNECTOR[] =
 	"name=outbox-connector\n"
@@ -110,7 +109,8 @@ pair_fails(const char *worker_extra, const char *connector_extra, const char *wa
 	char err[512] = "";
 	struct buf exp = BUF_INIT;
 
-	ck_assert_int_eq(load_pair(worker_extra, connector_extra, NULL, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(load_pair(worker_extra, connector_extra, NULL, &cfg, err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_ptr_null(cfg);
 	buf_add_fmt(&exp, "%s/%s", dir, want);
 	ck_assert_str_eq(err, buf_cstr(&exp));
@@ -118,14 +118,14 @@ pair_fails(const char *worker_extra, const char *connector_extra, const char *wa
 	buf_fini(&exp);
 }
 
-#define ck_kv(kv, k, v)                                                                           \
-	do {                                                                                      \
-		const char *got_ = kv_get(&(kv), k);                                              \
-		ck_assert_msg(got_ != NULL, "key \"%s\" missing", k);                             \
-		ck_assert_str_eq(got_, v);                                                        \
+#define ck_kv(kv, k, v)                                                                            \
+	do {                                                                                       \
+		const char *got_ = kv_get(&(kv), k);                                               \
+		ck_assert_msg(got_ != NULL, "key \"%s\" missing", k);                              \
+		ck_assert_str_eq(got_, v);                                                         \
 	} while (0)
 
-START_TEST(test_connect_pair_defaults)
+START_TEST(test_connect_pair_gets_debezium_defaults)
 {
 	struct config *cfg = pair_ok("", "", NULL);
 
@@ -159,7 +159,8 @@ START_TEST(test_connect_pair_defaults)
 	ck_assert_str_eq(cfg->decimal_handling_mode, "precise");
 	ck_assert_str_eq(cfg->bootstrap_servers, "kafka:9092");
 	ck_assert_str_eq(cfg->key_converter, "org.apache.kafka.connect.json.JsonConverter");
-	ck_assert_str_eq(cfg->header_converter, "org.apache.kafka.connect.storage.SimpleHeaderConverter");
+	ck_assert_str_eq(cfg->header_converter,
+			 "org.apache.kafka.connect.storage.SimpleHeaderConverter");
 	ck_kv(cfg->key_converter_opts, "schemas.enable", "false");
 	ck_kv(cfg->value_converter_opts, "schemas.enable", "true");
 	ck_assert_uint_eq(cfg->header_converter_opts.n, 0);
@@ -181,7 +182,7 @@ START_TEST(test_connect_pair_defaults)
 }
 END_TEST
 
-START_TEST(test_connector_first_and_overrides)
+START_TEST(test_file_order_is_free_and_connector_keys_override_the_worker)
 {
 	char *paths[2];
 	struct config *cfg = NULL;
@@ -189,18 +190,21 @@ START_TEST(test_connector_first_and_overrides)
 
 	paths[0] = put("c.properties", CONNECTOR);
 	paths[1] = put("w.properties", WORKER);
-	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)),
+			 0);
 	ck_assert_str_eq(cfg->name, "outbox-connector");
 	config_free(cfg);
 	free(paths[0]);
 	free(paths[1]);
 
 	/* the connector's converter replaces the worker's, options included */
-	cfg = pair_ok("", "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
-			  "database.port=6543\nslot.name=outbox_slot\nsnapshot.mode=NO_DATA\n"
-			  "status.update.interval.ms=2000\nheartbeat.interval.ms=0\n"
-			  "database.sslmode=verify-full\ndatabase.sslrootcert=/ca.pem\n"
-			  "outboxd.slot.create=true\noutboxd.http.port=0\n", NULL);
+	cfg = pair_ok("",
+		      "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+		      "database.port=6543\nslot.name=outbox_slot\nsnapshot.mode=NO_DATA\n"
+		      "status.update.interval.ms=2000\nheartbeat.interval.ms=0\n"
+		      "database.sslmode=verify-full\ndatabase.sslrootcert=/ca.pem\n"
+		      "outboxd.slot.create=true\noutboxd.http.port=0\n",
+		      NULL);
 	ck_assert_str_eq(cfg->value_converter, "org.apache.kafka.connect.storage.StringConverter");
 	ck_assert_uint_eq(cfg->value_converter_opts.n, 0);
 	ck_kv(cfg->pg_conn, "port", "6543");
@@ -216,7 +220,7 @@ START_TEST(test_connector_first_and_overrides)
 }
 END_TEST
 
-START_TEST(test_json_connector)
+START_TEST(test_connector_json_configures_like_properties)
 {
 	char *paths[2];
 	struct config *cfg = NULL;
@@ -224,22 +228,24 @@ START_TEST(test_json_connector)
 	struct buf want = BUF_INIT;
 
 	paths[0] = put("w.properties", WORKER);
-	paths[1] = put("c.json",
-		       "{\n"
-		       "  \"name\": \"outbox\",\n"
-		       "  \"config\": {\n"
-		       "    \"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
-		       "    \"database.hostname\": \"db\",\n"
-		       "    \"database.port\": 5433,\n"
-		       "    \"database.user\": \"relay\",\n"
-		       "    \"database.dbname\": \"app\",\n"
-		       "    \"topic.prefix\": \"app\",\n"
-		       "    \"extended.headers.enabled\": false,\n"
-		       "    \"transforms\": \"outbox\",\n"
-		       "    \"transforms.outbox.type\": \"io.debezium.transforms.outbox.EventRouter\"\n"
-		       "  }\n"
-		       "}\n");
-	ck_assert_msg(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)) == 0, "%s", err);
+	paths[1] = put(
+		"c.json",
+		"{\n"
+		"  \"name\": \"outbox\",\n"
+		"  \"config\": {\n"
+		"    \"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
+		"    \"database.hostname\": \"db\",\n"
+		"    \"database.port\": 5433,\n"
+		"    \"database.user\": \"relay\",\n"
+		"    \"database.dbname\": \"app\",\n"
+		"    \"topic.prefix\": \"app\",\n"
+		"    \"extended.headers.enabled\": false,\n"
+		"    \"transforms\": \"outbox\",\n"
+		"    \"transforms.outbox.type\": \"io.debezium.transforms.outbox.EventRouter\"\n"
+		"  }\n"
+		"}\n");
+	ck_assert_msg(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)) == 0,
+		      "%s", err);
 	ck_assert_str_eq(cfg->name, "outbox");
 	ck_kv(cfg->pg_conn, "port", "5433");
 	ck_assert(!cfg->extended_headers);
@@ -247,16 +253,21 @@ START_TEST(test_json_connector)
 	config_free(cfg);
 	free(paths[1]);
 
-	paths[1] = put("c.json", "{\"name\": \"x\", \"config\": {\n"
-				 "\"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
-				 "\"slot.name\": {\"nested\": 1}}}\n");
-	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)), -EINVAL);
-	buf_add_fmt(&want, "%s:3: slot.name: the value must be a string, number or boolean", paths[1]);
+	paths[1] =
+		put("c.json",
+		    "{\"name\": \"x\", \"config\": {\n"
+		    "\"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
+		    "\"slot.name\": {\"nested\": 1}}}\n");
+	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)),
+			 -EINVAL);
+	buf_add_fmt(&want, "%s:3: slot.name: the value must be a string, number or boolean",
+		    paths[1]);
 	ck_assert_str_eq(err, buf_cstr(&want));
 	free(paths[1]);
 
 	paths[1] = put("c.json", "{\"config\": {\n\"a\": \n");
-	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "invalid JSON"));
 	free(paths[0]);
 	free(paths[1]);
@@ -287,7 +298,7 @@ static const char SERVER[] =
 	"debezium.format.value=json\n"
 	"quarkus.log.level=INFO\n";
 
-START_TEST(test_server_form)
+START_TEST(test_server_file_takes_environment_overrides_and_expressions)
 {
 	char *envp[] = {
 		"PGUSER=relay",
@@ -303,7 +314,8 @@ START_TEST(test_server_form)
 	struct config *cfg = NULL;
 	char err[512] = "";
 
-	ck_assert_msg(config_load((const char *const *)&path, 1, envp, &cfg, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(config_load((const char *const *)&path, 1, envp, &cfg, err, sizeof(err)) == 0,
+		      "%s", err);
 	ck_assert_int_eq(cfg->flavour, CONFIG_SERVER);
 	ck_assert_str_eq(cfg->name, "kafka");
 	ck_assert_str_eq(cfg->bootstrap_servers, "localhost:9092");
@@ -320,33 +332,39 @@ START_TEST(test_server_form)
 	ck_kv(cfg->transform, "route.by.field", "aggregatetype");
 	ck_kv(cfg->producer, "acks", "all");
 	ck_assert(cfg->slot_create);
-	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "debezium.sink.kafka.producer.key.serializer"));
-	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "debezium.source.offset.flush.interval.ms"));
+	ck_assert_ptr_nonnull(
+		kv_get(config_ignored(cfg), "debezium.sink.kafka.producer.key.serializer"));
+	ck_assert_ptr_nonnull(
+		kv_get(config_ignored(cfg), "debezium.source.offset.flush.interval.ms"));
 	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "quarkus.log.level"));
 	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "OUTBOXD_TEST_BINARY"));
-	ck_assert_str_eq(kv_find(&cfg->pg_conn, "host")->origin, "environment DEBEZIUM_SOURCE_DATABASE_HOSTNAME");
+	ck_assert_str_eq(kv_find(&cfg->pg_conn, "host")->origin,
+			 "environment DEBEZIUM_SOURCE_DATABASE_HOSTNAME");
 	config_free(cfg);
 	free(path);
 }
 END_TEST
 
-START_TEST(test_server_missing_variable)
+START_TEST(test_server_variable_without_a_value_is_an_error_at_its_line)
 {
 	char *path = put("application.properties", SERVER);
 	struct config *cfg = NULL;
 	char err[512] = "";
 	struct buf want = BUF_INIT;
 
-	ck_assert_int_eq(config_load((const char *const *)&path, 1, NULL, &cfg, err, sizeof(err)), -EINVAL);
-	buf_add_fmt(&want, "%s:10: debezium.source.database.user: ${PGUSER} is not set (no environment "
-			   "variable PGUSER or PGUSER, no property PGUSER, no default)", path);
+	ck_assert_int_eq(config_load((const char *const *)&path, 1, NULL, &cfg, err, sizeof(err)),
+			 -EINVAL);
+	buf_add_fmt(&want,
+		    "%s:10: debezium.source.database.user: ${PGUSER} is not set (no environment "
+		    "variable PGUSER or PGUSER, no property PGUSER, no default)",
+		    path);
 	ck_assert_str_eq(err, buf_cstr(&want));
 	free(path);
 	buf_fini(&want);
 }
 END_TEST
 
-START_TEST(test_providers)
+START_TEST(test_declared_providers_resolve_and_a_missing_key_names_the_file)
 {
 	char *envp[] = { "DB_USER=vault_user", NULL };
 	char *secrets = put("secrets.properties", "password=s3cret\n");
@@ -354,12 +372,16 @@ START_TEST(test_providers)
 	struct config *cfg;
 	char err[512] = "";
 
-	buf_add_fmt(&w, "config.providers=file,env\n"
-			"config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
-			"config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n");
-	buf_add_fmt(&c, "database.password=${file:%s:password}\n"
-			"database.user=${env:DB_USER}\n"
-			"slot.name=${vault:x}\n", secrets);
+	buf_add_fmt(
+		&w,
+		"config.providers=file,env\n"
+		"config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
+		"config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n");
+	buf_add_fmt(&c,
+		    "database.password=${file:%s:password}\n"
+		    "database.user=${env:DB_USER}\n"
+		    "slot.name=${vault:x}\n",
+		    secrets);
 	cfg = pair_ok(buf_cstr(&w), buf_cstr(&c), envp);
 	ck_kv(cfg->pg_conn, "password", "s3cret");
 	ck_kv(cfg->pg_conn, "user", "vault_user");
@@ -368,9 +390,13 @@ START_TEST(test_providers)
 
 	buf_reset(&c);
 	buf_add_fmt(&c, "database.password=${file:%s:nope}\n", secrets);
-	ck_assert_int_eq(load_pair(buf_cstr(&w), buf_cstr(&c), envp, &cfg, err, sizeof(err)), -EINVAL);
-	buf_add_fmt(&want, "%s/connector.properties:13: database.password: cannot resolve ${file:%s:nope}: "
-			   "key \"nope\" not found in %s", dir, secrets, secrets);
+	ck_assert_int_eq(load_pair(buf_cstr(&w), buf_cstr(&c), envp, &cfg, err, sizeof(err)),
+			 -EINVAL);
+	buf_add_fmt(
+		&want,
+		"%s/connector.properties:13: database.password: cannot resolve ${file:%s:nope}: "
+		"key \"nope\" not found in %s",
+		dir, secrets, secrets);
 	ck_assert_str_eq(err, buf_cstr(&want));
 	free(secrets);
 	buf_fini(&w);
@@ -379,64 +405,79 @@ START_TEST(test_providers)
 }
 END_TEST
 
-START_TEST(test_unknown_keys)
+START_TEST(test_unknown_key_is_an_error_asking_to_check_the_spelling)
 {
-	pair_fails("", "slot.nmae=x\n",
-		   "connector.properties:13: unknown key \"slot.nmae\" (not a Kafka Connect, producer, "
-		   "Debezium PostgreSQL connector or EventRouter setting); check the spelling");
-	pair_fails("offset.flush.intervall.ms=1\n", "",
-		   "worker.properties:8: unknown key \"offset.flush.intervall.ms\" (not a Kafka Connect, "
-		   "producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
-	pair_fails("producer.ackss=all\n", "",
-		   "worker.properties:8: unknown key \"producer.ackss\" (not a Kafka Connect, producer, "
-		   "Debezium PostgreSQL connector or EventRouter setting); check the spelling");
-	pair_fails("", "transforms.outbox.route.by.feld=x\n",
-		   "connector.properties:13: unknown key \"transforms.outbox.route.by.feld\" (not a Kafka "
-		   "Connect, producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
-	pair_fails("value.converter.schema.enable=true\n", "",
-		   "worker.properties:8: unknown key \"value.converter.schema.enable\" (not a Kafka Connect, "
-		   "producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
-	pair_fails("", "outboxd.slot.crate=true\n",
-		   "connector.properties:13: unknown key \"outboxd.slot.crate\" (not an outboxd setting); "
-		   "check the spelling");
+	pair_fails(
+		"", "slot.nmae=x\n",
+		"connector.properties:13: unknown key \"slot.nmae\" (not a Kafka Connect, producer, "
+		"Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails(
+		"offset.flush.intervall.ms=1\n", "",
+		"worker.properties:8: unknown key \"offset.flush.intervall.ms\" (not a Kafka Connect, "
+		"producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails(
+		"producer.ackss=all\n", "",
+		"worker.properties:8: unknown key \"producer.ackss\" (not a Kafka Connect, producer, "
+		"Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails(
+		"", "transforms.outbox.route.by.feld=x\n",
+		"connector.properties:13: unknown key \"transforms.outbox.route.by.feld\" (not a Kafka "
+		"Connect, producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails(
+		"value.converter.schema.enable=true\n", "",
+		"worker.properties:8: unknown key \"value.converter.schema.enable\" (not a Kafka Connect, "
+		"producer, Debezium PostgreSQL connector or EventRouter setting); check the spelling");
+	pair_fails(
+		"", "outboxd.slot.crate=true\n",
+		"connector.properties:13: unknown key \"outboxd.slot.crate\" (not an outboxd setting); "
+		"check the spelling");
 }
 END_TEST
 
-START_TEST(test_rejected_keys)
+START_TEST(test_refused_options_name_the_reason_and_the_fix)
 {
-	pair_fails("", "slot.drop.on.stop=true\n",
-		   "connector.properties:13: slot.drop.on.stop: outboxd never drops the slot (it belongs to "
-		   "operations; `outboxd slot drop` does it on purpose); set it to false or remove it");
-	pair_fails("", "plugin.name=decoderbufs\n",
-		   "connector.properties:13: plugin.name: \"decoderbufs\" is not supported; outboxd decodes "
-		   "pgoutput only: set plugin.name=pgoutput (a slot created for another plugin must be recreated)");
-	pair_fails("", "snapshot.mode=never\n",
-		   "connector.properties:13: snapshot.mode: \"never\" was removed in Debezium 3 (3.6.1 "
-		   "rejects it); use no_data");
-	pair_fails("", "transforms=outbox,unwrap\n",
-		   "connector.properties:13: transforms: more than one transform is listed; outboxd "
-		   "implements exactly one io.debezium.transforms.outbox.EventRouter and nothing else (e.g. "
-		   "transforms=outbox, transforms.outbox.type=io.debezium.transforms.outbox.EventRouter)");
-	pair_fails("", "transforms.outbox.predicate=isOutbox\n",
-		   "connector.properties:13: transforms.outbox.predicate: predicates are not supported; "
-		   "outboxd routes every row of the outbox tables (select them with table.include.list); remove it");
-	pair_fails("", "transforms.outbox.type=org.apache.kafka.connect.transforms.RegexRouter\n",
-		   "connector.properties:13: transforms.outbox.type: transform "
-		   "\"org.apache.kafka.connect.transforms.RegexRouter\" is not supported; outboxd implements "
-		   "io.debezium.transforms.outbox.EventRouter only");
-	pair_fails("", "errors.tolerance=all\n",
-		   "connector.properties:13: errors.tolerance: \"all\" makes Kafka Connect skip a failing "
-		   "source record silently, losing the outbox event; set "
-		   "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter topic, or "
-		   "remove errors.tolerance (outboxd then halts on such a row, naming it)");
-	pair_fails("", "value.converter=io.confluent.connect.avro.AvroConverter\n",
-		   "connector.properties:13: value.converter: converter "
-		   "\"io.confluent.connect.avro.AvroConverter\" is not supported; outboxd writes the bytes of "
-		   "JsonConverter, StringConverter, ByteArrayConverter and BinaryDataConverter");
-	pair_fails("producer.ssl.truststore.location=/t.jks\n", "",
-		   "worker.properties:8: producer.ssl.truststore.location: a JKS trust store cannot be read "
-		   "by librdkafka; export the CA certificates to a PEM file and set ssl.ca.location (or "
-		   "ssl.truststore.type=PEM)");
+	pair_fails(
+		"", "slot.drop.on.stop=true\n",
+		"connector.properties:13: slot.drop.on.stop: outboxd never drops the slot (it belongs to "
+		"operations; `outboxd slot drop` does it on purpose); set it to false or remove it");
+	pair_fails(
+		"", "plugin.name=decoderbufs\n",
+		"connector.properties:13: plugin.name: \"decoderbufs\" is not supported; outboxd decodes "
+		"pgoutput only: set plugin.name=pgoutput (a slot created for another plugin must be recreated)");
+	pair_fails(
+		"", "snapshot.mode=never\n",
+		"connector.properties:13: snapshot.mode: \"never\" was removed in Debezium 3 (3.6.1 "
+		"rejects it); use no_data");
+	pair_fails(
+		"", "transforms=outbox,unwrap\n",
+		"connector.properties:13: transforms: more than one transform is listed; outboxd "
+		"implements exactly one io.debezium.transforms.outbox.EventRouter and nothing else (e.g. "
+		"transforms=outbox, transforms.outbox.type=io.debezium.transforms.outbox.EventRouter)");
+	pair_fails(
+		"", "transforms.outbox.predicate=isOutbox\n",
+		"connector.properties:13: transforms.outbox.predicate: predicates are not supported; "
+		"outboxd routes every row of the outbox tables (select them with table.include.list); remove it");
+	pair_fails(
+		"", "transforms.outbox.type=org.apache.kafka.connect.transforms.RegexRouter\n",
+		"connector.properties:13: transforms.outbox.type: transform "
+		"\"org.apache.kafka.connect.transforms.RegexRouter\" is not supported; outboxd implements "
+		"io.debezium.transforms.outbox.EventRouter only");
+	pair_fails(
+		"", "errors.tolerance=all\n",
+		"connector.properties:13: errors.tolerance: \"all\" makes Kafka Connect skip a failing "
+		"source record silently, losing the outbox event; set "
+		"outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter topic, or "
+		"remove errors.tolerance (outboxd then halts on such a row, naming it)");
+	pair_fails(
+		"", "value.converter=io.confluent.connect.avro.AvroConverter\n",
+		"connector.properties:13: value.converter: converter "
+		"\"io.confluent.connect.avro.AvroConverter\" is not supported; outboxd writes the bytes of "
+		"JsonConverter, StringConverter, ByteArrayConverter and BinaryDataConverter");
+	pair_fails(
+		"producer.ssl.truststore.location=/t.jks\n", "",
+		"worker.properties:8: producer.ssl.truststore.location: a JKS trust store cannot be read "
+		"by librdkafka; export the CA certificates to a PEM file and set ssl.ca.location (or "
+		"ssl.truststore.type=PEM)");
 	pair_fails("", "table.exclude.list=public.x\n",
 		   "connector.properties:13: table.exclude.list: cannot be set together with "
 		   "table.include.list (Debezium refuses both); keep one");
@@ -446,7 +487,7 @@ START_TEST(test_rejected_keys)
 END_TEST
 
 /* The router gets every selection list and the flavour from one place (main and bench share it). */
-START_TEST(test_router_mapping)
+START_TEST(test_router_config_carries_the_selection_lists_and_the_flavour)
 {
 	struct config *cfg = pair_ok("", "message.prefix.include.list=outbox.*\n", NULL);
 	struct router_config rc = config_router(cfg, "run-1");
@@ -461,9 +502,10 @@ START_TEST(test_router_mapping)
 }
 END_TEST
 
-START_TEST(test_errors_tolerance_with_dlq)
+START_TEST(test_errors_tolerance_all_is_accepted_with_a_dead_letter_topic)
 {
-	struct config *cfg = pair_ok("", "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=dlq\n", NULL);
+	struct config *cfg = pair_ok(
+		"", "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=dlq\n", NULL);
 
 	ck_assert_str_eq(cfg->errors_tolerance, "all");
 	ck_assert_str_eq(cfg->dlq_topic, "dlq");
@@ -471,20 +513,24 @@ START_TEST(test_errors_tolerance_with_dlq)
 }
 END_TEST
 
-START_TEST(test_ignored_listing)
+START_TEST(test_keys_without_effect_are_listed_as_ignored_with_the_reason)
 {
-	struct config *cfg = pair_ok("group.id=connect\n",
-				     "publication.autocreate.mode=filtered\n"
-				     "transforms.outbox.table.fields.additional.error.on.missing=false\n"
-				     "database.server.name=legacy\n"
-				     "slot.drop.on.stop=false\n"
-				     "topic.creation.default.partitions=3\n", NULL);
+	struct config *cfg =
+		pair_ok("group.id=connect\n",
+			"publication.autocreate.mode=filtered\n"
+			"transforms.outbox.table.fields.additional.error.on.missing=false\n"
+			"database.server.name=legacy\n"
+			"slot.drop.on.stop=false\n"
+			"topic.creation.default.partitions=3\n",
+			NULL);
 	const struct kv *ig = config_ignored(cfg);
 
-	ck_assert_str_eq(kv_get(ig, "publication.autocreate.mode"),
-			 "outboxd never creates publications; create it with the statement in sql/publication.sql");
-	ck_assert_str_eq(kv_get(ig, "transforms.outbox.table.fields.additional.error.on.missing"),
-			 "read by Debezium 2.5 to 3.5 only; 3.6.1 reads table.field.additional.missing");
+	ck_assert_str_eq(
+		kv_get(ig, "publication.autocreate.mode"),
+		"outboxd never creates publications; create it with the statement in sql/publication.sql");
+	ck_assert_str_eq(
+		kv_get(ig, "transforms.outbox.table.fields.additional.error.on.missing"),
+		"read by Debezium 2.5 to 3.5 only; 3.6.1 reads table.field.additional.missing");
 	ck_assert_ptr_nonnull(kv_get(ig, "database.server.name"));
 	ck_assert_ptr_nonnull(kv_get(ig, "group.id"));
 	ck_assert_ptr_nonnull(kv_get(ig, "topic.creation.default.partitions"));
@@ -495,7 +541,8 @@ START_TEST(test_ignored_listing)
 
 	/* A leftover JsonConverter option beside a StringConverter: Connect ignores it, so do we. */
 	cfg = pair_ok("key.converter=org.apache.kafka.connect.storage.StringConverter\n"
-		      "key.converter.schemas.enable=true\n", "", NULL);
+		      "key.converter.schemas.enable=true\n",
+		      "", NULL);
 	ig = config_ignored(cfg);
 	ck_assert_ptr_nonnull(kv_get(ig, "key.converter.schemas.enable"));
 	ck_assert_ptr_null(kv_get(&cfg->key_converter_opts, "schemas.enable"));
@@ -503,7 +550,7 @@ START_TEST(test_ignored_listing)
 }
 END_TEST
 
-START_TEST(test_producer_translation)
+START_TEST(test_producer_settings_are_translated_and_overrides_win)
 {
 	struct config *cfg = pair_ok(
 		"security.protocol=SASL_SSL\n"
@@ -546,21 +593,30 @@ START_TEST(test_producer_translation)
 }
 END_TEST
 
-START_TEST(test_jaas)
+START_TEST(test_jaas_plain_credentials_are_read_and_other_modules_refused)
 {
 	char *u = NULL, *p = NULL;
 
-	ck_assert_int_eq(rdconf_jaas_credentials(
-		"org.apache.kafka.common.security.plain.PlainLoginModule required\n  username=alice\n"
-		"  password=\"x y\";", &u, &p), 0);
+	ck_assert_int_eq(
+		rdconf_jaas_credentials(
+			"org.apache.kafka.common.security.plain.PlainLoginModule required\n  username=alice\n"
+			"  password=\"x y\";",
+			&u, &p),
+		0);
 	ck_assert_str_eq(u, "alice");
 	ck_assert_str_eq(p, "x y");
 	free(u);
 	free(p);
-	ck_assert_int_eq(rdconf_jaas_credentials(
-		"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;", &u, &p), -ENOTSUP);
-	ck_assert_int_eq(rdconf_jaas_credentials(
-		"org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\";", &u, &p), -EINVAL);
+	ck_assert_int_eq(
+		rdconf_jaas_credentials(
+			"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+			&u, &p),
+		-ENOTSUP);
+	ck_assert_int_eq(
+		rdconf_jaas_credentials(
+			"org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\";",
+			&u, &p),
+		-EINVAL);
 }
 END_TEST
 
@@ -570,17 +626,24 @@ START_TEST(test_secret_never_shown)
 	char err[512] = "";
 	struct buf out = BUF_INIT;
 
-	ck_assert_int_eq(load_pair("producer.sasl.jaas.config=org.apache.kafka.common.security.plain."
-				   "PlainLoginModule required username=\"u\" password=\"hunter2\n", "",
-				   NULL, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(
+		load_pair("producer.sasl.jaas.config=org.apache.kafka.common.security.plain."
+			  "PlainLoginModule required username=\"u\" password=\"hunter2\n",
+			  "", NULL, &cfg, err, sizeof(err)),
+		-EINVAL);
 	ck_assert_ptr_null(strstr(err, "hunter2"));
 	ck_assert_ptr_nonnull(strstr(err, "producer.sasl.jaas.config"));
-	ck_assert_int_eq(load_pair("", "database.sslpassword=hunter2\ndatabase.password=hunter2\n"
-				   "database.sslmode=bogus\n", NULL, &cfg, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(load_pair("",
+				   "database.sslpassword=hunter2\ndatabase.password=hunter2\n"
+				   "database.sslmode=bogus\n",
+				   NULL, &cfg, err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_ptr_null(strstr(err, "hunter2"));
 
-	cfg = pair_ok("producer.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
-		      "required username=\"u\" password=\"hunter2\";\n", "", NULL);
+	cfg = pair_ok(
+		"producer.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+		"required username=\"u\" password=\"hunter2\";\n",
+		"", NULL);
 	config_describe(cfg, &out);
 	ck_assert_ptr_null(strstr(buf_cstr(&out), "hunter2"));
 	ck_assert_ptr_nonnull(strstr(buf_cstr(&out), "topic.prefix = app"));
@@ -589,16 +652,20 @@ START_TEST(test_secret_never_shown)
 }
 END_TEST
 
-START_TEST(test_missing_required)
+START_TEST(test_missing_worker_file_or_required_key_is_an_error)
 {
 	struct config *cfg = NULL;
 	char err[512] = "";
 	char *path = put("connector.properties", CONNECTOR);
 	struct buf want = BUF_INIT;
 
-	ck_assert_int_eq(config_load((const char *const *)&path, 1, NULL, &cfg, err, sizeof(err)), -EINVAL);
-	buf_add_fmt(&want, "%s: no worker file; pass the Kafka Connect worker .properties and the "
-			   "connector .properties or JSON (the connector file is the one with connector.class)", path);
+	ck_assert_int_eq(config_load((const char *const *)&path, 1, NULL, &cfg, err, sizeof(err)),
+			 -EINVAL);
+	buf_add_fmt(
+		&want,
+		"%s: no worker file; pass the Kafka Connect worker .properties and the "
+		"connector .properties or JSON (the connector file is the one with connector.class)",
+		path);
 	ck_assert_str_eq(err, buf_cstr(&want));
 	free(path);
 	buf_fini(&want);
@@ -615,21 +682,21 @@ config_suite(void)
 	TCase *tc = tcase_create("load");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_connect_pair_defaults);
-	tcase_add_test(tc, test_connector_first_and_overrides);
-	tcase_add_test(tc, test_json_connector);
-	tcase_add_test(tc, test_server_form);
-	tcase_add_test(tc, test_router_mapping);
-	tcase_add_test(tc, test_server_missing_variable);
-	tcase_add_test(tc, test_providers);
-	tcase_add_test(tc, test_unknown_keys);
-	tcase_add_test(tc, test_rejected_keys);
-	tcase_add_test(tc, test_errors_tolerance_with_dlq);
-	tcase_add_test(tc, test_ignored_listing);
-	tcase_add_test(tc, test_producer_translation);
-	tcase_add_test(tc, test_jaas);
+	tcase_add_test(tc, test_connect_pair_gets_debezium_defaults);
+	tcase_add_test(tc, test_file_order_is_free_and_connector_keys_override_the_worker);
+	tcase_add_test(tc, test_connector_json_configures_like_properties);
+	tcase_add_test(tc, test_server_file_takes_environment_overrides_and_expressions);
+	tcase_add_test(tc, test_router_config_carries_the_selection_lists_and_the_flavour);
+	tcase_add_test(tc, test_server_variable_without_a_value_is_an_error_at_its_line);
+	tcase_add_test(tc, test_declared_providers_resolve_and_a_missing_key_names_the_file);
+	tcase_add_test(tc, test_unknown_key_is_an_error_asking_to_check_the_spelling);
+	tcase_add_test(tc, test_refused_options_name_the_reason_and_the_fix);
+	tcase_add_test(tc, test_errors_tolerance_all_is_accepted_with_a_dead_letter_topic);
+	tcase_add_test(tc, test_keys_without_effect_are_listed_as_ignored_with_the_reason);
+	tcase_add_test(tc, test_producer_settings_are_translated_and_overrides_win);
+	tcase_add_test(tc, test_jaas_plain_credentials_are_read_and_other_modules_refused);
 	tcase_add_test(tc, test_secret_never_shown);
-	tcase_add_test(tc, test_missing_required);
+	tcase_add_test(tc, test_missing_worker_file_or_required_key_is_an_error);
 	suite_add_tcase(s, tc);
 	return s;
 }

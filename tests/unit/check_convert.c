@@ -6,10 +6,10 @@
 
 #include "outboxd/connect/convert.h"
 
-#define JSON "org.apache.kafka.connect.json.JsonConverter"
-#define STRING "org.apache.kafka.connect.storage.StringConverter"
+#define JSON	  "org.apache.kafka.connect.json.JsonConverter"
+#define STRING	  "org.apache.kafka.connect.storage.StringConverter"
 #define BYTEARRAY "org.apache.kafka.connect.converters.ByteArrayConverter"
-#define SIMPLE "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+#define SIMPLE	  "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
 /* Every expected byte string comes from reference §3.5 or from running Kafka 4.3.0. */
 
@@ -49,8 +49,10 @@ expect(struct convert *c, const struct cvalue *v, const char *want)
 }
 
 static const struct cvalue key42 = { .type = CVALUE_STRING, .u.s = { "42", 2 } };
-static const struct cvalue payload = { .type = CVALUE_STRING, .optional = true,
-				       .name = "io.debezium.data.Json", .version = 1,
+static const struct cvalue payload = { .type = CVALUE_STRING,
+				       .optional = true,
+				       .name = "io.debezium.data.Json",
+				       .version = 1,
 				       .u.s = { "{\"x\": 1}", 8 } };
 
 START_TEST(test_worked_example_json_schemas_off)
@@ -67,7 +69,8 @@ START_TEST(test_worked_example_json_schemas_on)
 {
 	struct convert *c = mk(JSON, CONVERT_KEY, NULL, NULL);
 
-	expect(c, &key42, "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":\"42\"}");
+	expect(c, &key42,
+	       "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":\"42\"}");
 	expect(c, &payload,
 	       "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Json\","
 	       "\"version\":1},\"payload\":\"{\\\"x\\\": 1}\"}");
@@ -85,17 +88,19 @@ START_TEST(test_worked_example_string_converter)
 }
 END_TEST
 
-START_TEST(test_null_payload_and_null_key)
+START_TEST(test_null_payload_and_key_are_what_each_converter_writes_for_null)
 {
-	struct cvalue np = payload, nk = { .type = CVALUE_STRING, .optional = true, .is_null = true };
+	struct cvalue np = payload,
+		      nk = { .type = CVALUE_STRING, .optional = true, .is_null = true };
 	struct convert *off = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
 	struct convert *on = mk(JSON, CONVERT_VALUE, NULL, NULL);
 	struct convert *s = mk(STRING, CONVERT_VALUE, NULL, NULL);
 
 	np.is_null = true;
 	expect(off, &np, "null");
-	expect(on, &np, "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":"
-			"\"io.debezium.data.Json\",\"version\":1},\"payload\":null}");
+	expect(on, &np,
+	       "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":"
+	       "\"io.debezium.data.Json\",\"version\":1},\"payload\":null}");
 	expect(s, &np, NULL);
 	expect(off, &nk, "null");
 	expect(on, &nk, "{\"schema\":{\"type\":\"string\",\"optional\":true},\"payload\":null}");
@@ -109,10 +114,11 @@ START_TEST(test_null_payload_and_null_key)
 }
 END_TEST
 
-START_TEST(test_int_key_and_bytea_payload)
+START_TEST(test_int32_key_and_bytea_payload_write_as_each_converter_does)
 {
 	struct cvalue k = { .type = CVALUE_INT32, .u.i = 1232 };
-	struct cvalue bytea = { .type = CVALUE_BYTES, .optional = true,
+	struct cvalue bytea = { .type = CVALUE_BYTES,
+				.optional = true,
 				.u.s = { "\x00\x01\xfe\xff\x41", 5 } };
 	struct convert *off = mk(JSON, CONVERT_KEY, "schemas.enable", "false");
 	struct convert *on = mk(JSON, CONVERT_KEY, NULL, NULL);
@@ -123,7 +129,8 @@ START_TEST(test_int_key_and_bytea_payload)
 	expect(off, &k, "1232");
 	expect(on, &k, "{\"schema\":{\"type\":\"int32\",\"optional\":false},\"payload\":1232}");
 	expect(off, &bytea, "\"AAH+/0E=\"");
-	expect(on, &bytea, "{\"schema\":{\"type\":\"bytes\",\"optional\":true},\"payload\":\"AAH+/0E=\"}");
+	expect(on, &bytea,
+	       "{\"schema\":{\"type\":\"bytes\",\"optional\":true},\"payload\":\"AAH+/0E=\"}");
 	ck_assert_int_eq(convert_write(ba, &bytea, &out, &null, NULL, 0), 0);
 	ck_assert_uint_eq(out.len, 5);
 	ck_assert_mem_eq(out.data, "\x00\x01\xfe\xff\x41", 5);
@@ -143,28 +150,39 @@ START_TEST(test_bytearray_rejects_strings)
 
 	ck_assert_int_eq(convert_write(ba, &key42, &out, &null, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "ByteArrayConverter"));
-	ck_assert_ptr_nonnull(strstr(err, "STRING") ? strstr(err, "STRING") : strstr(err, "string"));
+	ck_assert_ptr_nonnull(strstr(err, "STRING") ? strstr(err, "STRING") :
+						      strstr(err, "string"));
 	ck_assert_ptr_nonnull(strstr(err, "JsonConverter"));
 	buf_fini(&out);
 	convert_free(ba);
 }
 END_TEST
 
-START_TEST(test_simple_header_converter)
+START_TEST(test_simple_header_converter_writes_the_java_text_of_each_type)
 {
 	struct convert *h = mk(SIMPLE, CONVERT_HEADER, NULL, NULL);
-	struct cvalue uuid = { .type = CVALUE_STRING, .name = "io.debezium.data.Uuid", .version = 1,
+	struct cvalue uuid = { .type = CVALUE_STRING,
+			       .name = "io.debezium.data.Uuid",
+			       .version = 1,
 			       .u.s = slice_from_str("a1b2c3d4-0000-4000-8000-000000000001") };
-	struct cvalue micro = { .type = CVALUE_INT64, .name = "io.debezium.time.MicroTimestamp",
-				.version = 1, .u.i = 1553460779000000LL };
+	struct cvalue micro = { .type = CVALUE_INT64,
+				.name = "io.debezium.time.MicroTimestamp",
+				.version = 1,
+				.u.i = 1553460779000000LL };
 	struct cvalue d = { .type = CVALUE_FLOAT64, .u.f = 1e10 };
 	struct cvalue d2 = { .type = CVALUE_FLOAT64, .u.f = 0.1 + 0.2 };
 	struct cvalue bin = { .type = CVALUE_BYTES, .u.s = { "\x01\x02\x03\xff", 4 } };
 	struct cvalue_param dp[] = { { "scale", "2" }, { "connect.decimal.precision", "10" } };
-	struct cvalue dec = { .type = CVALUE_BYTES, .name = CVALUE_DECIMAL_NAME, .version = 1,
-			      .params = dp, .nparams = 2, .u.s = { "\x04\xd2", 2 } };
-	struct cvalue vsdf[] = { { .type = CVALUE_INT32, .field = "scale", .u.i = 2 },
-				 { .type = CVALUE_BYTES, .field = "value", .u.s = { "\x04\xd2", 2 } } };
+	struct cvalue dec = { .type = CVALUE_BYTES,
+			      .name = CVALUE_DECIMAL_NAME,
+			      .version = 1,
+			      .params = dp,
+			      .nparams = 2,
+			      .u.s = { "\x04\xd2", 2 } };
+	struct cvalue vsdf[] = {
+		{ .type = CVALUE_INT32, .field = "scale", .u.i = 2 },
+		{ .type = CVALUE_BYTES, .field = "value", .u.s = { "\x04\xd2", 2 } }
+	};
 	struct cvalue vsd = { .type = CVALUE_STRUCT, .u.fields = { vsdf, 2 } };
 	struct cvalue nul = { .type = CVALUE_STRING, .optional = true, .is_null = true };
 
@@ -182,53 +200,69 @@ START_TEST(test_simple_header_converter)
 }
 END_TEST
 
-START_TEST(test_json_header_converter_and_defaults)
+START_TEST(test_json_header_converter_writes_schemas_and_null_takes_the_default)
 {
 	struct convert *h = mk(JSON, CONVERT_HEADER, NULL, NULL);
 	struct convert *hs = mk(JSON, CONVERT_HEADER, "schemas.enable", "false");
-	struct cvalue uuid = { .type = CVALUE_STRING, .name = "io.debezium.data.Uuid", .version = 1,
+	struct cvalue uuid = { .type = CVALUE_STRING,
+			       .name = "io.debezium.data.Uuid",
+			       .version = 1,
 			       .u.s = slice_from_str("a1b2c3d4-0000-4000-8000-000000000001") };
 	struct cvalue dflt = { .type = CVALUE_STRING, .u.s = { "dflt", 4 } };
-	struct cvalue withdef = { .type = CVALUE_STRING, .optional = true, .is_null = true,
-				  .def = &dflt };
+	struct cvalue withdef = {
+		.type = CVALUE_STRING, .optional = true, .is_null = true, .def = &dflt
+	};
 	struct convert *nodef = mk(JSON, CONVERT_VALUE, "replace.null.with.default", "false");
 
-	expect(h, &uuid, "{\"schema\":{\"type\":\"string\",\"optional\":false,\"name\":"
-			 "\"io.debezium.data.Uuid\",\"version\":1},\"payload\":"
-			 "\"a1b2c3d4-0000-4000-8000-000000000001\"}");
+	expect(h, &uuid,
+	       "{\"schema\":{\"type\":\"string\",\"optional\":false,\"name\":"
+	       "\"io.debezium.data.Uuid\",\"version\":1},\"payload\":"
+	       "\"a1b2c3d4-0000-4000-8000-000000000001\"}");
 	expect(hs, &uuid, "\"a1b2c3d4-0000-4000-8000-000000000001\"");
-	expect(h, &withdef, "{\"schema\":{\"type\":\"string\",\"optional\":true,\"default\":"
-			    "\"dflt\"},\"payload\":\"dflt\"}");
-	expect(nodef, &withdef, "{\"schema\":{\"type\":\"string\",\"optional\":true,\"default\":"
-				"\"dflt\"},\"payload\":null}");
+	expect(h, &withdef,
+	       "{\"schema\":{\"type\":\"string\",\"optional\":true,\"default\":"
+	       "\"dflt\"},\"payload\":\"dflt\"}");
+	expect(nodef, &withdef,
+	       "{\"schema\":{\"type\":\"string\",\"optional\":true,\"default\":"
+	       "\"dflt\"},\"payload\":null}");
 	convert_free(h);
 	convert_free(hs);
 	convert_free(nodef);
 }
 END_TEST
 
-START_TEST(test_decimals_structs_and_envelope)
+START_TEST(test_decimals_structs_and_envelopes_write_as_jsonconverter_does)
 {
 	struct cvalue_param dp[] = { { "scale", "8" }, { "connect.decimal.precision", "10" } };
-	struct cvalue dec = { .type = CVALUE_BYTES, .optional = true, .name = CVALUE_DECIMAL_NAME,
-			      .version = 1, .params = dp, .nparams = 2, .u.s = { "\x01", 1 } };
+	struct cvalue dec = { .type = CVALUE_BYTES,
+			      .optional = true,
+			      .name = CVALUE_DECIMAL_NAME,
+			      .version = 1,
+			      .params = dp,
+			      .nparams = 2,
+			      .u.s = { "\x01", 1 } };
 	struct convert *num = mk(JSON, CONVERT_VALUE, "decimal.format", "numeric");
 	struct convert *on = mk(JSON, CONVERT_VALUE, NULL, NULL);
 	struct convert *off = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
 	struct convert *s = mk(STRING, CONVERT_VALUE, NULL, NULL);
-	struct cvalue f[2] = { payload, { .type = CVALUE_STRING, .field = "eventType",
-					  .u.s = slice_from_str("OrderCreated") } };
-	struct cvalue env = { .type = CVALUE_STRUCT, .name = "dbserver1.public.outbox.order.Value",
+	struct cvalue f[2] = { payload,
+			       { .type = CVALUE_STRING,
+				 .field = "eventType",
+				 .u.s = slice_from_str("OrderCreated") } };
+	struct cvalue env = { .type = CVALUE_STRUCT,
+			      .name = "dbserver1.public.outbox.order.Value",
 			      .u.fields = { f, 2 } };
 	struct buf out = BUF_INIT;
 
 	f[0].field = "payload";
-	expect(num, &dec, "{\"schema\":{\"type\":\"bytes\",\"optional\":true,\"name\":"
-			  "\"org.apache.kafka.connect.data.Decimal\",\"version\":1,\"parameters\":"
-			  "{\"scale\":\"8\",\"connect.decimal.precision\":\"10\"}},\"payload\":1E-8}");
-	expect(on, &dec, "{\"schema\":{\"type\":\"bytes\",\"optional\":true,\"name\":"
-			 "\"org.apache.kafka.connect.data.Decimal\",\"version\":1,\"parameters\":"
-			 "{\"scale\":\"8\",\"connect.decimal.precision\":\"10\"}},\"payload\":\"AQ==\"}");
+	expect(num, &dec,
+	       "{\"schema\":{\"type\":\"bytes\",\"optional\":true,\"name\":"
+	       "\"org.apache.kafka.connect.data.Decimal\",\"version\":1,\"parameters\":"
+	       "{\"scale\":\"8\",\"connect.decimal.precision\":\"10\"}},\"payload\":1E-8}");
+	expect(on, &dec,
+	       "{\"schema\":{\"type\":\"bytes\",\"optional\":true,\"name\":"
+	       "\"org.apache.kafka.connect.data.Decimal\",\"version\":1,\"parameters\":"
+	       "{\"scale\":\"8\",\"connect.decimal.precision\":\"10\"}},\"payload\":\"AQ==\"}");
 	convert_decimal_string((const uint8_t *)"\x49\x8d\x58\x80", 4, 8, &out);
 	ck_assert_str_eq(buf_cstr(&out), "12.34000000");
 	buf_reset(&out);
@@ -268,14 +302,15 @@ START_TEST(test_required_null_fails)
 }
 END_TEST
 
-START_TEST(test_configuration_errors)
+START_TEST(test_unsupported_converters_and_misspelt_options_are_refused)
 {
 	struct convert *c = NULL;
 	struct kv o = KV_INIT;
 	char err[512];
 
 	ck_assert_int_eq(convert_new("io.confluent.connect.avro.AvroConverter", NULL, CONVERT_VALUE,
-				     &c, err, sizeof(err)), -EINVAL);
+				     &c, err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "AvroConverter"));
 	ck_assert_ptr_nonnull(strstr(err, JSON));
 	ck_assert_int_eq(convert_new(SIMPLE, NULL, CONVERT_VALUE, &c, err, sizeof(err)), -EINVAL);
@@ -297,8 +332,7 @@ START_TEST(test_configuration_errors)
 }
 END_TEST
 
-
-START_TEST(test_arrays_and_half_expanded_strings)
+START_TEST(test_arrays_and_half_expanded_strings_write_as_connect_does)
 {
 	struct convert *on = mk(JSON, CONVERT_VALUE, NULL, NULL);
 	struct convert *off = mk(JSON, CONVERT_VALUE, "schemas.enable", "false");
@@ -309,23 +343,27 @@ START_TEST(test_arrays_and_half_expanded_strings)
 		{ .type = CVALUE_INT32, .optional = true, .u.i = 1 },
 		{ .type = CVALUE_INT32, .optional = true, .is_null = true },
 	};
-	const struct cvalue arr = { .type = CVALUE_ARRAY, .optional = true,
+	const struct cvalue arr = { .type = CVALUE_ARRAY,
+				    .optional = true,
 				    .u.array = { &item, elems, 2 } };
-	const struct cvalue half = { .type = CVALUE_ARRAY, .optional = true, .java_string = true,
-				     .u.s = { "[1,2]", 5 } };
-	const struct cvalue schemaless = { .type = CVALUE_NONE, .java_string = true,
+	const struct cvalue half = {
+		.type = CVALUE_ARRAY, .optional = true, .java_string = true, .u.s = { "[1,2]", 5 }
+	};
+	const struct cvalue schemaless = { .type = CVALUE_NONE,
+					   .java_string = true,
 					   .u.s = { "[]", 2 } };
 	struct buf out = BUF_INIT;
 	bool null;
 	char err[512];
 
-	expect(on, &arr, "{\"schema\":{\"type\":\"array\",\"items\":{\"type\":\"int32\",\"optional\":"
-		    "true},\"optional\":true},\"payload\":[1,null]}");
+	expect(on, &arr,
+	       "{\"schema\":{\"type\":\"array\",\"items\":{\"type\":\"int32\",\"optional\":"
+	       "true},\"optional\":true},\"payload\":[1,null]}");
 	expect(off, &arr, "[1,null]");
 	expect(str, &arr, "[1, null]");
 	ck_assert_int_eq(convert_schema_json(&arr, &out), 0);
 	ck_assert_str_eq(buf_cstr(&out), "{\"type\":\"array\",\"items\":{\"type\":\"int32\","
-			 "\"optional\":true},\"optional\":true}");
+					 "\"optional\":true},\"optional\":true}");
 	/* Debezium 3.6.1 leaves a String under an ARRAY/STRUCT schema: JSON fails, String writes */
 	ck_assert_int_eq(convert_write(on, &half, &out, &null, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "Invalid type for array"));
@@ -342,11 +380,12 @@ START_TEST(test_arrays_and_half_expanded_strings)
 }
 END_TEST
 
-START_TEST(test_binary_data_converter)
+START_TEST(test_binary_data_converter_writes_bytes_raw_and_delegates_the_rest)
 {
 	struct kv o = KV_INIT;
 	struct convert *c = NULL, *bare;
-	const struct cvalue bytes = { .type = CVALUE_BYTES, .optional = true,
+	const struct cvalue bytes = { .type = CVALUE_BYTES,
+				      .optional = true,
 				      .u.s = { "\x00\x01\xfe", 3 } };
 	const struct cvalue nbytes = { .type = CVALUE_BYTES, .optional = true, .is_null = true };
 	struct buf out = BUF_INIT;
@@ -356,7 +395,8 @@ START_TEST(test_binary_data_converter)
 	kv_set(&o, "delegate.converter.type", STRING, NULL);
 	kv_set(&o, "converter.type", "header", NULL);
 	ck_assert_msg(convert_new("io.debezium.converters.BinaryDataConverter", &o, CONVERT_HEADER,
-				  &c, err, sizeof(err)) == 0, "%s", err);
+				  &c, err, sizeof(err)) == 0,
+		      "%s", err);
 	ck_assert_int_eq(convert_write(c, &bytes, &out, &null, err, sizeof(err)), 0);
 	ck_assert(!null);
 	ck_assert_uint_eq(out.len, 3);
@@ -369,16 +409,19 @@ START_TEST(test_binary_data_converter)
 	kv_set(&o, "delegate.converter.type", JSON, NULL);
 	kv_set(&o, "delegate.converter.type.schemas.enable", "false", NULL);
 	ck_assert_int_eq(convert_new("io.debezium.converters.BinaryDataConverter", &o, CONVERT_KEY,
-				     &c, err, sizeof(err)), 0);
+				     &c, err, sizeof(err)),
+			 0);
 	expect(c, &key42, "\"42\"");
 	convert_free(c);
 	kv_set(&o, "delegate.converter.type.schemas.enable", "sometimes", NULL);
 	ck_assert_int_eq(convert_new("io.debezium.converters.BinaryDataConverter", &o, CONVERT_KEY,
-				     &c, err, sizeof(err)), -EINVAL);
+				     &c, err, sizeof(err)),
+			 -EINVAL);
 	kv_set(&o, "delegate.converter.type", "io.debezium.converters.BinaryDataConverter", NULL);
 	kv_del(&o, "delegate.converter.type.schemas.enable");
 	ck_assert_int_eq(convert_new("io.debezium.converters.BinaryDataConverter", &o, CONVERT_KEY,
-				     &c, err, sizeof(err)), -EINVAL);
+				     &c, err, sizeof(err)),
+			 -EINVAL);
 	kv_fini(&o);
 	/* no delegate: bytes only */
 	bare = mk("io.debezium.converters.BinaryDataConverter", CONVERT_VALUE, NULL, NULL);
@@ -400,20 +443,20 @@ convert_suite(void)
 	tcase_add_test(tc, test_worked_example_json_schemas_off);
 	tcase_add_test(tc, test_worked_example_json_schemas_on);
 	tcase_add_test(tc, test_worked_example_string_converter);
-	tcase_add_test(tc, test_null_payload_and_null_key);
-	tcase_add_test(tc, test_int_key_and_bytea_payload);
+	tcase_add_test(tc, test_null_payload_and_key_are_what_each_converter_writes_for_null);
+	tcase_add_test(tc, test_int32_key_and_bytea_payload_write_as_each_converter_does);
 	tcase_add_test(tc, test_bytearray_rejects_strings);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
-	tcase_add_test(tc, test_simple_header_converter);
-	tcase_add_test(tc, test_json_header_converter_and_defaults);
+	tcase_add_test(tc, test_simple_header_converter_writes_the_java_text_of_each_type);
+	tcase_add_test(tc, test_json_header_converter_writes_schemas_and_null_takes_the_default);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("logical-types");
-	tcase_add_test(tc, test_decimals_structs_and_envelope);
+	tcase_add_test(tc, test_decimals_structs_and_envelopes_write_as_jsonconverter_does);
 	tcase_add_test(tc, test_required_null_fails);
-	tcase_add_test(tc, test_configuration_errors);
-	tcase_add_test(tc, test_arrays_and_half_expanded_strings);
-	tcase_add_test(tc, test_binary_data_converter);
+	tcase_add_test(tc, test_unsupported_converters_and_misspelt_options_are_refused);
+	tcase_add_test(tc, test_arrays_and_half_expanded_strings_write_as_connect_does);
+	tcase_add_test(tc, test_binary_data_converter_writes_bytes_raw_and_delegates_the_rest);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,7 +6,7 @@
 
 #include "outboxd/util/failpoint.h"
 
-START_TEST(test_parse)
+START_TEST(test_spec_must_name_a_known_point_and_a_positive_count)
 {
 	ck_assert_int_eq(failpoint_init(NULL), 0);
 	ck_assert_int_eq(failpoint_init(""), 0);
@@ -54,7 +54,7 @@ failpoint_suite(void)
 	Suite *s = suite_create("failpoint");
 	TCase *tc = tcase_create("arm");
 
-	tcase_add_test(tc, test_parse);
+	tcase_add_test(tc, test_spec_must_name_a_known_point_and_a_positive_count);
 	tcase_add_test(tc, test_disarmed_is_inert);
 	tcase_add_test_raise_signal(tc, test_fires_on_nth_pass, SIGKILL);
 	suite_add_tcase(s, tc);

@@ -11,9 +11,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/run/http.h"
 #include "outboxd/run/metrics.h"
+#include "outboxd/util/buf.h"
 
 /* One HTTP exchange, as a client sees it. */
 struct reply {
@@ -134,14 +134,13 @@ teardown(void)
 	m = NULL;
 }
 
-START_TEST(test_metrics)
+START_TEST(test_metrics_path_serves_prometheus_text)
 {
 	struct reply r;
 
 	metrics_count(m, METRICS_RECORDS_PUBLISHED, 12);
 	metrics_set_state(m, METRICS_STATE_STREAMING, NULL);
-	exchange(port, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-		 &r);
+	exchange(port, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", &r);
 	assert_status(&r, "HTTP/1.1 200 OK");
 	assert_header(&r, "Content-Type", "text/plain; version=0.0.4");
 	ck_assert_ptr_nonnull(strstr(r.body, "# TYPE outboxd_records_published_total counter\n"
@@ -151,7 +150,7 @@ START_TEST(test_metrics)
 }
 END_TEST
 
-START_TEST(test_health)
+START_TEST(test_health_is_200_only_while_streaming_with_the_state_as_json)
 {
 	struct reply r;
 
@@ -177,7 +176,7 @@ START_TEST(test_health)
 }
 END_TEST
 
-START_TEST(test_not_found)
+START_TEST(test_other_paths_are_404_even_with_a_trailing_slash)
 {
 	struct reply r;
 
@@ -192,7 +191,7 @@ START_TEST(test_not_found)
 }
 END_TEST
 
-START_TEST(test_method_not_allowed)
+START_TEST(test_methods_other_than_get_and_head_are_405_with_allow)
 {
 	struct reply r;
 
@@ -211,7 +210,7 @@ START_TEST(test_method_not_allowed)
 }
 END_TEST
 
-START_TEST(test_head)
+START_TEST(test_head_answers_the_headers_without_a_body)
 {
 	struct reply r;
 
@@ -224,7 +223,7 @@ START_TEST(test_head)
 }
 END_TEST
 
-START_TEST(test_port_in_use)
+START_TEST(test_port_in_use_is_eaddrinuse_naming_the_setting)
 {
 	struct http *other = (struct http *)0x1;
 	char err[256] = "";
@@ -243,7 +242,7 @@ START_TEST(test_port_in_use)
 }
 END_TEST
 
-START_TEST(test_bad_arguments)
+START_TEST(test_host_name_or_out_of_range_port_is_einval)
 {
 	struct http *other = NULL;
 	char err[256] = "";
@@ -278,7 +277,7 @@ START_TEST(test_stop_closes_socket)
 }
 END_TEST
 
-START_TEST(test_ipv6_loopback)
+START_TEST(test_ipv6_loopback_is_served_where_the_host_has_ipv6)
 {
 	struct http *h6 = NULL;
 	char err[256] = "";
@@ -302,16 +301,16 @@ http_suite(void)
 	TCase *start = tcase_create("start");
 
 	tcase_add_checked_fixture(serve, setup, teardown);
-	tcase_add_test(serve, test_metrics);
-	tcase_add_test(serve, test_health);
-	tcase_add_test(serve, test_not_found);
-	tcase_add_test(serve, test_method_not_allowed);
-	tcase_add_test(serve, test_head);
+	tcase_add_test(serve, test_metrics_path_serves_prometheus_text);
+	tcase_add_test(serve, test_health_is_200_only_while_streaming_with_the_state_as_json);
+	tcase_add_test(serve, test_other_paths_are_404_even_with_a_trailing_slash);
+	tcase_add_test(serve, test_methods_other_than_get_and_head_are_405_with_allow);
+	tcase_add_test(serve, test_head_answers_the_headers_without_a_body);
 	tcase_add_checked_fixture(start, setup, teardown);
-	tcase_add_test(start, test_port_in_use);
-	tcase_add_test(start, test_bad_arguments);
+	tcase_add_test(start, test_port_in_use_is_eaddrinuse_naming_the_setting);
+	tcase_add_test(start, test_host_name_or_out_of_range_port_is_einval);
 	tcase_add_test(start, test_stop_closes_socket);
-	tcase_add_test(start, test_ipv6_loopback);
+	tcase_add_test(start, test_ipv6_loopback_is_served_where_the_host_has_ipv6);
 	suite_add_tcase(s, serve);
 	suite_add_tcase(s, start);
 	return s;

@@ -75,20 +75,20 @@ check_all(bool jdk17)
 	buf_fini(&b);
 }
 
-START_TEST(test_vectors_jdk17)
+START_TEST(test_jdk17_format_prints_every_vector_as_java_17)
 {
 	check_all(true);
 }
 END_TEST
 
-START_TEST(test_vectors_shortest)
+START_TEST(test_shortest_format_prints_every_vector_as_java_19_and_later)
 {
 	check_all(false);
 }
 END_TEST
 
 /* The table must keep covering inputs where the generations differ, not only agreements. */
-START_TEST(test_vectors_cover_differences)
+START_TEST(test_vector_table_covers_inputs_where_the_formats_differ)
 {
 	size_t n = sizeof(vectors) / sizeof(vectors[0]), differ = 0, floats = 0;
 
@@ -103,7 +103,7 @@ START_TEST(test_vectors_cover_differences)
 END_TEST
 
 /* Named cases, readable without the table; expected texts from Java 17 and Java 25. */
-START_TEST(test_known_cases)
+START_TEST(test_1e23_and_other_named_cases_print_as_each_jdk_does)
 {
 	struct buf b = BUF_INIT;
 
@@ -150,10 +150,10 @@ javafloat_suite(void)
 	Suite *s = suite_create("javafloat");
 	TCase *tc = tcase_create("vectors");
 
-	tcase_add_test(tc, test_vectors_jdk17);
-	tcase_add_test(tc, test_vectors_shortest);
-	tcase_add_test(tc, test_vectors_cover_differences);
-	tcase_add_test(tc, test_known_cases);
+	tcase_add_test(tc, test_jdk17_format_prints_every_vector_as_java_17);
+	tcase_add_test(tc, test_shortest_format_prints_every_vector_as_java_19_and_later);
+	tcase_add_test(tc, test_vector_table_covers_inputs_where_the_formats_differ);
+	tcase_add_test(tc, test_1e23_and_other_named_cases_print_as_each_jdk_does);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -108,8 +108,12 @@ ref_string(struct buf *b, const unsigned char *s, size_t len)
 		} else if (cp == '"' || cp == '\\') {
 			buf_add_fmt(b, "\\%c", cp);
 		} else if (cp < 0x20) {
-			const char *short_esc = cp == '\b' ? "\\b" : cp == '\t' ? "\\t" : cp == '\n' ? "\\n"
-					      : cp == '\f' ? "\\f" : cp == '\r' ? "\\r" : NULL;
+			const char *short_esc = cp == '\b' ? "\\b" :
+						cp == '\t' ? "\\t" :
+						cp == '\n' ? "\\n" :
+						cp == '\f' ? "\\f" :
+						cp == '\r' ? "\\r" :
+							     NULL;
 
 			if (short_esc) {
 				buf_add_str(b, short_esc);
@@ -126,14 +130,38 @@ ref_string(struct buf *b, const unsigned char *s, size_t len)
 }
 
 /* Random strings of pieces that hit every path, at every alignment, after earlier output. */
-START_TEST(test_string_matches_reference)
+START_TEST(test_string_matches_a_reference_writer_on_20000_random_inputs)
 {
 	static const char *pieces[] = {
-		"a", "abcdefgh", "{\"k\": \"v\"}", "\\", "\"", "\n", "\x01", "\x1f", "\x7f", " ",
-		"\xc3\xa9", "\xe2\x82\xac", "\xef\xbf\xbf", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
-		"\xe0\xa0\x80", "\xed\x9f\xbf", /* valid edges */
-		"\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",
-		"\x80", "\xbf", "\xc3", "\xe2\x82", "\xf0\x9f\x98", "\xff", "\xfe", /* invalid */
+		"a",
+		"abcdefgh",
+		"{\"k\": \"v\"}",
+		"\\",
+		"\"",
+		"\n",
+		"\x01",
+		"\x1f",
+		"\x7f",
+		" ",
+		"\xc3\xa9",
+		"\xe2\x82\xac",
+		"\xef\xbf\xbf",
+		"\xf0\x9f\x98\x80",
+		"\xf4\x8f\xbf\xbf",
+		"\xe0\xa0\x80",
+		"\xed\x9f\xbf", /* valid edges */
+		"\xc0\xaf",
+		"\xe0\x80\xaf",
+		"\xed\xa0\x80",
+		"\xf4\x90\x80\x80",
+		"\xf5\x80\x80\x80",
+		"\x80",
+		"\xbf",
+		"\xc3",
+		"\xe2\x82",
+		"\xf0\x9f\x98",
+		"\xff",
+		"\xfe", /* invalid */
 	};
 	const size_t npieces = sizeof(pieces) / sizeof(pieces[0]);
 	struct buf got = BUF_INIT, want = BUF_INIT;
@@ -184,7 +212,7 @@ dbl(struct buf *b, double x)
 	return buf_cstr(b);
 }
 
-START_TEST(test_java_doubles)
+START_TEST(test_doubles_print_as_java_17_double_tostring)
 {
 	struct buf b = BUF_INIT;
 
@@ -214,7 +242,7 @@ START_TEST(test_java_doubles)
 }
 END_TEST
 
-START_TEST(test_java_floats_and_json_numbers)
+START_TEST(test_floats_print_as_float_tostring_and_non_finite_doubles_as_strings)
 {
 	struct buf b = BUF_INIT;
 
@@ -248,7 +276,7 @@ START_TEST(test_java_floats_and_json_numbers)
 }
 END_TEST
 
-START_TEST(test_base64_and_format_option)
+START_TEST(test_base64_pads_and_the_double_format_defaults_to_jdk17)
 {
 	struct buf b = BUF_INIT;
 	enum jsonw_double_format f = JSONW_DOUBLE_SHORTEST;
@@ -280,12 +308,12 @@ jsonw_suite(void)
 
 	tcase_add_test(tc, test_string_escapes_like_jackson);
 	tcase_add_test(tc, test_string_rejects_invalid_utf8);
-	tcase_add_test(tc, test_string_matches_reference);
+	tcase_add_test(tc, test_string_matches_a_reference_writer_on_20000_random_inputs);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("numbers");
-	tcase_add_test(tc, test_java_doubles);
-	tcase_add_test(tc, test_java_floats_and_json_numbers);
-	tcase_add_test(tc, test_base64_and_format_option);
+	tcase_add_test(tc, test_doubles_print_as_java_17_double_tostring);
+	tcase_add_test(tc, test_floats_print_as_float_tostring_and_non_finite_doubles_as_strings);
+	tcase_add_test(tc, test_base64_pads_and_the_double_format_defaults_to_jdk17);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -31,7 +31,7 @@ capture(enum log_level level, const char *msg)
 	return out;
 }
 
-START_TEST(test_line_shape)
+START_TEST(test_line_is_one_utc_timestamped_line_with_level_and_module)
 {
 	char *line;
 
@@ -48,7 +48,7 @@ START_TEST(test_line_shape)
 }
 END_TEST
 
-START_TEST(test_level_filter)
+START_TEST(test_messages_below_the_level_are_dropped)
 {
 	log_set_level(LOG_WARN);
 	ck_assert_str_eq(capture(LOG_INFO, "hidden"), "");
@@ -57,7 +57,7 @@ START_TEST(test_level_filter)
 }
 END_TEST
 
-START_TEST(test_level_parse)
+START_TEST(test_level_names_parse_in_any_case_and_bad_ones_change_nothing)
 {
 	enum log_level l = LOG_INFO;
 
@@ -76,9 +76,9 @@ log_suite(void)
 	Suite *s = suite_create("log");
 	TCase *tc = tcase_create("lines");
 
-	tcase_add_test(tc, test_line_shape);
-	tcase_add_test(tc, test_level_filter);
-	tcase_add_test(tc, test_level_parse);
+	tcase_add_test(tc, test_line_is_one_utc_timestamped_line_with_level_and_module);
+	tcase_add_test(tc, test_messages_below_the_level_are_dropped);
+	tcase_add_test(tc, test_level_names_parse_in_any_case_and_bad_ones_change_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

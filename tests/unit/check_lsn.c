@@ -5,7 +5,7 @@
 
 #include "outboxd/util/lsn.h"
 
-START_TEST(test_parse_valid)
+START_TEST(test_parse_reads_both_hex_halves_padded_or_not)
 {
 	lsn_t l = 1;
 
@@ -23,11 +23,11 @@ START_TEST(test_parse_valid)
 }
 END_TEST
 
-START_TEST(test_parse_rejects)
+START_TEST(test_parse_refuses_malformed_text_leaving_the_output)
 {
 	static const char *const bad[] = {
-		"", "/", "0/", "/0", "0", "0/0 ", " 0/0", "0x1/2", "123456789/0", "0/123456789",
-		"g/0", "0/1/2", "-1/0",
+		"",	 "/",		"0/",	       "/0",  "0",     "0/0 ", " 0/0",
+		"0x1/2", "123456789/0", "0/123456789", "g/0", "0/1/2", "-1/0",
 	};
 	lsn_t l = 77;
 
@@ -39,7 +39,7 @@ START_TEST(test_parse_rejects)
 }
 END_TEST
 
-START_TEST(test_format_roundtrip)
+START_TEST(test_format_is_upper_hex_and_parses_back)
 {
 	char s[LSN_STRLEN];
 	lsn_t back;
@@ -60,9 +60,9 @@ lsn_suite(void)
 	Suite *s = suite_create("lsn");
 	TCase *tc = tcase_create("text");
 
-	tcase_add_test(tc, test_parse_valid);
-	tcase_add_test(tc, test_parse_rejects);
-	tcase_add_test(tc, test_format_roundtrip);
+	tcase_add_test(tc, test_parse_reads_both_hex_halves_padded_or_not);
+	tcase_add_test(tc, test_parse_refuses_malformed_text_leaving_the_output);
+	tcase_add_test(tc, test_format_is_upper_hex_and_parses_back);
 	suite_add_tcase(s, tc);
 	return s;
 }

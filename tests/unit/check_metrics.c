@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/run/metrics.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/version.h"
 
 /* A clock the test moves by hand. */
@@ -50,7 +50,7 @@ health(const struct metrics *m, int *status)
 	return buf_steal(&b);
 }
 
-START_TEST(test_fresh_render)
+START_TEST(test_fresh_metrics_render_zeros_and_the_starting_state)
 {
 	struct metrics *m = metrics_new();
 	char *t = render(m);
@@ -112,7 +112,7 @@ START_TEST(test_every_family_has_help_and_type)
 }
 END_TEST
 
-START_TEST(test_counters_and_gauges)
+START_TEST(test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored)
 {
 	struct metrics *m = metrics_new();
 	char *t;
@@ -159,7 +159,7 @@ START_TEST(test_counters_and_gauges)
 }
 END_TEST
 
-START_TEST(test_last_ack_age)
+START_TEST(test_last_ack_age_counts_from_the_start_of_the_wait)
 {
 	struct metrics *m = metrics_new();
 	int64_t now = 1000000;
@@ -220,11 +220,11 @@ assert_only_state(const char *t, const char *state)
 	buf_fini(&line);
 }
 
-START_TEST(test_state_transitions)
+START_TEST(test_exactly_one_state_series_is_1_after_each_transition)
 {
 	static const enum metrics_state seq[] = {
-		METRICS_STATE_STARTING,	  METRICS_STATE_STREAMING, METRICS_STATE_RESTARTING,
-		METRICS_STATE_STREAMING,  METRICS_STATE_HALTED,	   METRICS_STATE_STOPPING,
+		METRICS_STATE_STARTING,	 METRICS_STATE_STREAMING, METRICS_STATE_RESTARTING,
+		METRICS_STATE_STREAMING, METRICS_STATE_HALTED,	  METRICS_STATE_STOPPING,
 	};
 	struct metrics *m = metrics_new();
 	char *t;
@@ -245,7 +245,7 @@ START_TEST(test_state_transitions)
 }
 END_TEST
 
-START_TEST(test_health_codes)
+START_TEST(test_health_is_200_only_when_streaming_and_not_stalled)
 {
 	struct metrics *m = metrics_new();
 	int status;
@@ -322,7 +322,7 @@ START_TEST(test_health_reason_escaped)
 }
 END_TEST
 
-START_TEST(test_free_null)
+START_TEST(test_free_accepts_null)
 {
 	metrics_free(NULL);
 }
@@ -382,14 +382,15 @@ metrics_suite(void)
 	TCase *state = tcase_create("state-and-health");
 	TCase *threads = tcase_create("threads");
 
-	tcase_add_test(render_tc, test_fresh_render);
+	tcase_add_test(render_tc, test_fresh_metrics_render_zeros_and_the_starting_state);
 	tcase_add_test(render_tc, test_every_family_has_help_and_type);
-	tcase_add_test(render_tc, test_counters_and_gauges);
-	tcase_add_test(render_tc, test_last_ack_age);
-	tcase_add_test(state, test_state_transitions);
-	tcase_add_test(state, test_health_codes);
+	tcase_add_test(render_tc,
+		       test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored);
+	tcase_add_test(render_tc, test_last_ack_age_counts_from_the_start_of_the_wait);
+	tcase_add_test(state, test_exactly_one_state_series_is_1_after_each_transition);
+	tcase_add_test(state, test_health_is_200_only_when_streaming_and_not_stalled);
 	tcase_add_test(state, test_health_reason_escaped);
-	tcase_add_test(state, test_free_null);
+	tcase_add_test(state, test_free_accepts_null);
 	tcase_add_test(threads, test_concurrent_update_and_render);
 	tcase_set_timeout(threads, 30);
 	suite_add_tcase(s, render_tc);

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/mem.h"
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/pgstream_frame.h"
+#include "outboxd/util/mem.h"
 
 /*
  * Vectors are hex strings: the captured PG 15.20 bytes of reference section 6, and synthetic
@@ -33,23 +33,22 @@
 	"74 00 00 00 0c 4f 72 64 65 72 43 72 65 61 74 65 64"                                       \
 	"74 00 00 00 0f 7b 22 74 6f 74 61 6c 22 3a 20 39 39 2e 35 7d"
 #define CAP_INSERT "49" CAP_INS_BODY
-#define CAP_COMMIT                                                                                 \
-	"43 00 00 00 00 00 01 53 d8 f0 00 00 00 00 01 53 d9 20 00 03 04 a5 66 85 79 94"
+#define CAP_COMMIT "43 00 00 00 00 00 01 53 d8 f0 00 00 00 00 01 53 d9 20 00 03 04 a5 66 85 79 94"
 #define CAP_MESSAGE                                                                                \
 	"4d 01 00 00 00 00 01 53 d9 d0 6f 75 74 62 6f 78 00 00 00 00 07 7b 22 6b 22 3a 31 7d"
 
 /* Captured (reference 6): proto 2 with streaming 'on'. */
 #define CAP_STREAM_START_FIRST "53 00 00 02 db 01"
 #define CAP_STREAM_START_LATER "53 00 00 02 db 00"
-#define CAP_STREAM_INSERT "49 00 00 02 db" CAP_INS_BODY
-#define CAP_STREAM_RELATION "52 00 00 02 db" CAP_REL_BODY
-#define CAP_STREAM_ABORT_SUB "41 00 00 02 db 00 00 02 dc"
+#define CAP_STREAM_INSERT      "49 00 00 02 db" CAP_INS_BODY
+#define CAP_STREAM_RELATION    "52 00 00 02 db" CAP_REL_BODY
+#define CAP_STREAM_ABORT_SUB   "41 00 00 02 db 00 00 02 dc"
 #define CAP_STREAM_COMMIT                                                                          \
 	"63 00 00 02 db 00 00 00 00 00 01 62 58 60 00 00 00 00 01 62 58 98 00 03 04 a5 69 8e f5 94"
 
 /* Synthetic (reference 6). */
 #define SYN_BEGIN "42 00 00 00 00 1a 2b 3c 40 00 02 ce bc 2f 87 70 00 00 00 03 03"
-#define SYN_COMMIT_COPYDATA                                                                        \
+#define SYN_COMMIT_COPYDATA                                                                         \
 	"64 00 00 00 37 77 00 00 00 00 1a 2b 3c 70 00 00 00 00 1a 2b 3c 70 00 02 ce bc 2f 87 75 dc" \
 	"43 00 00 00 00 00 1a 2b 3c 40 00 00 00 00 1a 2b 3c 70 00 02 ce bc 2f 87 70 00"
 #define SYN_KEEPALIVE "6b 00 00 00 00 1a 2b 3c a8 00 02 ce bc 30 20 0c 5c 01"
@@ -58,31 +57,29 @@
 	"00 02 ce bc 2f 87 7d ac 00"
 
 /* Synthetic, built here: LSN 0/1A2B3C40 and 0/1A2B3C70, times T1 and T2, xid 771, "gid-1". */
-#define LSN1 "00 00 00 00 1a 2b 3c 40"
-#define LSN2 "00 00 00 00 1a 2b 3c 70"
-#define T1 "00 02 ce bc 2f 87 70 00"
-#define T2 "00 02 ce bc 2f 87 75 dc"
-#define XID "00 00 03 03"
-#define GID "67 69 64 2d 31 00"
-#define SYN_COMMIT_FLAGS "43 01" LSN1 LSN2 T1
-#define SYN_ORIGIN "4f 00 00 00 00 00 00 00 10 6e 6f 64 65 31 00"
-#define SYN_TYPE "59 00 00 40 01 70 75 62 6c 69 63 00 6d 6f 6f 64 00"
-#define SYN_TRUNCATE "54 00 00 00 02 03 00 00 40 00 00 00 40 01"
-#define SYN_UPDATE "55 00 00 40 00 4e 00 01 6e"
-#define SYN_UPDATE_K                                                                               \
-	"55 00 00 40 00 4b 00 01 74 00 00 00 01 61 4e 00 02 74 00 00 00 01 62 75"
-#define SYN_UPDATE_O                                                                               \
-	"55 00 00 40 00 4f 00 02 6e 62 00 00 00 02 01 02 4e 00 02 6e 74 00 00 00 00"
-#define SYN_DELETE_K "44 00 00 40 00 4b 00 01 74 00 00 00 01 61"
-#define SYN_DELETE_O "44 00 00 40 00 4f 00 02 6e 74 00 00 00 02 34 32"
-#define SYN_MESSAGE_NONTX "4d 00 00 00 00 00 00 00 00 20 70 00 00 00 00 00"
-#define SYN_STREAM_STOP "45"
+#define LSN1		      "00 00 00 00 1a 2b 3c 40"
+#define LSN2		      "00 00 00 00 1a 2b 3c 70"
+#define T1		      "00 02 ce bc 2f 87 70 00"
+#define T2		      "00 02 ce bc 2f 87 75 dc"
+#define XID		      "00 00 03 03"
+#define GID		      "67 69 64 2d 31 00"
+#define SYN_COMMIT_FLAGS      "43 01" LSN1 LSN2 T1
+#define SYN_ORIGIN	      "4f 00 00 00 00 00 00 00 10 6e 6f 64 65 31 00"
+#define SYN_TYPE	      "59 00 00 40 01 70 75 62 6c 69 63 00 6d 6f 6f 64 00"
+#define SYN_TRUNCATE	      "54 00 00 00 02 03 00 00 40 00 00 00 40 01"
+#define SYN_UPDATE	      "55 00 00 40 00 4e 00 01 6e"
+#define SYN_UPDATE_K	      "55 00 00 40 00 4b 00 01 74 00 00 00 01 61 4e 00 02 74 00 00 00 01 62 75"
+#define SYN_UPDATE_O	      "55 00 00 40 00 4f 00 02 6e 62 00 00 00 02 01 02 4e 00 02 6e 74 00 00 00 00"
+#define SYN_DELETE_K	      "44 00 00 40 00 4b 00 01 74 00 00 00 01 61"
+#define SYN_DELETE_O	      "44 00 00 40 00 4f 00 02 6e 74 00 00 00 02 34 32"
+#define SYN_MESSAGE_NONTX     "4d 00 00 00 00 00 00 00 00 20 70 00 00 00 00 00"
+#define SYN_STREAM_STOP	      "45"
 #define SYN_STREAM_ABORT_TAIL "41 00 00 02 db 00 00 02 db" LSN1 T1
-#define SYN_BEGIN_PREPARE "62" LSN1 LSN2 T1 XID GID
-#define SYN_PREPARE "50 00" LSN1 LSN2 T1 XID GID
-#define SYN_COMMIT_PREPARED "4b 00" LSN1 LSN2 T1 XID GID
+#define SYN_BEGIN_PREPARE     "62" LSN1 LSN2 T1 XID GID
+#define SYN_PREPARE	      "50 00" LSN1 LSN2 T1 XID GID
+#define SYN_COMMIT_PREPARED   "4b 00" LSN1 LSN2 T1 XID GID
 #define SYN_ROLLBACK_PREPARED "72 00" LSN1 LSN2 T1 T2 XID GID
-#define SYN_STREAM_PREPARE "70 00" LSN1 LSN2 T1 XID GID
+#define SYN_STREAM_PREPARE    "70 00" LSN1 LSN2 T1 XID GID
 
 static struct pgoutput_decoder dec;
 static char errbuf[256];
@@ -194,7 +191,7 @@ relcol_is(const struct pgoutput_rel_col *c, uint8_t flags, const char *name, uin
 
 /* ---- frames ---- */
 
-START_TEST(test_frame_commit_copydata)
+START_TEST(test_xlogdata_frame_carries_the_commit_and_its_lsns)
 {
 	struct pgstream_frame f;
 	struct pgoutput_msg m;
@@ -223,7 +220,7 @@ START_TEST(test_frame_commit_copydata)
 }
 END_TEST
 
-START_TEST(test_frame_keepalive)
+START_TEST(test_keepalive_frame_gives_wal_end_send_time_and_reply_flag)
 {
 	struct pgstream_frame f;
 	size_t len;
@@ -240,7 +237,7 @@ START_TEST(test_frame_keepalive)
 }
 END_TEST
 
-START_TEST(test_status_encode)
+START_TEST(test_status_update_encodes_the_reference_bytes)
 {
 	uint8_t out[PGSTREAM_FRAME_STATUS_LEN];
 	size_t len;
@@ -261,15 +258,15 @@ START_TEST(test_status_encode)
 }
 END_TEST
 
-START_TEST(test_frame_rejects)
+START_TEST(test_malformed_frames_are_refused)
 {
 	static const char *const bad_frames[] = {
-		"",							   /* empty */
-		"78 00",						   /* unknown kind */
-		"77" LSN1 LSN1 "00 02 ce bc 2f 87 75",			   /* 24-byte XLogData */
-		"6b 00 00 00 00 1a 2b 3c a8 00 02 ce bc 30 20 0c 5c",	   /* 17-byte keepalive */
+		"",							    /* empty */
+		"78 00",						    /* unknown kind */
+		"77" LSN1 LSN1 "00 02 ce bc 2f 87 75",			    /* 24-byte XLogData */
+		"6b 00 00 00 00 1a 2b 3c a8 00 02 ce bc 30 20 0c 5c",	    /* 17-byte keepalive */
 		"6b 00 00 00 00 1a 2b 3c a8 00 02 ce bc 30 20 0c 5c 01 00", /* 19 bytes */
-		"72" LSN1 LSN1 LSN1 T1 "00",				   /* our own 'r' */
+		"72" LSN1 LSN1 LSN1 T1 "00",				    /* our own 'r' */
 	};
 	struct pgstream_frame f, before;
 	size_t len;
@@ -280,9 +277,9 @@ START_TEST(test_frame_rejects)
 		memset(&f, 0x5a, sizeof(f));
 		before = f;
 		errbuf[0] = '\0';
-		ck_assert_int_eq(pgstream_frame_decode(len ? b : NULL, len, &f, errbuf,
-						       sizeof(errbuf)),
-				 -EPROTO);
+		ck_assert_int_eq(
+			pgstream_frame_decode(len ? b : NULL, len, &f, errbuf, sizeof(errbuf)),
+			-EPROTO);
 		ck_assert_mem_eq(&f, &before, sizeof(f));
 		ck_assert(errbuf[0] != '\0');
 	}
@@ -291,7 +288,7 @@ START_TEST(test_frame_rejects)
 }
 END_TEST
 
-START_TEST(test_frame_empty_xlogdata)
+START_TEST(test_xlogdata_frame_may_carry_no_data)
 {
 	struct pgstream_frame f;
 	size_t len;
@@ -304,7 +301,7 @@ END_TEST
 
 /* ---- transactions ---- */
 
-START_TEST(test_captured_begin)
+START_TEST(test_captured_begin_decodes_final_lsn_time_and_xid)
 {
 	struct pgoutput_msg m;
 
@@ -316,7 +313,7 @@ START_TEST(test_captured_begin)
 }
 END_TEST
 
-START_TEST(test_captured_insert)
+START_TEST(test_captured_insert_decodes_relid_and_text_columns)
 {
 	struct pgoutput_msg m;
 	const struct pgoutput_col *c;
@@ -335,7 +332,7 @@ START_TEST(test_captured_insert)
 }
 END_TEST
 
-START_TEST(test_captured_commit)
+START_TEST(test_captured_commit_decodes_its_lsns_and_time)
 {
 	struct pgoutput_msg m;
 
@@ -348,7 +345,7 @@ START_TEST(test_captured_commit)
 }
 END_TEST
 
-START_TEST(test_captured_message)
+START_TEST(test_captured_logical_message_decodes_prefix_and_content)
 {
 	struct pgoutput_msg m;
 
@@ -361,7 +358,7 @@ START_TEST(test_captured_message)
 }
 END_TEST
 
-START_TEST(test_synthetic_begin_commit)
+START_TEST(test_begin_and_commit_decode_every_field)
 {
 	struct pgoutput_msg m;
 
@@ -376,7 +373,7 @@ START_TEST(test_synthetic_begin_commit)
 }
 END_TEST
 
-START_TEST(test_origin_type_truncate)
+START_TEST(test_origin_type_and_truncate_messages_decode)
 {
 	struct pgoutput_msg m;
 
@@ -398,7 +395,7 @@ START_TEST(test_origin_type_truncate)
 }
 END_TEST
 
-START_TEST(test_update_forms)
+START_TEST(test_update_decodes_without_and_with_key_or_old_tuple)
 {
 	struct pgoutput_msg m;
 	const struct pgoutput_col *c;
@@ -434,7 +431,7 @@ START_TEST(test_update_forms)
 }
 END_TEST
 
-START_TEST(test_delete_forms)
+START_TEST(test_delete_decodes_with_key_or_old_tuple)
 {
 	struct pgoutput_msg m;
 
@@ -451,7 +448,7 @@ START_TEST(test_delete_forms)
 }
 END_TEST
 
-START_TEST(test_nontransactional_message)
+START_TEST(test_nontransactional_message_has_flags_0_and_may_be_empty)
 {
 	struct pgoutput_msg m;
 
@@ -512,7 +509,7 @@ END_TEST
 
 /* ---- relations ---- */
 
-START_TEST(test_captured_relation)
+START_TEST(test_captured_relation_decodes_columns_types_and_key_flags)
 {
 	struct pgoutput_msg m;
 	const struct pgoutput_rel_col *c;
@@ -537,7 +534,7 @@ START_TEST(test_captured_relation)
 }
 END_TEST
 
-START_TEST(test_insert_length)
+START_TEST(test_captured_insert_fixture_is_103_bytes)
 {
 	size_t len;
 
@@ -561,7 +558,7 @@ END_TEST
 
 /* ---- streaming ---- */
 
-START_TEST(test_captured_stream)
+START_TEST(test_captured_stream_start_data_and_stop_decode_and_track_the_block)
 {
 	struct pgoutput_msg m;
 
@@ -611,17 +608,32 @@ START_TEST(test_stream_data_messages_carry_xid)
 	struct pgoutput_msg m;
 
 	dec.in_stream = true;
-	ok(2, "59 00 00 02 dc" "00 00 40 01 70 00 6d 00", &m);
+	ok(2,
+	   "59 00 00 02 dc"
+	   "00 00 40 01 70 00 6d 00",
+	   &m);
 	ck_assert_uint_eq(m.xid, 0x2dc);
 	ck_assert_uint_eq(m.u.type.type_oid, 16385);
-	ok(2, "55 00 00 02 dc" "00 00 40 00 4e 00 01 6e", &m);
+	ok(2,
+	   "55 00 00 02 dc"
+	   "00 00 40 00 4e 00 01 6e",
+	   &m);
 	ck_assert_uint_eq(m.xid, 0x2dc);
-	ok(2, "44 00 00 02 dc" "00 00 40 00 4b 00 01 6e", &m);
+	ok(2,
+	   "44 00 00 02 dc"
+	   "00 00 40 00 4b 00 01 6e",
+	   &m);
 	ck_assert_uint_eq(m.xid, 0x2dc);
-	ok(2, "54 00 00 02 dc" "00 00 00 01 00 00 00 40 00", &m);
+	ok(2,
+	   "54 00 00 02 dc"
+	   "00 00 00 01 00 00 00 40 00",
+	   &m);
 	ck_assert_uint_eq(m.xid, 0x2dc);
 	ck_assert_int_eq(m.u.truncate.nrels, 1);
-	ok(2, "4d 00 00 02 db" "01 00 00 00 00 00 00 00 20 70 00 00 00 00 01 78", &m);
+	ok(2,
+	   "4d 00 00 02 db"
+	   "01 00 00 00 00 00 00 00 20 70 00 00 00 00 01 78",
+	   &m);
 	ck_assert_uint_eq(m.xid, 0x2db);
 	ck_assert(slice_eq_str(m.u.message.content, "x"));
 	/* Origin never carries one */
@@ -652,7 +664,7 @@ END_TEST
 
 /* ---- twophase ---- */
 
-START_TEST(test_twophase_messages)
+START_TEST(test_two_phase_messages_decode_on_protocol_3)
 {
 	struct pgoutput_msg m;
 
@@ -754,7 +766,7 @@ decode_len(const struct vec *v, const uint8_t *b, size_t len)
 	return r;
 }
 
-START_TEST(test_every_truncation)
+START_TEST(test_every_truncation_is_refused_leaving_output_and_stream_state)
 {
 	const struct vec *v = &all_vecs[_i];
 	size_t len;
@@ -770,7 +782,7 @@ START_TEST(test_every_truncation)
 }
 END_TEST
 
-START_TEST(test_trailing_byte)
+START_TEST(test_a_trailing_byte_is_refused)
 {
 	const struct vec *v = &all_vecs[_i];
 	size_t len;
@@ -785,7 +797,7 @@ START_TEST(test_trailing_byte)
 }
 END_TEST
 
-START_TEST(test_wrong_proto_version)
+START_TEST(test_messages_need_their_protocol_version)
 {
 	bad(1, CAP_STREAM_START_FIRST);
 	ck_assert_str_eq(errbuf, "Stream Start: needs protocol version 2, the stream uses 1");
@@ -801,7 +813,7 @@ START_TEST(test_wrong_proto_version)
 }
 END_TEST
 
-START_TEST(test_stream_state_rules)
+START_TEST(test_stream_blocks_refuse_unbalanced_and_nested_messages)
 {
 	struct pgoutput_msg m;
 
@@ -825,7 +837,7 @@ START_TEST(test_stream_state_rules)
 }
 END_TEST
 
-START_TEST(test_unknown_type)
+START_TEST(test_unknown_message_type_is_refused_naming_it)
 {
 	bad(4, "5a 00 00");
 	ck_assert_str_eq(errbuf, "unknown pgoutput message type 'Z'");
@@ -837,33 +849,33 @@ START_TEST(test_unknown_type)
 }
 END_TEST
 
-START_TEST(test_impossible_counts)
+START_TEST(test_counts_larger_than_the_bytes_left_are_refused)
 {
 	/* Insert: 5 columns claimed, 3 bytes left */
 	bad(1, "49 00 00 40 00 4e 00 05 6e 6e 6e");
 	ck_assert_str_eq(errbuf, "Insert: tuple has 5 columns but only 3 bytes remain");
-	bad(1, "49 00 00 40 00 4e ff ff");			 /* negative ncols */
-	bad(1, "49 00 00 40 00 4e 7f ff 6e");			 /* 32767 columns */
-	bad(1, "49 00 00 40 00 4e 00 01 74 ff ff ff ff");	 /* negative length */
-	bad(1, "49 00 00 40 00 4e 00 01 74 7f ff ff ff 61");	 /* length past the end */
-	bad(1, "49 00 00 40 00 4e 00 01 78");			 /* column kind 'x' */
+	bad(1, "49 00 00 40 00 4e ff ff");		     /* negative ncols */
+	bad(1, "49 00 00 40 00 4e 7f ff 6e");		     /* 32767 columns */
+	bad(1, "49 00 00 40 00 4e 00 01 74 ff ff ff ff");    /* negative length */
+	bad(1, "49 00 00 40 00 4e 00 01 74 7f ff ff ff 61"); /* length past the end */
+	bad(1, "49 00 00 40 00 4e 00 01 78");		     /* column kind 'x' */
 	ck_assert_str_eq(errbuf, "Insert: column 1 has unknown kind 0x78");
-	bad(1, "49 00 00 40 00 4b 00 01 6e");			 /* Insert with 'K' */
-	bad(1, "55 00 00 40 00 4b 00 01 6e 4b 00 01 6e");	 /* Update: 'K' twice */
-	bad(1, "55 00 00 40 00 58 00 01 6e");			 /* Update: 'X' */
-	bad(1, "44 00 00 40 00 4e 00 01 6e");			 /* Delete with 'N' */
-	bad(1, "52 00 00 40 00 00 74 00 64 ff ff");		 /* Relation: negative ncols */
+	bad(1, "49 00 00 40 00 4b 00 01 6e");		  /* Insert with 'K' */
+	bad(1, "55 00 00 40 00 4b 00 01 6e 4b 00 01 6e"); /* Update: 'K' twice */
+	bad(1, "55 00 00 40 00 58 00 01 6e");		  /* Update: 'X' */
+	bad(1, "44 00 00 40 00 4e 00 01 6e");		  /* Delete with 'N' */
+	bad(1, "52 00 00 40 00 00 74 00 64 ff ff");	  /* Relation: negative ncols */
 	bad(1, "52 00 00 40 00 00 74 00 64 00 02 01 61 00 00 00 00 19 ff ff ff ff");
-	bad(1, "52 00 00 40 00 00 74 00 78 00 00");		 /* replica identity 'x' */
-	bad(1, "54 ff ff ff ff 00");				 /* Truncate: negative nrels */
-	bad(1, "54 7f ff ff ff 00 00 00 40 00");		 /* Truncate: huge nrels */
+	bad(1, "52 00 00 40 00 00 74 00 78 00 00");		   /* replica identity 'x' */
+	bad(1, "54 ff ff ff ff 00");				   /* Truncate: negative nrels */
+	bad(1, "54 7f ff ff ff 00 00 00 40 00");		   /* Truncate: huge nrels */
 	bad(1, "4d 01 00 00 00 00 00 00 00 20 70 00 ff ff ff ff"); /* Message: negative len */
 	bad(1, "4d 01 00 00 00 00 00 00 00 20 70 00 7f ff ff ff 78");
-	bad(1, "4f 00 00 00 00 00 00 00 10 6e 6f");		 /* Origin: no NUL */
+	bad(1, "4f 00 00 00 00 00 00 00 10 6e 6f"); /* Origin: no NUL */
 }
 END_TEST
 
-START_TEST(test_null_errbuf)
+START_TEST(test_decode_errors_need_no_errbuf_or_fit_a_tiny_one)
 {
 	struct pgoutput_msg m;
 	size_t len;
@@ -893,45 +905,46 @@ pgoutput_suite(void)
 	int nvecs = (int)(sizeof(all_vecs) / sizeof(all_vecs[0]));
 
 	tc = tcase(s, "frames");
-	tcase_add_test(tc, test_frame_commit_copydata);
-	tcase_add_test(tc, test_frame_keepalive);
-	tcase_add_test(tc, test_status_encode);
-	tcase_add_test(tc, test_frame_rejects);
-	tcase_add_test(tc, test_frame_empty_xlogdata);
+	tcase_add_test(tc, test_xlogdata_frame_carries_the_commit_and_its_lsns);
+	tcase_add_test(tc, test_keepalive_frame_gives_wal_end_send_time_and_reply_flag);
+	tcase_add_test(tc, test_status_update_encodes_the_reference_bytes);
+	tcase_add_test(tc, test_malformed_frames_are_refused);
+	tcase_add_test(tc, test_xlogdata_frame_may_carry_no_data);
 
 	tc = tcase(s, "transactions");
-	tcase_add_test(tc, test_captured_begin);
-	tcase_add_test(tc, test_captured_insert);
-	tcase_add_test(tc, test_captured_commit);
-	tcase_add_test(tc, test_captured_message);
-	tcase_add_test(tc, test_synthetic_begin_commit);
-	tcase_add_test(tc, test_origin_type_truncate);
-	tcase_add_test(tc, test_update_forms);
-	tcase_add_test(tc, test_delete_forms);
-	tcase_add_test(tc, test_nontransactional_message);
+	tcase_add_test(tc, test_captured_begin_decodes_final_lsn_time_and_xid);
+	tcase_add_test(tc, test_captured_insert_decodes_relid_and_text_columns);
+	tcase_add_test(tc, test_captured_commit_decodes_its_lsns_and_time);
+	tcase_add_test(tc, test_captured_logical_message_decodes_prefix_and_content);
+	tcase_add_test(tc, test_begin_and_commit_decode_every_field);
+	tcase_add_test(tc, test_origin_type_and_truncate_messages_decode);
+	tcase_add_test(tc, test_update_decodes_without_and_with_key_or_old_tuple);
+	tcase_add_test(tc, test_delete_decodes_with_key_or_old_tuple);
+	tcase_add_test(tc, test_nontransactional_message_has_flags_0_and_may_be_empty);
 	tcase_add_test(tc, test_update_wide_tuples);
 
 	tc = tcase(s, "relations");
-	tcase_add_test(tc, test_captured_relation);
-	tcase_add_test(tc, test_insert_length);
+	tcase_add_test(tc, test_captured_relation_decodes_columns_types_and_key_flags);
+	tcase_add_test(tc, test_captured_insert_fixture_is_103_bytes);
 	tcase_add_test(tc, test_relation_empty_namespace_and_no_columns);
 
 	tc = tcase(s, "streaming");
-	tcase_add_test(tc, test_captured_stream);
+	tcase_add_test(tc, test_captured_stream_start_data_and_stop_decode_and_track_the_block);
 	tcase_add_test(tc, test_stream_data_messages_carry_xid);
 	tcase_add_test(tc, test_stream_abort_forms);
 
 	tc = tcase(s, "twophase");
-	tcase_add_test(tc, test_twophase_messages);
+	tcase_add_test(tc, test_two_phase_messages_decode_on_protocol_3);
 
 	tc = tcase(s, "malformed");
-	tcase_add_loop_test(tc, test_every_truncation, 0, nvecs);
-	tcase_add_loop_test(tc, test_trailing_byte, 0, nvecs);
-	tcase_add_test(tc, test_wrong_proto_version);
-	tcase_add_test(tc, test_stream_state_rules);
-	tcase_add_test(tc, test_unknown_type);
-	tcase_add_test(tc, test_impossible_counts);
-	tcase_add_test(tc, test_null_errbuf);
+	tcase_add_loop_test(tc, test_every_truncation_is_refused_leaving_output_and_stream_state, 0,
+			    nvecs);
+	tcase_add_loop_test(tc, test_a_trailing_byte_is_refused, 0, nvecs);
+	tcase_add_test(tc, test_messages_need_their_protocol_version);
+	tcase_add_test(tc, test_stream_blocks_refuse_unbalanced_and_nested_messages);
+	tcase_add_test(tc, test_unknown_message_type_is_refused_naming_it);
+	tcase_add_test(tc, test_counts_larger_than_the_bytes_left_are_refused);
+	tcase_add_test(tc, test_decode_errors_need_no_errbuf_or_fit_a_tiny_one);
 	return s;
 }
 

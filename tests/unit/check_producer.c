@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,11 +52,31 @@ mock_producer(struct kv *settings, struct reports *r)
 	return p;
 }
 
+/*
+ * Waits up to @timeout_ms for @fd to become readable. librdkafka writes the wake-up byte from its
+ * own thread, so the byte may arrive after the delivery reports were served on ours.
+ * Return: poll(2)'s result (1 readable, 0 timed out, -1 error).
+ */
+static int
+wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int rc;
+
+	do {
+		rc = poll(&pfd, 1, timeout_ms);
+	} while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
 static struct producer_record
 record(const char *key, const char *value)
 {
-	return (struct producer_record){ .topic = "t", .key = key, .key_len = strlen(key),
-					 .value = value, .value_len = value ? strlen(value) : 0,
+	return (struct producer_record){ .topic = "t",
+					 .key = key,
+					 .key_len = strlen(key),
+					 .value = value,
+					 .value_len = value ? strlen(value) : 0,
 					 .partition = -1 };
 }
 
@@ -76,9 +97,12 @@ START_TEST(test_deliver_and_wake)
 	ck_assert_int_eq(producer_flush(p, 10000), 0);
 	ck_assert_int_eq(r.ok, 10);
 	ck_assert_int_eq(r.opaque_sum, 55);
-	/* librdkafka wrote at least one wake-up byte to the pipe */
+	/* librdkafka writes at least one wake-up byte to the pipe, from its own thread */
+	ck_assert_msg(wait_readable(pipefd[0], 10000) == 1, "no wake-up byte within 10 s");
 	ck_assert_int_eq(read(pipefd[0], &b, 1), 1);
 	producer_free(p);
+	close(pipefd[0]);
+	close(pipefd[1]);
 	kv_fini(&s);
 }
 END_TEST

@@ -25,7 +25,7 @@
 #include "outboxd/run/producer.h"
 
 #define PRODUCE 0 /* ApiKey of Produce (rdkafka_proto.h is internal) */
-#define MAXMSG 4096
+#define MAXMSG	4096
 
 struct reports {
 	int ok, failed;
@@ -151,8 +151,8 @@ drain(struct fx *f, int expect, int timeout_ms)
 	int after_fatal = 0;
 
 	/* After a fatal error, in-flight messages may never be reported: give them 2 s. */
-	for (int waited = 0; f->r.ok + f->r.failed < expect && waited < timeout_ms &&
-			     after_fatal < 2000;
+	for (int waited = 0;
+	     f->r.ok + f->r.failed < expect && waited < timeout_ms && after_fatal < 2000;
 	     waited += 100) {
 		producer_flush(f->p, 100);
 		producer_poll(f->p);
@@ -227,9 +227,10 @@ assert_prefix(struct fx *f, const char *topic, int part, const int *sent, int ns
 			      topic, part, i, log_[i], sent[i]);
 	}
 	for (int i = n; i < nsent; i++) {
-		ck_assert_msg(f->r.status[sent[i]] != 1,
-			      "%s[%d]: message %d reported delivered but not in the log (%d records)",
-			      topic, part, sent[i], n);
+		ck_assert_msg(
+			f->r.status[sent[i]] != 1,
+			"%s[%d]: message %d reported delivered but not in the log (%d records)",
+			topic, part, sent[i], n);
 	}
 }
 
@@ -258,11 +259,10 @@ START_TEST(test_retriable_errors_delivered)
 
 	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "t", 1, 3), 0);
 	fx_start(f);
-	rd_kafka_mock_push_request_errors(f->mc, PRODUCE, 5, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
-					  RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
-					  RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-					  RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-					  RD_KAFKA_RESP_ERR__TRANSPORT);
+	rd_kafka_mock_push_request_errors(
+		f->mc, PRODUCE, 5, RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
+		RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+		RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND, RD_KAFKA_RESP_ERR__TRANSPORT);
 	ck_assert_int_eq(send_n(f, "t", 0, 0, 200), 0);
 	drain(f, 200, 30000);
 	ck_assert_msg(f->r.ok == 200 && f->r.failed == 0, "%d ok, %d failed (%s)", f->r.ok,
@@ -342,8 +342,8 @@ START_TEST(test_out_of_order_sequence_is_fatal)
 		producer_flush(f->p, 100);
 	}
 	ck_assert_msg(producer_fatal(f->p, fatal, sizeof(fatal)),
-		      "no fatal error after OUT_OF_ORDER_SEQUENCE_NUMBER (%d ok, %d failed)", f->r.ok,
-		      f->r.failed);
+		      "no fatal error after OUT_OF_ORDER_SEQUENCE_NUMBER (%d ok, %d failed)",
+		      f->r.ok, f->r.failed);
 	ck_assert_msg(strlen(fatal) > 0, "fatal error without text");
 	rc = send_n(f, "t", 0, 30, 1);
 	ck_assert_msg(rc == -ESHUTDOWN, "send after the fatal error returned %d, not -ESHUTDOWN",
@@ -385,8 +385,8 @@ START_TEST(test_issue_4438_disconnect_sequence)
 	for (int i = 0; i < 5; i++) {
 		rd_kafka_mock_broker_push_request_error_rtts(
 			f->mc, 1, PRODUCE, 1,
-			i == 0 ? RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS
-			       : RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+			i == 0 ? RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS :
+				 RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
 			i == 0 ? 750 : 1);
 	}
 	send_n(f, "t", 0, 5, n);
@@ -425,7 +425,7 @@ END_TEST
  * partition's reports come after later messages of the fast one (so only a prefix rule may
  * confirm), and each partition's log is in send order.
  */
-START_TEST(test_slow_leader)
+START_TEST(test_slow_leader_still_delivers_everything_in_partition_order)
 {
 	struct fx *f = fx_new(2);
 	static int sent0[MAXMSG], sent1[MAXMSG];
@@ -476,7 +476,7 @@ START_TEST(test_slow_leader)
 END_TEST
 
 /* All brokers down for a while: nothing fails (timeouts are off), all delivered after. */
-START_TEST(test_broker_down_then_up)
+START_TEST(test_brokers_down_fail_nothing_and_everything_is_delivered_after)
 {
 	struct fx *f = fx_new(1);
 	static int sent[MAXMSG];
@@ -512,8 +512,8 @@ producer_faults_suite(void)
 	tcase_add_test(tc, test_topic_authorization_failed_is_failed_delivery);
 	tcase_add_test(tc, test_out_of_order_sequence_is_fatal);
 	tcase_add_loop_test(tc, test_issue_4438_disconnect_sequence, 0, 5);
-	tcase_add_test(tc, test_slow_leader);
-	tcase_add_test(tc, test_broker_down_then_up);
+	tcase_add_test(tc, test_slow_leader_still_delivers_everything_in_partition_order);
+	tcase_add_test(tc, test_brokers_down_fail_nothing_and_everything_is_delivered_after);
 	suite_add_tcase(s, tc);
 	return s;
 }

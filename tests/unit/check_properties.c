@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/kv.h"
 #include "outboxd/config/properties.h"
+#include "outboxd/util/kv.h"
 
 static struct kv
 parse_ok(const char *text)
@@ -13,19 +13,20 @@ parse_ok(const char *text)
 	struct kv kv = KV_INIT;
 	char err[256] = "";
 
-	ck_assert_msg(properties_parse(text, strlen(text), "t.properties", &kv, err, sizeof(err)) == 0,
+	ck_assert_msg(properties_parse(text, strlen(text), "t.properties", &kv, err, sizeof(err)) ==
+			      0,
 		      "parse failed: %s", err);
 	return kv;
 }
 
-#define ck_kv(kv, k, v)                                                                           \
-	do {                                                                                      \
-		const char *got_ = kv_get(&(kv), k);                                              \
-		ck_assert_msg(got_ != NULL, "key \"%s\" missing", k);                             \
-		ck_assert_str_eq(got_, v);                                                        \
+#define ck_kv(kv, k, v)                                                                            \
+	do {                                                                                       \
+		const char *got_ = kv_get(&(kv), k);                                               \
+		ck_assert_msg(got_ != NULL, "key \"%s\" missing", k);                              \
+		ck_assert_str_eq(got_, v);                                                         \
 	} while (0)
 
-START_TEST(test_separators)
+START_TEST(test_equals_colon_or_whitespace_separate_key_and_value)
 {
 	struct kv kv = parse_ok("a=1\nb:2\nc 3\nd = 4\ne  :  5\nf\t=\t6\ng\n h =\n");
 
@@ -53,7 +54,7 @@ START_TEST(test_first_separator_wins)
 }
 END_TEST
 
-START_TEST(test_escaped_key)
+START_TEST(test_escaped_separators_and_spaces_belong_to_the_key)
 {
 	struct kv kv = parse_ok("key\\ with\\ space=v\na\\=b=c\nc\\:d:e\n");
 
@@ -64,7 +65,7 @@ START_TEST(test_escaped_key)
 }
 END_TEST
 
-START_TEST(test_value_whitespace)
+START_TEST(test_leading_value_whitespace_is_dropped_trailing_kept)
 {
 	struct kv kv = parse_ok("a =   lead and trail  \n");
 
@@ -73,7 +74,7 @@ START_TEST(test_value_whitespace)
 }
 END_TEST
 
-START_TEST(test_continuation)
+START_TEST(test_backslash_newline_continues_without_the_next_indent)
 {
 	struct kv kv = parse_ok("a=one,\\\n    two,\\\n\t\tthree\nb=x\n");
 
@@ -115,9 +116,10 @@ START_TEST(test_comment_line_does_not_continue)
 }
 END_TEST
 
-START_TEST(test_escapes)
+START_TEST(test_escapes_and_unicode_escapes_decode_to_utf8)
 {
-	struct kv kv = parse_ok("a=t\\tn\\nr\\rf\\f\nb=\\q\\\\\\#\nc=caf\\u00e9\nd=\\uD83D\\uDE00\ne=\\u20AC\n");
+	struct kv kv = parse_ok(
+		"a=t\\tn\\nr\\rf\\f\nb=\\q\\\\\\#\nc=caf\\u00e9\nd=\\uD83D\\uDE00\ne=\\u20AC\n");
 
 	ck_kv(kv, "a", "t\tn\nr\rf\f");
 	ck_kv(kv, "b", "q\\#");
@@ -128,17 +130,21 @@ START_TEST(test_escapes)
 }
 END_TEST
 
-START_TEST(test_malformed_unicode)
+START_TEST(test_malformed_unicode_escape_is_an_error_at_its_line)
 {
 	struct kv kv = KV_INIT;
 	char err[256] = "";
 	const char *text = "a=1\nb=\\u12G4\n";
 
-	ck_assert_int_eq(properties_parse(text, strlen(text), "x.properties", &kv, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(
+		properties_parse(text, strlen(text), "x.properties", &kv, err, sizeof(err)),
+		-EINVAL);
 	ck_assert_str_eq(err, "x.properties:2: malformed \\uxxxx escape");
 	ck_assert_ptr_null(kv.v);
 	text = "a=\\u0000";
-	ck_assert_int_eq(properties_parse(text, strlen(text), "x.properties", &kv, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(
+		properties_parse(text, strlen(text), "x.properties", &kv, err, sizeof(err)),
+		-EINVAL);
 }
 END_TEST
 
@@ -154,7 +160,7 @@ START_TEST(test_trailing_backslash_at_eof)
 }
 END_TEST
 
-START_TEST(test_crlf)
+START_TEST(test_crlf_and_cr_end_lines_like_lf)
 {
 	struct kv kv = parse_ok("a=1\r\nb=2\\\r\n   3\r\n\r\n# c\r\nc=4\rd=5");
 
@@ -168,7 +174,7 @@ START_TEST(test_crlf)
 }
 END_TEST
 
-START_TEST(test_duplicates_and_lines)
+START_TEST(test_later_duplicate_wins_with_its_line)
 {
 	struct kv kv = parse_ok("\n\n  a=1\nb=2\na=3\n");
 
@@ -190,9 +196,10 @@ START_TEST(test_blank_line_ends_continuation)
 }
 END_TEST
 
-START_TEST(test_bom_and_empty)
+START_TEST(test_utf8_bom_is_skipped_and_empty_text_has_no_keys)
 {
-	struct kv kv = parse_ok("\xEF\xBB\xBF" "a=1\n");
+	struct kv kv = parse_ok("\xEF\xBB\xBF"
+				"a=1\n");
 
 	ck_kv(kv, "a", "1");
 	kv_fini(&kv);
@@ -202,12 +209,13 @@ START_TEST(test_bom_and_empty)
 }
 END_TEST
 
-START_TEST(test_load_missing_file)
+START_TEST(test_missing_file_is_enoent_naming_it)
 {
 	struct kv kv = KV_INIT;
 	char err[256] = "";
 
-	ck_assert_int_eq(properties_load("/nonexistent/x.properties", &kv, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(properties_load("/nonexistent/x.properties", &kv, err, sizeof(err)),
+			 -ENOENT);
 	ck_assert_str_eq(err, "/nonexistent/x.properties: No such file or directory");
 }
 END_TEST
@@ -218,22 +226,22 @@ properties_suite(void)
 	Suite *s = suite_create("properties");
 	TCase *tc = tcase_create("grammar");
 
-	tcase_add_test(tc, test_separators);
+	tcase_add_test(tc, test_equals_colon_or_whitespace_separate_key_and_value);
 	tcase_add_test(tc, test_first_separator_wins);
-	tcase_add_test(tc, test_escaped_key);
-	tcase_add_test(tc, test_value_whitespace);
-	tcase_add_test(tc, test_continuation);
+	tcase_add_test(tc, test_escaped_separators_and_spaces_belong_to_the_key);
+	tcase_add_test(tc, test_leading_value_whitespace_is_dropped_trailing_kept);
+	tcase_add_test(tc, test_backslash_newline_continues_without_the_next_indent);
 	tcase_add_test(tc, test_even_backslashes_do_not_continue);
 	tcase_add_test(tc, test_comment_after_continuation_is_content);
 	tcase_add_test(tc, test_comment_line_does_not_continue);
-	tcase_add_test(tc, test_escapes);
-	tcase_add_test(tc, test_malformed_unicode);
+	tcase_add_test(tc, test_escapes_and_unicode_escapes_decode_to_utf8);
+	tcase_add_test(tc, test_malformed_unicode_escape_is_an_error_at_its_line);
 	tcase_add_test(tc, test_trailing_backslash_at_eof);
-	tcase_add_test(tc, test_crlf);
-	tcase_add_test(tc, test_duplicates_and_lines);
+	tcase_add_test(tc, test_crlf_and_cr_end_lines_like_lf);
+	tcase_add_test(tc, test_later_duplicate_wins_with_its_line);
 	tcase_add_test(tc, test_blank_line_ends_continuation);
-	tcase_add_test(tc, test_bom_and_empty);
-	tcase_add_test(tc, test_load_missing_file);
+	tcase_add_test(tc, test_utf8_bom_is_skipped_and_empty_text_has_no_keys);
+	tcase_add_test(tc, test_missing_file_is_enoent_naming_it);
 	suite_add_tcase(s, tc);
 	return s;
 }

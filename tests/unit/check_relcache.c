@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/mem.h"
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/relcache.h"
+#include "outboxd/util/mem.h"
 
 static const char *const outbox_cols[] = {
 	"id", "aggregatetype", "aggregateid", "type", "payload", "tracingspancontext",
@@ -54,7 +54,7 @@ user_int(int v)
 	return p;
 }
 
-START_TEST(test_apply_and_get)
+START_TEST(test_applied_relation_is_found_by_relid)
 {
 	struct relcache *rc = relcache_new();
 	struct pgoutput_msg m = relation(16384, "public", "outbox", 5);
@@ -83,7 +83,7 @@ START_TEST(test_apply_and_get)
 END_TEST
 
 /* The entry owns its bytes: the message's buffer may go away. */
-START_TEST(test_copies_bytes)
+START_TEST(test_entry_copies_the_message_bytes)
 {
 	struct relcache *rc = relcache_new();
 	char nsp[] = "public", name[] = "outbox";
@@ -99,7 +99,7 @@ START_TEST(test_copies_bytes)
 }
 END_TEST
 
-START_TEST(test_get_unknown)
+START_TEST(test_unknown_relid_is_null_and_not_counted)
 {
 	struct relcache *rc = relcache_new();
 	struct pgoutput_msg m = relation(16384, "public", "outbox", 5);
@@ -183,7 +183,7 @@ START_TEST(test_free_calls_free_user)
 }
 END_TEST
 
-START_TEST(test_many_relids)
+START_TEST(test_thousands_of_relids_in_any_order_are_all_found)
 {
 	struct relcache *rc = relcache_new();
 	const int n = 5000;
@@ -217,12 +217,13 @@ START_TEST(test_many_relids)
 }
 END_TEST
 
-START_TEST(test_apply_decoded_relation)
+START_TEST(test_decoded_relation_applies_and_other_messages_are_refused)
 {
 	/* the captured Relation of reference 6, through the decoder */
 	static const uint8_t rel[] = {
-		'R', 0, 0, 0x40, 0, 'p', 'u', 'b', 'l', 'i', 'c', 0, 'o', 'u', 't', 'b', 'o', 'x',
-		0, 'd', 0, 1, 1, 'i', 'd', 0, 0, 0, 0x0b, 0x86, 0xff, 0xff, 0xff, 0xff,
+		'R', 0,	  0,   0x40, 0,	   'p',	 'u',  'b',  'l',  'i',	 'c', 0,
+		'o', 'u', 't', 'b',  'o',  'x',	 0,    'd',  0,	   1,	 1,   'i',
+		'd', 0,	  0,   0,    0x0b, 0x86, 0xff, 0xff, 0xff, 0xff,
 	};
 	struct pgoutput_decoder d;
 	struct pgoutput_msg m;
@@ -249,11 +250,11 @@ relcache_suite(void)
 	Suite *s = suite_create("relcache");
 	TCase *tc = tcase_create("apply");
 
-	tcase_add_test(tc, test_apply_and_get);
-	tcase_add_test(tc, test_copies_bytes);
-	tcase_add_test(tc, test_get_unknown);
+	tcase_add_test(tc, test_applied_relation_is_found_by_relid);
+	tcase_add_test(tc, test_entry_copies_the_message_bytes);
+	tcase_add_test(tc, test_unknown_relid_is_null_and_not_counted);
 	tcase_add_test(tc, test_empty_namespace_is_pg_catalog);
-	tcase_add_test(tc, test_apply_decoded_relation);
+	tcase_add_test(tc, test_decoded_relation_applies_and_other_messages_are_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("replace");
@@ -263,7 +264,7 @@ relcache_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("scale");
-	tcase_add_test(tc, test_many_relids);
+	tcase_add_test(tc, test_thousands_of_relids_in_any_order_are_all_found);
 	suite_add_tcase(s, tc);
 	return s;
 }

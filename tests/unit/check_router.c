@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/connect/regex_java.h"
 #include "outboxd/connect/router.h"
+#include "outboxd/util/buf.h"
 
-#define JSON "org.apache.kafka.connect.json.JsonConverter"
+#define JSON   "org.apache.kafka.connect.json.JsonConverter"
 #define STRING "org.apache.kafka.connect.storage.StringConverter"
-#define UUID "a1b2c3d4-0000-4000-8000-000000000001"
+#define UUID   "a1b2c3d4-0000-4000-8000-000000000001"
 
 /* The outbox table of reference §3.5. */
 static struct relcache_col cols[] = {
@@ -47,9 +47,13 @@ static struct router *
 mk(const char *keyconv, const char *valconv, struct kv *smt, struct kv *valopts)
 {
 	struct router_config cfg = {
-		.topic_prefix = "dbserver1", .run_id = "11111111-2222-4333-8444-555555555555",
-		.smt = smt, .key_converter = keyconv, .value_converter = valconv,
-		.value_converter_opts = valopts, .key_converter_opts = valopts,
+		.topic_prefix = "dbserver1",
+		.run_id = "11111111-2222-4333-8444-555555555555",
+		.smt = smt,
+		.key_converter = keyconv,
+		.value_converter = valconv,
+		.value_converter_opts = valopts,
+		.key_converter_opts = valopts,
 		.extended_headers = true,
 	};
 	struct router *r = NULL;
@@ -64,8 +68,9 @@ route(struct router *r, char op, const struct row *row, struct record *rec, char
 {
 	enum router_verdict v = ROUTER_PUBLISH;
 
-	ck_assert_int_eq(router_route(r, &rel, notnull, NULL, op, row ? &row->t : NULL, rec, &v, err,
-				      512), 0);
+	ck_assert_int_eq(
+		router_route(r, &rel, notnull, NULL, op, row ? &row->t : NULL, rec, &v, err, 512),
+		0);
 	return v;
 }
 
@@ -93,12 +98,14 @@ START_TEST(test_worked_example_json_schemas)
 	row_init(&row, "order", "42", "{\"x\": 1}");
 	ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.topic), "outbox.event.order");
-	ck_assert_str_eq(buf_cstr(&rec.key),
-			 "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":\"42\"}");
+	ck_assert_str_eq(
+		buf_cstr(&rec.key),
+		"{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":\"42\"}");
 	ck_assert_uint_eq(rec.key.len, 60);
-	ck_assert_str_eq(buf_cstr(&rec.value),
-			 "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":"
-			 "\"io.debezium.data.Json\",\"version\":1},\"payload\":\"{\\\"x\\\": 1}\"}");
+	ck_assert_str_eq(
+		buf_cstr(&rec.value),
+		"{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":"
+		"\"io.debezium.data.Json\",\"version\":1},\"payload\":\"{\\\"x\\\": 1}\"}");
 	ck_assert_uint_eq(rec.value.len, 110);
 	ck_assert_uint_eq(rec.nheaders, 5);
 	header_is(&rec, 0, "__debezium.context.connectorLogicalName", "dbserver1");
@@ -151,7 +158,7 @@ START_TEST(test_worked_example_schemas_off_and_string)
 }
 END_TEST
 
-START_TEST(test_null_payload_null_key_int_key)
+START_TEST(test_null_payload_null_key_and_int_key_publish_as_debezium_writes_them)
 {
 	struct router *r = mk(NULL, NULL, NULL, NULL);
 	struct kv smt = KV_INIT;
@@ -186,7 +193,7 @@ START_TEST(test_null_payload_null_key_int_key)
 }
 END_TEST
 
-START_TEST(test_verdicts)
+START_TEST(test_only_inserts_publish_updates_follow_the_setting_and_bad_rows_are_poison)
 {
 	struct kv smt = KV_INIT;
 	struct router *r = mk(NULL, NULL, NULL, NULL), *e, *f;
@@ -231,8 +238,9 @@ START_TEST(test_verdicts)
 	{
 		enum router_verdict v;
 
-		ck_assert_int_eq(router_route(r, &rel, notnull, NULL, 'X', &row.t, &rec, &v, err, 512),
-				 -EINVAL);
+		ck_assert_int_eq(
+			router_route(r, &rel, notnull, NULL, 'X', &row.t, &rec, &v, err, 512),
+			-EINVAL);
 	}
 	record_fini(&rec);
 	router_free(r);
@@ -274,7 +282,8 @@ START_TEST(test_tombstone_placements_and_partition)
 	r = mk(NULL, NULL, &smt, NULL);
 	row_init(&row, "order", "42", "{\"x\": 1}");
 	ck_assert_int_eq(route(r, 'I', &row, &rec, err), ROUTER_PUBLISH);
-	ck_assert_str_eq(buf_cstr(&rec.value),
+	ck_assert_str_eq(
+		buf_cstr(&rec.value),
 		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,"
 		"\"name\":\"io.debezium.data.Json\",\"version\":1,\"field\":\"payload\"},{\"type\":"
 		"\"string\",\"optional\":false,\"field\":\"eventType\"}],\"optional\":false,\"name\":"
@@ -291,7 +300,7 @@ START_TEST(test_tombstone_placements_and_partition)
 }
 END_TEST
 
-START_TEST(test_config_errors)
+START_TEST(test_invalid_router_options_are_refused_with_a_message)
 {
 	const char *bad[][2] = {
 		{ "route.topic.regex", "(unclosed" },
@@ -346,7 +355,7 @@ START_TEST(test_config_errors)
 }
 END_TEST
 
-START_TEST(test_table_include_list)
+START_TEST(test_table_include_list_is_a_case_insensitive_full_match_with_escaped_commas)
 {
 	struct router_config cfg = { .topic_prefix = "p",
 				     .table_include_list = " public\\.outbox , inv\\,x\\..*" };
@@ -389,7 +398,7 @@ rr(struct buf *out, const char *re, const char *repl, const char *in)
 	return buf_cstr(out);
 }
 
-START_TEST(test_regex_router_semantics)
+START_TEST(test_topic_is_routed_only_on_a_full_match_then_replaced_first)
 {
 	struct buf b = BUF_INIT;
 	const char *def = "(?<routedByValue>.*)", *defr = "outbox.event.${routedByValue}";
@@ -399,8 +408,16 @@ START_TEST(test_regex_router_semantics)
 	/* '.' does not match \n, \r, U+2028: no full match, the raw value stays */
 	ck_assert_str_eq(rr(&b, def, defr, "a\nb"), "a\nb");
 	ck_assert_str_eq(rr(&b, def, defr, "a\rb"), "a\rb");
-	ck_assert_str_eq(rr(&b, def, defr, "a\xe2\x80\xa8" "b"), "a\xe2\x80\xa8" "b");
-	ck_assert_str_eq(rr(&b, def, defr, "a\xc2\x85" "b"), "a\xc2\x85" "b");
+	ck_assert_str_eq(rr(&b, def, defr,
+			    "a\xe2\x80\xa8"
+			    "b"),
+			 "a\xe2\x80\xa8"
+			 "b");
+	ck_assert_str_eq(rr(&b, def, defr,
+			    "a\xc2\x85"
+			    "b"),
+			 "a\xc2\x85"
+			 "b");
 	/* ... but it does match \v and \f as Java's does */
 	ck_assert_str_eq(rr(&b, def, defr, "a\vb"), "outbox.event.a\vb");
 	/* replaceFirst finds the first match from the start: a|ab on ab replaces "a" */
@@ -418,9 +435,8 @@ START_TEST(test_regex_router_semantics)
 }
 END_TEST
 
-
 /* The topic memo: many values through 16 slots, errors never remembered, long values skipped. */
-START_TEST(test_route_memo)
+START_TEST(test_topic_memo_gives_the_same_topics_and_never_remembers_errors)
 {
 	struct kv smt = KV_INIT;
 	struct router *r = mk(NULL, NULL, NULL, NULL), *t;
@@ -472,11 +488,19 @@ END_TEST
  * boolean with a DEFAULT, bigint, bytea and numeric(10,2).
  */
 static struct relcache_col cols2[] = {
-	{ "id", 2950, -1, true },   { "aggregatetype", 1043, 259, false },
-	{ "aggregateid", 1043, 259, false }, { "type", 1043, 259, false },
-	{ "payload", 3802, -1, false }, { "ts", 1114, -1, false }, { "ts3", 1114, 3, false },
-	{ "tstz", 1184, -1, false }, { "ver", 23, -1, false }, { "deleted", 16, -1, false },
-	{ "big", 20, -1, false },   { "bin", 17, -1, false }, { "amount", 1700, 655366, false },
+	{ "id", 2950, -1, true },
+	{ "aggregatetype", 1043, 259, false },
+	{ "aggregateid", 1043, 259, false },
+	{ "type", 1043, 259, false },
+	{ "payload", 3802, -1, false },
+	{ "ts", 1114, -1, false },
+	{ "ts3", 1114, 3, false },
+	{ "tstz", 1184, -1, false },
+	{ "ver", 23, -1, false },
+	{ "deleted", 16, -1, false },
+	{ "big", 20, -1, false },
+	{ "bin", 17, -1, false },
+	{ "amount", 1700, 655366, false },
 };
 #define NC2 13
 static const bool notnull2[NC2] = { true, true, true, true };
@@ -491,9 +515,19 @@ struct row2 {
 static void
 row2_init(struct row2 *r, const char *payload)
 {
-	const char *v[NC2] = { UUID, "order", "42", "OrderCreated", payload,
-			       "2023-11-14 22:13:20.123456", "2023-11-14 22:13:20.123",
-			       "2023-11-14 22:13:20+00", "3", NULL, "5", "\\x0001feff41", "12.34" };
+	const char *v[NC2] = { UUID,
+			       "order",
+			       "42",
+			       "OrderCreated",
+			       payload,
+			       "2023-11-14 22:13:20.123456",
+			       "2023-11-14 22:13:20.123",
+			       "2023-11-14 22:13:20+00",
+			       "3",
+			       NULL,
+			       "5",
+			       "\\x0001feff41",
+			       "12.34" };
 
 	for (int i = 0; i < NC2; i++) {
 		r->c[i].kind = v[i] ? 't' : 'n';
@@ -515,9 +549,14 @@ static struct router *
 mk2(const struct kv *smt, const char *conv, const struct kv *opts, bool server)
 {
 	struct router_config cfg = {
-		.topic_prefix = "dbserver1", .run_id = "11111111-2222-4333-8444-555555555555",
-		.smt = smt, .key_converter = conv, .value_converter = conv,
-		.key_converter_opts = opts, .value_converter_opts = opts, .server_flavour = server,
+		.topic_prefix = "dbserver1",
+		.run_id = "11111111-2222-4333-8444-555555555555",
+		.smt = smt,
+		.key_converter = conv,
+		.value_converter = conv,
+		.key_converter_opts = opts,
+		.value_converter_opts = opts,
+		.server_flavour = server,
 	};
 	struct router *r = NULL;
 	char err[512] = "";
@@ -532,8 +571,8 @@ route2(struct router *r, const struct row2 *row, const char *const *defaults,
 {
 	enum router_verdict v = ROUTER_DROP;
 
-	ck_assert_int_eq(router_route(r, &rel2, notnull2, defaults, 'I', &row->t, rec, &v,
-					       err, 512), 0);
+	ck_assert_int_eq(
+		router_route(r, &rel2, notnull2, defaults, 'I', &row->t, rec, &v, err, 512), 0);
 	return v;
 }
 
@@ -581,13 +620,16 @@ static const struct expand_case expand_cases[] = {
 	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int32\",\"optional\":true,"
 	  "\"field\":\"b\"}],\"optional\":true,\"name\":\"payload\"},\"payload\":{\"b\":1}}",
 	  "{\"b\":1}", "Struct{b=1}" },
-	{ "{}", "{\"schema\":{\"type\":\"struct\",\"fields\":[],\"optional\":true,\"name\":"
-	  "\"payload\"},\"payload\":{}}", "{}", "Struct{}" },
+	{ "{}",
+	  "{\"schema\":{\"type\":\"struct\",\"fields\":[],\"optional\":true,\"name\":"
+	  "\"payload\"},\"payload\":{}}",
+	  "{}", "Struct{}" },
 	{ "{\"a\":[[1]]}",
 	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":{\"type\":"
 	  "\"array\",\"items\":{\"type\":\"int32\",\"optional\":true},\"optional\":true},"
 	  "\"optional\":true,\"field\":\"a\"}],\"optional\":true,\"name\":\"payload\"},"
-	  "\"payload\":{\"a\":[[1]]}}", "{\"a\":[[1]]}", "Struct{a=[[1]]}" },
+	  "\"payload\":{\"a\":[[1]]}}",
+	  "{\"a\":[[1]]}", "Struct{a=[[1]]}" },
 	/* one element schema: kept optional */
 	{ "{\"a\":[{\"x\":1},{\"x\":2}]}",
 	  "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":{\"type\":"
@@ -604,17 +646,20 @@ static const struct expand_case expand_cases[] = {
 	  "{\"a\":[{\"x\":1,\"n\":null},{\"x\":2,\"n\":\"s\"}]}}",
 	  "{\"a\":[{\"x\":1,\"n\":null},{\"x\":2,\"n\":\"s\"}]}",
 	  "Struct{a=[Struct{x=1}, Struct{x=2,n=s}]}" },
-	{ "{\"a\":[{\"x\":1},{\"y\":2}]}", SKIP, "{\"a\":[{\"x\":1,\"y\":null},{\"x\":null,\"y\":2}]}",
+	{ "{\"a\":[{\"x\":1},{\"y\":2}]}", SKIP,
+	  "{\"a\":[{\"x\":1,\"y\":null},{\"x\":null,\"y\":2}]}",
 	  "Struct{a=[Struct{x=1}, Struct{y=2}]}" },
 	/* not expanded (Debezium warns): the Json string as it was */
 	{ " {\"a\":1}",
 	  "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Json\","
-	  "\"version\":1},\"payload\":\" {\\\"a\\\":1}\"}", "\" {\\\"a\\\":1}\"", " {\"a\":1}" },
+	  "\"version\":1},\"payload\":\" {\\\"a\\\":1}\"}",
+	  "\" {\\\"a\\\":1}\"", " {\"a\":1}" },
 	{ "abc", SKIP, "\"abc\"", "abc" },
 	{ "{\"a\":[1,2.5]}", SKIP, "\"{\\\"a\\\":[1,2.5]}\"", "{\"a\":[1,2.5]}" },
 	{ "{\"a\":[1,3000000000]}", SKIP, "\"{\\\"a\\\":[1,3000000000]}\"",
 	  "{\"a\":[1,3000000000]}" },
-	{ "{\"a\":[true,\"x\"]}", SKIP, "\"{\\\"a\\\":[true,\\\"x\\\"]}\"", "{\"a\":[true,\"x\"]}" },
+	{ "{\"a\":[true,\"x\"]}", SKIP, "\"{\\\"a\\\":[true,\\\"x\\\"]}\"",
+	  "{\"a\":[true,\"x\"]}" },
 	{ "{\"a\":[null,null]}", SKIP, "\"{\\\"a\\\":[null,null]}\"", "{\"a\":[null,null]}" },
 	{ "{\"a\":[[]]}", SKIP, "\"{\\\"a\\\":[[]]}\"", "{\"a\":[[]]}" },
 	{ "{\"\":2}", SKIP, "\"{\\\"\\\":2}\"", "{\"\":2}" },
@@ -627,7 +672,7 @@ static const struct expand_case expand_cases[] = {
 	{ "[]", "{\"schema\":null,\"payload\":\"[]\"}", "\"[]\"", "[]" },
 };
 
-START_TEST(test_expand_json_payload)
+START_TEST(test_expanded_json_payload_matches_debezium_bytes)
 {
 	const struct expand_case *c = &expand_cases[_i];
 	struct kv smt = KV_INIT, off = KV_INIT;
@@ -643,7 +688,8 @@ START_TEST(test_expand_json_payload)
 	str_r = mk2(&smt, STRING, NULL, false);
 	record_init(&rec);
 	row2_init(&row, c->payload);
-	ck_assert_int_eq(route2(on_r, &row, NULL, &rec, err), c->on ? ROUTER_PUBLISH : ROUTER_POISON);
+	ck_assert_int_eq(route2(on_r, &row, NULL, &rec, err),
+			 c->on ? ROUTER_PUBLISH : ROUTER_POISON);
 	if (c->on && strcmp(c->on, SKIP) != 0) {
 		ck_assert_str_eq(buf_cstr(&rec.value), c->on);
 	}
@@ -663,7 +709,7 @@ START_TEST(test_expand_json_payload)
 }
 END_TEST
 
-START_TEST(test_expand_options)
+START_TEST(test_expansion_options_null_behavior_field_names_and_envelope_act_as_in_debezium)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
@@ -678,7 +724,8 @@ START_TEST(test_expand_options)
 	record_init(&rec);
 	row2_init(&row, "{\"a\":null,\"b\":[null,1],\"c\":[{\"x\":null},{\"x\":1}],\"d\":[null]}");
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
-	ck_assert_str_eq(buf_cstr(&rec.value),
+	ck_assert_str_eq(
+		buf_cstr(&rec.value),
 		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"bytes\",\"optional\":true,"
 		"\"field\":\"a\"},{\"type\":\"array\",\"items\":{\"type\":\"int32\",\"optional\":true},"
 		"\"optional\":true,\"field\":\"b\"},{\"type\":\"array\",\"items\":{\"type\":\"struct\","
@@ -718,7 +765,8 @@ START_TEST(test_expand_options)
 	r = mk2(&smt, JSON, NULL, false);
 	row2_set(&row, 4, "{\"x\": 1}");
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
-	ck_assert_str_eq(buf_cstr(&rec.value),
+	ck_assert_str_eq(
+		buf_cstr(&rec.value),
 		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":[{\"type\":"
 		"\"int32\",\"optional\":true,\"field\":\"x\"}],\"optional\":true,\"name\":\"payload\","
 		"\"field\":\"payload\"},{\"type\":\"string\",\"optional\":false,\"field\":\"t\"}],"
@@ -757,7 +805,7 @@ START_TEST(test_expand_options)
 }
 END_TEST
 
-START_TEST(test_event_timestamp)
+START_TEST(test_event_timestamp_column_sets_the_record_time_or_poisons_other_types)
 {
 	struct kv smt = KV_INIT;
 	struct router *r;
@@ -820,7 +868,7 @@ START_TEST(test_event_timestamp)
 }
 END_TEST
 
-START_TEST(test_schema_version_and_defaults)
+START_TEST(test_schema_version_column_and_column_defaults_shape_the_envelope)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
@@ -837,7 +885,8 @@ START_TEST(test_schema_version_and_defaults)
 	record_init(&rec);
 	row2_init(&row, "{\"x\": 1}");
 	ck_assert_int_eq(route2(r, &row, defaults, &rec, err), ROUTER_PUBLISH);
-	ck_assert_str_eq(buf_cstr(&rec.value),
+	ck_assert_str_eq(
+		buf_cstr(&rec.value),
 		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,"
 		"\"name\":\"io.debezium.data.Json\",\"version\":1,\"field\":\"payload\"},{\"type\":"
 		"\"string\",\"optional\":false,\"field\":\"t\"},{\"type\":\"boolean\",\"optional\":true,"
@@ -855,7 +904,8 @@ START_TEST(test_schema_version_and_defaults)
 	kv_set(&smt, "table.fields.additional.placement", "deleted:envelope", NULL);
 	r = mk2(&smt, JSON, &off, false);
 	ck_assert_int_eq(route2(r, &row, defaults, &rec, err), ROUTER_PUBLISH);
-	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"deleted\":false}");
+	ck_assert_str_eq(buf_cstr(&rec.value),
+			 "{\"payload\":\"{\\\"x\\\": 1}\",\"deleted\":false}");
 	/* without the DEFAULT the NULL stays */
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"deleted\":null}");
@@ -870,7 +920,7 @@ START_TEST(test_schema_version_and_defaults)
 	r = mk2(&smt, NULL, NULL, false);
 	ck_assert_msg(route2(r, &row, defaults, &rec, err) == ROUTER_PUBLISH, "%s", err);
 	ck_assert_str_eq(buf_cstr(&rec.key), "{\"schema\":{\"type\":\"string\",\"optional\":false,"
-			 "\"default\":\"it's\"},\"payload\":\"it's\"}");
+					     "\"default\":\"it's\"},\"payload\":\"it's\"}");
 	router_free(r);
 	record_fini(&rec);
 	kv_fini(&smt);
@@ -878,7 +928,7 @@ START_TEST(test_schema_version_and_defaults)
 }
 END_TEST
 
-START_TEST(test_missing_tombstone_placements)
+START_TEST(test_missing_placement_column_follows_table_field_additional_missing)
 {
 	struct kv smt = KV_INIT, off = KV_INIT;
 	struct router *r;
@@ -890,7 +940,8 @@ START_TEST(test_missing_tombstone_placements)
 	record_init(&rec);
 	row2_init(&row, "{\"x\": 1}");
 	/* table.field.additional.missing, and the legacy boolean it replaces */
-	kv_set(&smt, "table.fields.additional.placement", "nope:header,type:header:eventType", NULL);
+	kv_set(&smt, "table.fields.additional.placement", "nope:header,type:header:eventType",
+	       NULL);
 	r = mk2(&smt, JSON, &off, false);
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_POISON);
 	ck_assert_ptr_nonnull(strstr(err, "nope"));
@@ -915,7 +966,8 @@ START_TEST(test_missing_tombstone_placements)
 	kv_fini(&smt);
 	kv_set(&smt, "table.fields.additional.placement",
 	       "ver:header:v, type:envelope:eventType, aggregateid:header, big:envelope, "
-	       "ver:partition:ignored, tracing:unused", NULL);
+	       "ver:partition:ignored, tracing:unused",
+	       NULL);
 	kv_set(&smt, "tracing.span.context.field", "tracing", NULL);
 	kv_set(&smt, "tracing.operation.name", "op", NULL);
 	kv_set(&smt, "tracing.with.context.field.only", "true", NULL);
@@ -929,15 +981,17 @@ START_TEST(test_missing_tombstone_placements)
 	}
 	kv_set(&smt, "table.fields.additional.placement",
 	       "ver:header:v, type:envelope:eventType, aggregateid:header, big:envelope, "
-	       "ver:PARTITION:ignored", NULL);
+	       "ver:PARTITION:ignored",
+	       NULL);
 	r = mk2(&smt, JSON, &off, false);
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
 	ck_assert_uint_eq(rec.nheaders, 3);
 	header_is(&rec, 0, "id", UUID);
 	header_is(&rec, 1, "v", "3");
 	header_is(&rec, 2, "aggregateid", "42");
-	ck_assert_str_eq(buf_cstr(&rec.value),
-			 "{\"payload\":\"{\\\"x\\\": 1}\",\"eventType\":\"OrderCreated\",\"big\":5}");
+	ck_assert_str_eq(
+		buf_cstr(&rec.value),
+		"{\"payload\":\"{\\\"x\\\": 1}\",\"eventType\":\"OrderCreated\",\"big\":5}");
 	ck_assert_int_eq(rec.partition, 3);
 	/* NULL partition column: unassigned; NULL header: present with a null value */
 	row2_set(&row, 8, NULL);
@@ -979,9 +1033,10 @@ START_TEST(test_missing_tombstone_placements)
 }
 END_TEST
 
-START_TEST(test_table_and_schema_lists)
+START_TEST(test_exclude_and_schema_lists_select_tables_as_debezium_does)
 {
-	struct router_config cfg = { .topic_prefix = "p", .table_exclude_list = "public\\.audit.*" };
+	struct router_config cfg = { .topic_prefix = "p",
+				     .table_exclude_list = "public\\.audit.*" };
 	struct router *r = NULL;
 	char err[512];
 
@@ -997,7 +1052,8 @@ START_TEST(test_table_and_schema_lists)
 	ck_assert(!router_selects(r, "public", "outbox"));
 	ck_assert(!router_selects(r, "app2", "outbox"));
 	router_free(r);
-	cfg = (struct router_config){ .topic_prefix = "p", .schema_exclude_list = "pg_.*",
+	cfg = (struct router_config){ .topic_prefix = "p",
+				      .schema_exclude_list = "pg_.*",
 				      .table_include_list = ".*\\.outbox" };
 	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
 	ck_assert(router_selects(r, "public", "outbox"));
@@ -1014,12 +1070,14 @@ START_TEST(test_table_and_schema_lists)
 }
 END_TEST
 
-START_TEST(test_server_flavour)
+START_TEST(test_server_flavour_converts_headers_and_ignores_partition_placement)
 {
 	struct kv smt = KV_INIT, hoff = KV_INIT;
 	struct router_config cfg = {
-		.topic_prefix = "dbserver1", .run_id = "11111111-2222-4333-8444-555555555555",
-		.smt = &smt, .server_flavour = true,
+		.topic_prefix = "dbserver1",
+		.run_id = "11111111-2222-4333-8444-555555555555",
+		.smt = &smt,
+		.server_flavour = true,
 	};
 	struct router *r = NULL;
 	struct record rec;
@@ -1038,7 +1096,8 @@ START_TEST(test_server_flavour)
 	ck_assert_uint_eq(rec.nheaders, 2);
 	header_is(&rec, 0, "id", id137);
 	ck_assert_uint_eq(rec.headers[0].value.len, 137);
-	header_is(&rec, 1, "v", "{\"schema\":{\"type\":\"int32\",\"optional\":true},\"payload\":3}");
+	header_is(&rec, 1, "v",
+		  "{\"schema\":{\"type\":\"int32\",\"optional\":true},\"payload\":3}");
 	/* partition placement ignored; "deleted" is NULL: dropped */
 	ck_assert_int_eq(rec.partition, -1);
 	router_free(r);
@@ -1060,7 +1119,7 @@ START_TEST(test_server_flavour)
 }
 END_TEST
 
-START_TEST(test_binary_and_decimal_converters)
+START_TEST(test_binary_data_converter_and_decimal_format_apply_through_the_router)
 {
 	struct kv smt = KV_INIT, bin = KV_INIT, num = KV_INIT;
 	struct router_config cfg = { .topic_prefix = "p", .smt = &smt };
@@ -1110,7 +1169,8 @@ START_TEST(test_binary_and_decimal_converters)
 	kv_set(&num, "decimal.format", "BASE64", NULL);
 	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
-	ck_assert_str_eq(buf_cstr(&rec.value), "{\"payload\":\"{\\\"x\\\": 1}\",\"amount\":\"BNI=\"}");
+	ck_assert_str_eq(buf_cstr(&rec.value),
+			 "{\"payload\":\"{\\\"x\\\": 1}\",\"amount\":\"BNI=\"}");
 	router_free(r);
 	record_fini(&rec);
 	kv_fini(&smt);
@@ -1119,24 +1179,29 @@ START_TEST(test_binary_and_decimal_converters)
 }
 END_TEST
 
-
 /*
  * Logical decoding messages, against the bytes Debezium 3.6.1 wrote for
  * pg_logical_emit_message(true, 'mixed', 'x') inside a transaction and
  * pg_logical_emit_message(false, 'audit', 'plain text') outside one (captured on PG 15).
  */
-START_TEST(test_logical_message_records)
+START_TEST(test_logical_messages_become_debezium_message_records)
 {
 	struct kv on = KV_INIT, off = KV_INIT;
-	struct router_config cfg = { .topic_prefix = "msgx", .run_id = "r", .extended_headers = true,
-				     .key_converter_opts = &on, .value_converter_opts = &on };
+	struct router_config cfg = { .topic_prefix = "msgx",
+				     .run_id = "r",
+				     .extended_headers = true,
+				     .key_converter_opts = &on,
+				     .value_converter_opts = &on };
 	struct router *r = NULL;
 	struct record rec;
 	struct pgoutput_msg m = { .type = PGOUTPUT_MSG_MESSAGE };
 	struct router_message_info info = { .dbname = "outboxd",
 					    .commit_time_us = INT64_C(1796224102611243),
-					    .has_xid = true, .xid = 29565, .has_last_commit = true,
-					    .last_commit_lsn = 972137560, .now_ms = INT64_C(1796224102754) };
+					    .has_xid = true,
+					    .xid = 29565,
+					    .has_last_commit = true,
+					    .last_commit_lsn = 972137560,
+					    .now_ms = INT64_C(1796224102754) };
 	char err[512] = "";
 
 	kv_set(&on, "schemas.enable", "true", NULL);
@@ -1149,8 +1214,12 @@ START_TEST(test_logical_message_records)
 	m.u.message.content = slice_from_str("x");
 	ck_assert_msg(router_message(r, &m, &info, &rec, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(buf_cstr(&rec.topic), "msgx.message");
-	ck_assert_str_eq(buf_cstr(&rec.key), "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,\"field\":\"prefix\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.MessageKey\",\"version\":1},\"payload\":{\"prefix\":\"mixed\"}}");
-	ck_assert_str_eq(buf_cstr(&rec.value), "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"op\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ms\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"version\"},{\"type\":\"string\",\"optional\":false,\"field\":\"connector\"},{\"type\":\"string\",\"optional\":false,\"field\":\"name\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"},{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Enum\",\"version\":1,\"parameters\":{\"allowed\":\"true,first,first_in_data_collection,last_in_data_collection,last,false,incremental\"},\"default\":\"false\",\"field\":\"snapshot\"},{\"type\":\"string\",\"optional\":false,\"field\":\"db\"},{\"type\":\"string\",\"optional\":true,\"field\":\"sequence\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_us\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ns\"},{\"type\":\"string\",\"optional\":false,\"field\":\"schema\"},{\"type\":\"string\",\"optional\":false,\"field\":\"table\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"txId\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"lsn\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"xmin\"},{\"type\":\"string\",\"optional\":true,\"field\":\"origin\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"origin_lsn\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.Source\",\"version\":1,\"field\":\"source\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"id\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"total_order\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"data_collection_order\"}],\"optional\":true,\"name\":\"event.block\",\"version\":1,\"field\":\"transaction\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,\"field\":\"prefix\"},{\"type\":\"bytes\",\"optional\":true,\"field\":\"content\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.Message\",\"version\":1,\"field\":\"message\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.MessageValue\",\"version\":1},\"payload\":{\"op\":\"m\",\"ts_ms\":1796224102754,\"source\":{\"version\":\"3.6.1.Final\",\"connector\":\"postgresql\",\"name\":\"msgx\",\"ts_ms\":1796224102611,\"snapshot\":\"false\",\"db\":\"outboxd\",\"sequence\":\"[\\\"972137560\\\",\\\"972138016\\\"]\",\"ts_us\":1796224102611243,\"ts_ns\":1796224102611243000,\"schema\":\"\",\"table\":\"\",\"txId\":29565,\"lsn\":972138016,\"xmin\":null,\"origin\":null,\"origin_lsn\":null},\"transaction\":null,\"message\":{\"prefix\":\"mixed\",\"content\":\"eA==\"}}}");
+	ck_assert_str_eq(
+		buf_cstr(&rec.key),
+		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,\"field\":\"prefix\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.MessageKey\",\"version\":1},\"payload\":{\"prefix\":\"mixed\"}}");
+	ck_assert_str_eq(
+		buf_cstr(&rec.value),
+		"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"op\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ms\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"version\"},{\"type\":\"string\",\"optional\":false,\"field\":\"connector\"},{\"type\":\"string\",\"optional\":false,\"field\":\"name\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"ts_ms\"},{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Enum\",\"version\":1,\"parameters\":{\"allowed\":\"true,first,first_in_data_collection,last_in_data_collection,last,false,incremental\"},\"default\":\"false\",\"field\":\"snapshot\"},{\"type\":\"string\",\"optional\":false,\"field\":\"db\"},{\"type\":\"string\",\"optional\":true,\"field\":\"sequence\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_us\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"ts_ns\"},{\"type\":\"string\",\"optional\":false,\"field\":\"schema\"},{\"type\":\"string\",\"optional\":false,\"field\":\"table\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"txId\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"lsn\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"xmin\"},{\"type\":\"string\",\"optional\":true,\"field\":\"origin\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"origin_lsn\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.Source\",\"version\":1,\"field\":\"source\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"id\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"total_order\"},{\"type\":\"int64\",\"optional\":false,\"field\":\"data_collection_order\"}],\"optional\":true,\"name\":\"event.block\",\"version\":1,\"field\":\"transaction\"},{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"optional\":true,\"field\":\"prefix\"},{\"type\":\"bytes\",\"optional\":true,\"field\":\"content\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.Message\",\"version\":1,\"field\":\"message\"}],\"optional\":false,\"name\":\"io.debezium.connector.postgresql.MessageValue\",\"version\":1},\"payload\":{\"op\":\"m\",\"ts_ms\":1796224102754,\"source\":{\"version\":\"3.6.1.Final\",\"connector\":\"postgresql\",\"name\":\"msgx\",\"ts_ms\":1796224102611,\"snapshot\":\"false\",\"db\":\"outboxd\",\"sequence\":\"[\\\"972137560\\\",\\\"972138016\\\"]\",\"ts_us\":1796224102611243,\"ts_ns\":1796224102611243000,\"schema\":\"\",\"table\":\"\",\"txId\":29565,\"lsn\":972138016,\"xmin\":null,\"origin\":null,\"origin_lsn\":null},\"transaction\":null,\"message\":{\"prefix\":\"mixed\",\"content\":\"eA==\"}}}");
 	ck_assert_uint_eq(rec.nheaders, 0);
 	ck_assert_int_eq(rec.partition, -1);
 	router_free(r);
@@ -1164,11 +1233,14 @@ START_TEST(test_logical_message_records)
 	m.u.message.content = slice_from_str("plain text");
 	info = (struct router_message_info){ .dbname = "outboxd",
 					     .commit_time_us = INT64_C(1796224102601055),
-					     .has_last_commit = true, .last_commit_lsn = 972137560,
+					     .has_last_commit = true,
+					     .last_commit_lsn = 972137560,
 					     .now_ms = INT64_C(1796224102719) };
 	ck_assert_msg(router_message(r, &m, &info, &rec, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(buf_cstr(&rec.key), "{\"prefix\":\"audit\"}");
-	ck_assert_str_eq(buf_cstr(&rec.value), "{\"op\":\"m\",\"ts_ms\":1796224102719,\"source\":{\"version\":\"3.6.1.Final\",\"connector\":\"postgresql\",\"name\":\"msgx\",\"ts_ms\":1796224102601,\"snapshot\":\"false\",\"db\":\"outboxd\",\"sequence\":\"[\\\"972137560\\\",\\\"972137560\\\"]\",\"ts_us\":1796224102601055,\"ts_ns\":1796224102601055000,\"schema\":\"\",\"table\":\"\",\"txId\":null,\"lsn\":972137560,\"xmin\":null,\"origin\":null,\"origin_lsn\":null},\"transaction\":null,\"message\":{\"prefix\":\"audit\",\"content\":\"cGxhaW4gdGV4dA==\"}}");
+	ck_assert_str_eq(
+		buf_cstr(&rec.value),
+		"{\"op\":\"m\",\"ts_ms\":1796224102719,\"source\":{\"version\":\"3.6.1.Final\",\"connector\":\"postgresql\",\"name\":\"msgx\",\"ts_ms\":1796224102601,\"snapshot\":\"false\",\"db\":\"outboxd\",\"sequence\":\"[\\\"972137560\\\",\\\"972137560\\\"]\",\"ts_us\":1796224102601055,\"ts_ns\":1796224102601055000,\"schema\":\"\",\"table\":\"\",\"txId\":null,\"lsn\":972137560,\"xmin\":null,\"origin\":null,\"origin_lsn\":null},\"transaction\":null,\"message\":{\"prefix\":\"audit\",\"content\":\"cGxhaW4gdGV4dA==\"}}");
 	record_fini(&rec);
 	router_free(r);
 	kv_fini(&on);
@@ -1176,9 +1248,10 @@ START_TEST(test_logical_message_records)
 }
 END_TEST
 
-START_TEST(test_message_prefix_lists)
+START_TEST(test_message_prefix_lists_select_by_full_match)
 {
-	struct router_config cfg = { .topic_prefix = "p", .run_id = "r",
+	struct router_config cfg = { .topic_prefix = "p",
+				     .run_id = "r",
 				     .message_prefix_include_list = "outbox.*,audit" };
 	struct router *r = NULL;
 	char err[512] = "";
@@ -1205,35 +1278,39 @@ router_suite(void)
 	TCase *tc = tcase_create("worked-example");
 
 	tcase_add_test(tc, test_worked_example_json_schemas);
-	tcase_add_test(tc, test_logical_message_records);
-	tcase_add_test(tc, test_message_prefix_lists);
+	tcase_add_test(tc, test_logical_messages_become_debezium_message_records);
+	tcase_add_test(tc, test_message_prefix_lists_select_by_full_match);
 	tcase_add_test(tc, test_worked_example_schemas_off_and_string);
-	tcase_add_test(tc, test_null_payload_null_key_int_key);
+	tcase_add_test(tc, test_null_payload_null_key_and_int_key_publish_as_debezium_writes_them);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("verdicts");
-	tcase_add_test(tc, test_verdicts);
+	tcase_add_test(
+		tc, test_only_inserts_publish_updates_follow_the_setting_and_bad_rows_are_poison);
 	tcase_add_test(tc, test_tombstone_placements_and_partition);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("config");
-	tcase_add_test(tc, test_config_errors);
-	tcase_add_test(tc, test_table_include_list);
+	tcase_add_test(tc, test_invalid_router_options_are_refused_with_a_message);
+	tcase_add_test(
+		tc, test_table_include_list_is_a_case_insensitive_full_match_with_escaped_commas);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("expand");
-	tcase_add_loop_test(tc, test_expand_json_payload, 0,
+	tcase_add_loop_test(tc, test_expanded_json_payload_matches_debezium_bytes, 0,
 			    (int)(sizeof(expand_cases) / sizeof(expand_cases[0])));
-	tcase_add_test(tc, test_expand_options);
+	tcase_add_test(
+		tc,
+		test_expansion_options_null_behavior_field_names_and_envelope_act_as_in_debezium);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("options");
-	tcase_add_test(tc, test_event_timestamp);
-	tcase_add_test(tc, test_schema_version_and_defaults);
-	tcase_add_test(tc, test_missing_tombstone_placements);
-	tcase_add_test(tc, test_table_and_schema_lists);
-	tcase_add_test(tc, test_server_flavour);
-	tcase_add_test(tc, test_binary_and_decimal_converters);
+	tcase_add_test(tc, test_event_timestamp_column_sets_the_record_time_or_poisons_other_types);
+	tcase_add_test(tc, test_schema_version_column_and_column_defaults_shape_the_envelope);
+	tcase_add_test(tc, test_missing_placement_column_follows_table_field_additional_missing);
+	tcase_add_test(tc, test_exclude_and_schema_lists_select_tables_as_debezium_does);
+	tcase_add_test(tc, test_server_flavour_converts_headers_and_ignores_partition_placement);
+	tcase_add_test(tc, test_binary_data_converter_and_decimal_format_apply_through_the_router);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regex");
-	tcase_add_test(tc, test_regex_router_semantics);
-	tcase_add_test(tc, test_route_memo);
+	tcase_add_test(tc, test_topic_is_routed_only_on_a_full_match_then_replaced_first);
+	tcase_add_test(tc, test_topic_memo_gives_the_same_topics_and_never_remembers_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
