@@ -1005,6 +1005,58 @@ START_TEST(test_poison_row_to_dead_letter_topic)
 END_TEST
 
 /*
+ * The initial snapshot publishes through the same path as the stream: a poison row among the
+ * existing rows goes to the dead-letter topic (its position: the slot's consistent point), the
+ * others are published, and the snapshot completes.
+ */
+START_TEST(test_snapshot_poison_row_goes_to_the_dead_letter_topic)
+{
+	static const char *const id = "0badc0de-0000-4000-8000-000000000003";
+	struct relayfix f;
+	struct buf q = BUF_INIT, extra = BUF_INIT;
+	struct itest_record *recs;
+	char *dlq;
+	const void *hv;
+	size_t hl, n;
+
+	relayfix_init(&f, false);
+	dlq = relayfix_aggtype(&f, "sdlq");
+	setup_types(&f);
+	buf_add_fmt(&q,
+		    "ALTER TABLE %s.outbox ALTER aggregatetype DROP NOT NULL; "
+		    "INSERT INTO %s.outbox VALUES ('%s', NULL, 'agg-9', 'T', '{\"b\": 2}'); "
+		    "SELECT pg_drop_replication_slot('%s')",
+		    f.name, f.name, id, f.slot);
+	sql(f.pg, buf_cstr(&q));
+	insert_load(&f, f.pg, 0, 3, 10);
+	buf_add_fmt(&extra, "snapshot.mode=initial\noutboxd.slot.create=true\n"
+			    "outboxd.errors.deadletterqueue.topic.name=%s", dlq);
+	relayfix_config(&f, NULL, buf_cstr(&extra));
+	relayfix_start(&f);
+	ck_assert_msg(relayfix_wait_log(&f, "initial snapshot complete: 31 rows", 60), "%s",
+		      relayfix_log(&f));
+	n = itest_consume_all(dlq, 1, 30000, &recs);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(recs[0].key, "\"agg-9\"");
+	ck_assert_str_eq(recs[0].value, "{\"b\": 2}");
+	ck_assert_int_eq(rd_kafka_header_get_last(recs[0].headers, "id", &hv, &hl), 0);
+	ck_assert_int_eq(memcmp(hv, id, 36), 0);
+	ck_assert_int_eq(
+		rd_kafka_header_get_last(recs[0].headers, "__outboxd.error.reason", &hv, &hl), 0);
+	ck_assert_msg(memmem(hv, hl, "is NULL", 7) != NULL, "%.*s", (int)hl, (const char *)hv);
+	itest_records_free(recs, n);
+	ck_assert_uint_eq(check_topics(&f, 30, 30000).distinct, 30);
+	ck_assert(relayfix_wait_log(&f, "in the initial snapshot sent to dead-letter topic", 5));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&q);
+	buf_fini(&extra);
+	free(dlq);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/*
  * snapshot.mode=initial with outboxd.slot.create=true and no slot: the rows already in the
  * outbox are published from the slot's exported snapshot, then streaming continues without a
  * gap or a double; a crash in the middle of the snapshot makes the next start take it again.
@@ -1070,6 +1122,7 @@ relay_suite(void)
 	tcase_add_loop_test(
 		flow, test_initial_snapshot_then_streaming_misses_no_row_even_after_a_crash, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_to_dead_letter_topic, 0, 2);
+	tcase_add_test(flow, test_snapshot_poison_row_goes_to_the_dead_letter_topic);
 	tcase_add_loop_test(
 		flow, test_heartbeats_publish_and_run_their_query_and_initial_statements_run, 0, 2);
 	tcase_add_test(sql, test_heartbeat_query_error_is_not_lost_to_a_catalog_query);
