@@ -38,6 +38,10 @@ class Fail(Exception):
     pass
 
 
+class Retry(Exception):
+    """A read of Kafka that may succeed when tried again."""
+
+
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
@@ -197,34 +201,129 @@ class Stack:
             time.sleep(0.5)
         self.kafka_proc = p
 
-    def read_topic(self, topic):
-        """Every record of @topic: list of dicts partition, offset, key, headers, value."""
-        fmt = "%p\\t%o\\t%K\\t%k\\t%h\\t%S\\t%s\\n"
-        r = subprocess.run(["kcat", "-C", "-b", self.boot, "-t", topic, "-o", "beginning", "-e",
-                            "-q", "-f", fmt, "-X", "topic.metadata.refresh.interval.ms=1000"],
-                           capture_output=True, timeout=120)
-        out = []
-        if r.returncode != 0:
-            if b"Unknown topic" in r.stderr or b"UNKNOWN_TOPIC" in r.stderr:
-                return out
-            raise Fail(f"kcat failed on {topic}: {r.stderr.decode()[-500:]}")
-        for line in r.stdout.decode("utf-8", "replace").split("\n"):
-            if not line:
+    # Reads of Kafka. `kcat -C -e` ends at the first empty fetch response of each partition;
+    # once the other partitions are done, the broker answers the last one's long poll
+    # (fetch.wait.max.ms, 500 ms) as soon as a record arrives, so while outboxd produces faster
+    # than that such a read never ends. Every read is bounded by the end offsets instead,
+    # queried first: it returns exactly what Kafka held at that moment, or fails.
+
+    def kcat(self, args, timeout):
+        """kcat against the stack's broker, never creating a topic (a producer handle, as -L
+        and -Q use, would auto-create one). (exit status or None if killed after @timeout s,
+        stdout bytes, stderr text)."""
+        cmd = ["kcat", "-b", self.boot] + args + ["-X", "allow.auto.create.topics=false"]
+        try:
+            r = subprocess.run(cmd, capture_output=True, timeout=max(1.0, timeout))
+        except subprocess.TimeoutExpired as e:
+            return None, e.stdout or b"", (e.stderr or b"").decode("utf-8", "replace")
+        return r.returncode, r.stdout, r.stderr.decode("utf-8", "replace")
+
+    def read_topic(self, topic, timeout=120):
+        """Every record of @topic below its end offsets at the time of the call: list of dicts
+        partition, offset, key, headers, value ([] if the broker does not know the topic).
+        Each partition yields exactly its offsets from its start to its end offset, or the read
+        is tried again (a broker that is restarting, a leader not yet known) and after
+        @timeout s fails with what kcat said."""
+        deadline = time.time() + timeout
+        retried = False
+        while True:
+            try:
+                return self._read_topic(topic, deadline)
+            except Retry as e:
+                if time.time() + 1 > deadline:
+                    raise Fail(f"kafka: {topic} not read within {timeout} s: {e}")
+                if not retried:
+                    log(f"kafka: reading {topic} again: {e}")
+                    retried = True
+                time.sleep(0.5)
+
+    def _read_topic(self, topic, deadline):
+        def left():
+            return min(30.0, deadline - time.time())
+
+        rc, out, err = self.kcat(["-L", "-J", "-m", "5", "-t", topic], left())
+        if rc != 0:
+            raise Retry(f"metadata: {kcat_said(rc, err)}")
+        md = kcat_json(out)
+        t = (md.get("topics") or [{}])[0]
+        if "Unknown topic" in t.get("error", ""):
+            return []
+        parts = sorted(p["partition"] for p in t.get("partitions", []))
+        if not md.get("brokers") or t.get("error") or not parts or \
+                any(p.get("error") or p.get("leader", -1) < 0 for p in t["partitions"]):
+            raise Retry(f"metadata not usable yet: {out.decode('utf-8', 'replace')[:500]}")
+        first = self._offsets(topic, parts, -2, left())
+        end = self._offsets(topic, parts, -1, left())
+        recs = []
+        for p in parts:
+            if end[p] <= first[p]:
                 continue
-            f = line.split("\t")
-            if len(f) < 7:
-                raise Fail(f"kcat line not understood: {line[:200]!r}")
-            klen, key, hdrs, vlen = int(f[2]), f[3], f[4], int(f[5])
-            value = "\t".join(f[6:])
-            headers = {}
-            for h in hdrs.split(",") if hdrs else []:
-                if "=" in h:
-                    k, v = h.split("=", 1)
-                    headers[k] = v
-            out.append({"partition": int(f[0]), "offset": int(f[1]),
-                        "key": None if klen < 0 else key, "headers": headers,
-                        "value": None if vlen < 0 else value})
-        return out
+            rc, out, err = self.kcat(["-C", "-t", topic, "-p", str(p), "-o", str(first[p]),
+                                      "-c", str(end[p] - first[p]), "-e", "-q", "-f", KCAT_FORMAT,
+                                      "-X", "topic.metadata.refresh.interval.ms=1000"], left())
+            got = kcat_records(out) if rc == 0 else []
+            offsets = [r["offset"] for r in got]
+            if offsets != list(range(first[p], end[p])):
+                span = f"{offsets[0]}..{offsets[-1]}" if offsets else "none"
+                raise Retry(f"partition {p}: {len(offsets)} records (offsets {span}) read of "
+                            f"offsets {first[p]}..{end[p] - 1}: {kcat_said(rc, err)}")
+            recs += got
+        return recs
+
+    def _offsets(self, topic, parts, which, timeout):
+        """{partition: offset} of @parts, @which -2 the first, -1 the end offset."""
+        args = ["-Q", "-J", "-m", "5"]
+        for p in parts:
+            args += ["-t", f"{topic}:{p}:{which}"]
+        rc, out, err = self.kcat(args, timeout)
+        if rc != 0:
+            raise Retry(f"offsets: {kcat_said(rc, err)}")
+        got = kcat_json(out).get(topic, {})
+        res = {}
+        for p in parts:
+            o = got.get(str(p), {})
+            if o.get("error") or o.get("offset", -1) < 0:
+                raise Retry(f"offsets: partition {p}: {o or 'not in the answer'}")
+            res[p] = o["offset"]
+        return res
+
+
+KCAT_FORMAT = "%p\\t%o\\t%K\\t%k\\t%h\\t%S\\t%s\\n"
+
+
+def kcat_said(rc, err):
+    how = "did not exit in time" if rc is None else f"exit status {rc}"
+    err = err.strip()
+    return how + (f", stderr:\n{err[-1500:]}" if err else ", nothing on stderr")
+
+
+def kcat_json(out):
+    try:
+        return json.loads(out)
+    except ValueError:
+        raise Retry(f"kcat's JSON not understood: {out[:300]!r}")
+
+
+def kcat_records(out):
+    """kcat's KCAT_FORMAT lines: list of dicts partition, offset, key, headers, value."""
+    recs = []
+    for line in out.decode("utf-8", "replace").split("\n"):
+        if not line:
+            continue
+        f = line.split("\t")
+        if len(f) < 7:
+            raise Fail(f"kcat line not understood: {line[:200]!r}")
+        klen, key, hdrs, vlen = int(f[2]), f[3], f[4], int(f[5])
+        value = "\t".join(f[6:])
+        headers = {}
+        for h in hdrs.split(",") if hdrs else []:
+            if "=" in h:
+                k, v = h.split("=", 1)
+                headers[k] = v
+        recs.append({"partition": int(f[0]), "offset": int(f[1]),
+                     "key": None if klen < 0 else key, "headers": headers,
+                     "value": None if vlen < 0 else value})
+    return recs
 
 
 # ---------------------------------------------------------------------------------------------
