@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "outboxd/util/buf.h"
+#include "outboxd/util/hash.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
 
@@ -246,12 +247,7 @@ mono_us(void)
 static uint32_t
 topic_hash(const char *s)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (; *s; s++) {
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	}
-	return h;
+	return hash_fnv1a(s, strlen(s));
 }
 
 static void
