@@ -14,6 +14,7 @@
 #include "outboxd/util/mem.h"
 #include "outboxd/config/rdconf.h"
 #include "outboxd/config/vocab.h"
+#include "outboxd/util/secret.h"
 
 
 enum cf_type {
@@ -154,14 +155,6 @@ config_starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-bool
-config_is_secret(const char *key)
-{
-	return strstr(key, "password") || strstr(key, "jaas") || strstr(key, "secret") ||
-	       strstr(key, "ssl.keystore.key") || strstr(key, "ssl.key.pem") ||
-	       strstr(key, "passphrase");
-}
-
 /* @key matches a table key that may end in '*'. */
 static bool
 key_matches(const char *pattern, const char *key)
@@ -234,7 +227,7 @@ config_parse_bool(const char *value, bool *ret)
 const char *
 config_shown_value(const char *key, const char *value)
 {
-	return config_is_secret(key) ? "(secret, not shown)" : value;
+	return secret_key(key) ? "(secret, not shown)" : value;
 }
 
 /* ---- typed keys ---- */
@@ -740,8 +733,7 @@ describe_kv(struct buf *out, const char *title, const struct kv *kv)
 {
 	for (size_t i = 0; i < kv->n; i++) {
 		buf_add_fmt(out, "%s%s = %s\n", title, kv->v[i].key,
-			    config_is_secret(kv->v[i].key) || strcmp(kv->v[i].key, "sasl.username") == 0
-				    ? "(set)" : kv->v[i].value);
+			    secret_key(kv->v[i].key) ? "(set)" : kv->v[i].value);
 	}
 }
 

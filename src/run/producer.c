@@ -12,6 +12,7 @@
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/now.h"
+#include "outboxd/util/secret.h"
 
 #define MOD "producer"
 
@@ -58,14 +59,6 @@ static const struct forced {
 	{ "queue.buffering.max.messages", "5000", NULL },
 	{ "log.queue", "true", NULL },
 };
-
-/* Names whose values must never reach a log line or an error message. */
-static bool
-secret_key(const char *key)
-{
-	return strstr(key, "password") || strstr(key, "secret") || strstr(key, "sasl.jaas") ||
-	       strstr(key, "key.pem") || strstr(key, "oauthbearer.config");
-}
 
 static int
 conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, char *errbuf, size_t errlen)
