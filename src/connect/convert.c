@@ -8,6 +8,7 @@
 
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
+#include "outboxd/util/utf8.h"
 
 /*
  * Facts below were checked by running Kafka 4.3.0's own converters: JsonConverter writes
@@ -597,7 +598,7 @@ header_text(const struct convert *c, const struct cvalue *v, bool embedded, stru
 	}
 	switch (v->type) {
 	case CVALUE_STRING:
-		if (!jsonw_utf8_valid(v->u.s.p, v->u.s.len)) {
+		if (!utf8_valid(v->u.s.p, v->u.s.len)) {
 			return json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen);
 		}
 		if (!embedded) {
@@ -663,7 +664,7 @@ convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct
 {
 	switch (v->type) {
 	case CVALUE_STRING:
-		if (!jsonw_utf8_valid(v->u.s.p, v->u.s.len)) {
+		if (!utf8_valid(v->u.s.p, v->u.s.len)) {
 			return -EINVAL;
 		}
 		buf_add(out, v->u.s.p, v->u.s.len);
@@ -768,7 +769,7 @@ write_java_string(const struct convert *c, const struct cvalue *v, struct buf *o
 		}
 		break;
 	case KIND_STRING:
-		if (!jsonw_utf8_valid(v->u.s.p, v->u.s.len)) {
+		if (!utf8_valid(v->u.s.p, v->u.s.len)) {
 			errbuf_set(errbuf, errlen, "StringConverter: a string value is not valid UTF-8");
 			return -EINVAL;
 		}

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "outboxd/connect/javafloat.h"
+#include "outboxd/util/utf8.h"
 
 /*
  * Doubles and floats are printed by javafloat.c, which reproduces both Java 17's
@@ -48,81 +49,6 @@ jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *er
 			 "(Java 19+)", s);
 	}
 	return -EINVAL;
-}
-
-/* Decode one UTF-8 sequence at @s; 0 on malformed input, else its length and *cp. */
-static size_t
-utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	uint32_t c;
-	size_t n, i;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		n = 2;
-		c = s[0] & 0x1F;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		n = 3;
-		c = s[0] & 0x0F;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		n = 4;
-		c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len < n) {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80) {
-			return 0;
-		}
-		c = (c << 6) | (s[i] & 0x3F);
-	}
-	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-	    (c >= 0xD800 && c <= 0xDFFF)) {
-		return 0;
-	}
-	*cp = c;
-	return n;
-}
-
-/* Eight bytes at @p, none of them >= 0x80 (the caller checked that 8 are there). */
-static bool
-ascii8(const unsigned char *p)
-{
-	uint64_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return (w & 0x8080808080808080ull) == 0;
-}
-
-bool
-jsonw_utf8_valid(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, n;
-	uint32_t cp;
-
-	while (i < len) {
-		/* Outbox payloads are mostly ASCII: skip it a word at a time. */
-		while (i + 8 <= len && ascii8(p + i)) {
-			i += 8;
-		}
-		if (i == len) {
-			break;
-		}
-		n = utf8_decode(p + i, len - i, &cp);
-		if (!n) {
-			return false;
-		}
-		i += n;
-	}
-	return true;
 }
 
 /*

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "outboxd/util/mem.h"
+#include "outboxd/util/utf8.h"
 
 /*
  * table.expand.json.payload: Debezium 3.6.1's JsonSchemaData over a Jackson tree (reference
@@ -154,69 +155,18 @@ lit(struct router_expand *x, const char *word)
 	return true;
 }
 
-static int
-hex4(const char *p, unsigned *ret)
-{
-	unsigned v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9') {
-			v |= (unsigned)(c - '0');
-		} else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') {
-			v |= (unsigned)((c | 0x20) - 'a' + 10);
-		} else {
-			return -1;
-		}
-	}
-	*ret = v;
-	return 0;
-}
-
-static void
-put_utf8(struct buf *b, unsigned cp)
-{
-	if (cp < 0x80) {
-		buf_add_char(b, (char)cp);
-	} else if (cp < 0x800) {
-		buf_add_char(b, (char)(0xC0 | cp >> 6));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	} else if (cp < 0x10000) {
-		buf_add_char(b, (char)(0xE0 | cp >> 12));
-		buf_add_char(b, (char)(0x80 | (cp >> 6 & 0x3F)));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	} else {
-		buf_add_char(b, (char)(0xF0 | cp >> 18));
-		buf_add_char(b, (char)(0x80 | (cp >> 12 & 0x3F)));
-		buf_add_char(b, (char)(0x80 | (cp >> 6 & 0x3F)));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	}
-}
-
-/* One "\u" escape (after the backslash and 'u'), joining a surrogate pair. */
+/* One "\u" escape (after the backslash and 'u'), a surrogate pair joined; a lone one fails. */
 static int
 read_uescape(struct router_expand *x, struct buf *b)
 {
-	unsigned cp, lo;
+	uint32_t cp;
+	int n = utf8_uescape(x->p, x->end, &cp);
 
-	if (x->end - x->p < 4 || hex4(x->p, &cp) < 0) {
+	if (n < 0 || utf8_is_surrogate(cp)) {
 		return -1;
 	}
-	x->p += 4;
-	if (cp >= 0xDC00 && cp <= 0xDFFF) {
-		return -1;
-	}
-	if (cp >= 0xD800 && cp <= 0xDBFF) {
-		if (x->end - x->p < 6 || x->p[0] != '\\' || x->p[1] != 'u' ||
-		    hex4(x->p + 2, &lo) < 0 || lo < 0xDC00 || lo > 0xDFFF) {
-			return -1;
-		}
-		x->p += 6;
-		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-	}
-	put_utf8(b, cp);
+	x->p += n;
+	utf8_put(b, cp);
 	return 0;
 }
 
