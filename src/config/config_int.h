@@ -41,8 +41,6 @@ bool config_starts_with(const char *s, const char *prefix);
 char *config_display(const struct ctx *c, const char *key);
 void config_ignore(struct ctx *c, const char *shown, const char *why, const char *origin);
 int config_unknown(struct ctx *c, const char *shown, const char *origin);
-char *config_trimmed(const char *s);
-int config_parse_bool(const char *value, bool *ret);
 const char *config_shown_value(const char *key, const char *value);
 
 /* Connector-level Connect keys (converters, transforms, producer.override.*, ...): 1 if taken. */

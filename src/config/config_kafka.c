@@ -6,12 +6,11 @@
  */
 #include "config_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "outboxd/connect/configdef.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/config/rdconf.h"
@@ -263,7 +262,7 @@ connect_converter(struct ctx *c, enum conv which, char **ret_cls, struct kv *opt
 		from = &c->src->worker;
 		e = kv_find(from, buf_cstr(&key));
 	}
-	*ret_cls = e ? config_trimmed(e->value) : xstrdup(SIMPLE_HEADER_CONVERTER);
+	*ret_cls = e ? configdef_trimdup(e->value) : xstrdup(SIMPLE_HEADER_CONVERTER);
 	if (e) {
 		r = check_converter_class(c, which, *ret_cls, e->origin, buf_cstr(&key));
 	}
@@ -410,20 +409,17 @@ finish_converters(struct ctx *c)
 static int
 transform_list(struct ctx *c, const struct kv_entry *e, char **ret_alias)
 {
-	char *list = config_trimmed(e ? e->value : ""), *save = NULL, *alias = NULL;
+	struct configdef_list list;
+	const char *alias = NULL;
 	char *shown = config_display(c, "transforms");
 	int n = 0, r = 0;
 
-	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *t = config_trimmed(tok);
-
-		if (!*t) {
-			free(t);
-			continue;
+	configdef_list(e ? e->value : "", &list);
+	for (size_t i = 0; i < list.n; i++) {
+		if (*list.v[i]) { /* outboxd skips empty aliases ("outbox,") */
+			n++;
+			alias = list.v[i];
 		}
-		n++;
-		free(alias);
-		alias = t;
 	}
 	if (n != 1) {
 		config_seterr(c, "%s: %s: %s; outboxd implements exactly one %s and nothing else "
@@ -431,12 +427,11 @@ transform_list(struct ctx *c, const struct kv_entry *e, char **ret_alias)
 			      e ? e->origin : c->src->connector_path, shown,
 			      n == 0 ? "no transform is configured" : "more than one transform is listed",
 			      EVENT_ROUTER, EVENT_ROUTER);
-		free(alias);
 		r = -EINVAL;
 	} else {
-		*ret_alias = alias;
+		*ret_alias = xstrdup(alias);
 	}
-	free(list);
+	configdef_list_fini(&list);
 	free(shown);
 	return r;
 }
@@ -470,6 +465,21 @@ transform_option(struct ctx *c, const char *alias, const struct kv_entry *e)
 	return r;
 }
 
+/* A ConfigDef LIST value with a non-empty item ("predicates=,," has none). */
+static bool
+has_items(const char *value)
+{
+	struct configdef_list list;
+	bool any = false;
+
+	configdef_list(value, &list);
+	for (size_t i = 0; i < list.n; i++) {
+		any = any || *list.v[i];
+	}
+	configdef_list_fini(&list);
+	return any;
+}
+
 static int
 finish_transform(struct ctx *c)
 {
@@ -479,7 +489,7 @@ finish_transform(struct ctx *c)
 	char *alias = NULL, *shown;
 	int r;
 
-	if (preds && *preds->value && strspn(preds->value, " \t,") != strlen(preds->value)) {
+	if (preds && has_items(preds->value)) {
 		shown = config_display(c, "predicates");
 		config_seterr(c, "%s: %s: predicates are not supported; outboxd routes every row of the "
 			      "outbox tables (select them with table.include.list); remove it", preds->origin, shown);

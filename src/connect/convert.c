@@ -2,10 +2,9 @@
 #include "outboxd/connect/convert.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
+#include "outboxd/connect/configdef.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/utf8.h"
@@ -50,45 +49,6 @@ static const struct {
 #define DELEGATE "delegate.converter.type"
 
 
-/* Java ConfigDef BOOLEAN: trimmed, "true"/"false" in any case. */
-static int
-parse_bool(const char *v, bool *ret)
-{
-	size_t n;
-
-	while (*v == ' ' || *v == '\t') {
-		v++;
-	}
-	n = strlen(v);
-	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t')) {
-		n--;
-	}
-	if (n == 4 && strncasecmp(v, "true", 4) == 0) {
-		*ret = true;
-		return 0;
-	}
-	if (n == 5 && strncasecmp(v, "false", 5) == 0) {
-		*ret = false;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static bool
-trimmed_eq(const char *v, const char *want)
-{
-	size_t n, wn = strlen(want);
-
-	while (*v == ' ' || *v == '\t') {
-		v++;
-	}
-	n = strlen(v);
-	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t')) {
-		n--;
-	}
-	return n == wn && strncasecmp(v, want, n) == 0;
-}
-
 static int
 json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t errlen)
 {
@@ -96,7 +56,7 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 	    strcmp(e->key, "replace.null.with.default") == 0) {
 		bool *dst = e->key[0] == 's' ? &c->schemas_enable : &c->replace_null;
 
-		if (parse_bool(e->value, dst) < 0) {
+		if (configdef_bool(e->value, dst) < 0) {
 			errbuf_set(errbuf, errlen, "%s: JsonConverter option %s='%s' is not a boolean; "
 			       "use true or false", e->origin ? e->origin : "config", e->key,
 			       e->value);
@@ -105,8 +65,8 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 		return 0;
 	}
 	if (strcmp(e->key, "decimal.format") == 0) {
-		if (trimmed_eq(e->value, "BASE64") || trimmed_eq(e->value, "NUMERIC")) {
-			c->decimal_numeric = trimmed_eq(e->value, "NUMERIC");
+		if (configdef_eq(e->value, "BASE64") || configdef_eq(e->value, "NUMERIC")) {
+			c->decimal_numeric = configdef_eq(e->value, "NUMERIC");
 			return 0;
 		}
 		errbuf_set(errbuf, errlen, "%s: JsonConverter decimal.format='%s' is invalid; use BASE64 "
@@ -114,10 +74,9 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 		return -EINVAL;
 	}
 	if (strcmp(e->key, "schemas.cache.size") == 0) {
-		char *end;
-		long v = strtol(e->value, &end, 10);
+		int32_t v;
 
-		if (end == e->value || *end || v < 0) {
+		if (configdef_int(e->value, 0, INT32_MAX, &v) < 0) {
 			errbuf_set(errbuf, errlen, "%s: JsonConverter schemas.cache.size='%s' is not a "
 			       "non-negative integer", e->origin ? e->origin : "config", e->value);
 			return -EINVAL;
@@ -138,8 +97,8 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 	}
 
 	if (strcmp(e->key, "converter.type") == 0) {
-		if (trimmed_eq(e->value, "key") || trimmed_eq(e->value, "value") ||
-		    trimmed_eq(e->value, "header")) {
+		if (configdef_eq(e->value, "key") || configdef_eq(e->value, "value") ||
+		    configdef_eq(e->value, "header")) {
 			return 0;
 		}
 		errbuf_set(errbuf, errlen, "%s: converter.type='%s' is invalid; use key, value or header",
@@ -154,7 +113,7 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 	}
 	if (c->kind == KIND_STRING && (strcmp(e->key, "converter.encoding") == 0 ||
 				       strcmp(e->key, "encoding") == 0)) {
-		if (trimmed_eq(e->value, "UTF-8") || trimmed_eq(e->value, "UTF8")) {
+		if (configdef_eq(e->value, "UTF-8") || configdef_eq(e->value, "UTF8")) {
 			return 0;
 		}
 		errbuf_set(errbuf, errlen, "%s: StringConverter %s='%s' is not supported; outboxd "

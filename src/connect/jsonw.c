@@ -3,12 +3,12 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "outboxd/connect/configdef.h"
 #include "outboxd/connect/javafloat.h"
+#include "outboxd/util/errbuf.h"
 #include "outboxd/util/utf8.h"
 
 /*
@@ -21,34 +21,17 @@ int
 jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *errbuf,
 			  size_t errlen)
 {
-	size_t n;
+	int i = s ? configdef_enum(s, "jdk17|shortest", NULL) : JSONW_DOUBLE_JDK17;
 
-	if (!s) {
-		*ret = JSONW_DOUBLE_JDK17;
-		return 0;
+	if (i < 0) {
+		errbuf_set(errbuf, errlen,
+			   "outboxd.java.double.format: invalid value '%s'; use 'jdk17' (Java 17's "
+			   "Double.toString, what Debezium 3.6.1 on Java 17 prints) or 'shortest' "
+			   "(Java 19+)", s);
+		return -EINVAL;
 	}
-	while (*s == ' ' || *s == '\t') {
-		s++;
-	}
-	n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) {
-		n--;
-	}
-	if (n == 5 && strncasecmp(s, "jdk17", 5) == 0) {
-		*ret = JSONW_DOUBLE_JDK17;
-		return 0;
-	}
-	if (n == 8 && strncasecmp(s, "shortest", 8) == 0) {
-		*ret = JSONW_DOUBLE_SHORTEST;
-		return 0;
-	}
-	if (errbuf && errlen) {
-		snprintf(errbuf, errlen,
-			 "outboxd.java.double.format: invalid value '%s'; use 'jdk17' (Java 17's "
-			 "Double.toString, what Debezium 3.6.1 on Java 17 prints) or 'shortest' "
-			 "(Java 19+)", s);
-	}
-	return -EINVAL;
+	*ret = i == 1 ? JSONW_DOUBLE_SHORTEST : JSONW_DOUBLE_JDK17;
+	return 0;
 }
 
 /*

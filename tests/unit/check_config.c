@@ -608,6 +608,27 @@ START_TEST(test_missing_required)
 }
 END_TEST
 
+/*
+ * Values are read as Kafka's ConfigDef and Debezium read them: String.trim() takes control
+ * characters too (here U+0001 from a \u escape), enums match whole words in any case.
+ */
+START_TEST(test_values_trimmed_and_matched_like_java)
+{
+	struct config *cfg = pair_ok("", "outboxd.http.port=9090\\u0001\n"
+				     "extended.headers.enabled=\\u0002FALSE\n"
+				     "database.sslmode=REQUIRE\ntime.precision.mode=Adaptive\n", NULL);
+
+	ck_assert_int_eq(cfg->http_port, 9090);
+	ck_assert(!cfg->extended_headers);
+	ck_kv(cfg->pg_conn, "sslmode", "require");
+	ck_assert_str_eq(cfg->time_precision_mode, "adaptive");
+	config_free(cfg);
+	/* a part of a word is no word (the old check took any substring of the list) */
+	pair_fails("", "database.sslmode=able\n",
+		   "connector.properties:13: database.sslmode: invalid value \"able\"");
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -630,6 +651,7 @@ config_suite(void)
 	tcase_add_test(tc, test_jaas);
 	tcase_add_test(tc, test_secret_never_shown);
 	tcase_add_test(tc, test_missing_required);
+	tcase_add_test(tc, test_values_trimmed_and_matched_like_java);
 	suite_add_tcase(s, tc);
 	return s;
 }
