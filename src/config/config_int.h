@@ -16,11 +16,6 @@
 #include "outboxd/util/kv.h"
 
 #define EVENT_ROUTER "io.debezium.transforms.outbox.EventRouter"
-#define JSON_CONVERTER "org.apache.kafka.connect.json.JsonConverter"
-#define STRING_CONVERTER "org.apache.kafka.connect.storage.StringConverter"
-#define BYTES_CONVERTER "org.apache.kafka.connect.converters.ByteArrayConverter"
-#define BINARY_CONVERTER "io.debezium.converters.BinaryDataConverter"
-#define SIMPLE_HEADER_CONVERTER "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 #define UNKNOWN_WHY                                                                               \
 	"(not a Kafka Connect, producer, Debezium PostgreSQL connector or EventRouter setting); " \
 	"check the spelling"

@@ -24,6 +24,8 @@ enum convert_kind {
 	KIND_BINARY,
 };
 
+#define DELEGATE "delegate.converter.type"
+
 struct convert {
 	enum convert_kind kind;
 	enum convert_role role;
@@ -35,19 +37,102 @@ struct convert {
 	struct convert *delegate; /* BinaryDataConverter: delegate.converter.type or NULL */
 };
 
-static const struct {
+/* Every converter takes converter.type (ConverterConfig); these are each class's own options. */
+static const char *const json_options[] = {
+	"schemas.enable", "schemas.cache.size", "decimal.format", "replace.null.with.default", NULL,
+};
+static const char *const string_options[] = { "converter.encoding", NULL };
+/* "delegate.converter.type.*": the delegate's own options (Configuration.subset) */
+static const char *const binary_options[] = { DELEGATE, DELEGATE ".*", NULL };
+static const char *const no_options[] = { NULL };
+
+#define ROLE(r) (1u << (r))
+#define DATA_ROLES (ROLE(CONVERT_KEY) | ROLE(CONVERT_VALUE))
+
+/*
+ * The registry: every converter class outboxd writes the bytes of, the roles convert_new()
+ * takes it in, and its options. In the order messages list them.
+ */
+static const struct convert_class {
 	const char *name;
 	enum convert_kind kind;
+	unsigned roles;
+	const char *const *options;
 } classes[] = {
-	{ "org.apache.kafka.connect.json.JsonConverter", KIND_JSON },
-	{ "org.apache.kafka.connect.storage.StringConverter", KIND_STRING },
-	{ "org.apache.kafka.connect.converters.ByteArrayConverter", KIND_BYTEARRAY },
-	{ "org.apache.kafka.connect.storage.SimpleHeaderConverter", KIND_SIMPLEHEADER },
-	{ "io.debezium.converters.BinaryDataConverter", KIND_BINARY },
+	{ CONVERT_CLASS_SIMPLE_HEADER, KIND_SIMPLEHEADER, ROLE(CONVERT_HEADER), no_options },
+	{ CONVERT_CLASS_JSON, KIND_JSON, DATA_ROLES | ROLE(CONVERT_HEADER), json_options },
+	{ CONVERT_CLASS_STRING, KIND_STRING, DATA_ROLES, string_options },
+	{ CONVERT_CLASS_BYTEARRAY, KIND_BYTEARRAY, DATA_ROLES, no_options },
+	{ CONVERT_CLASS_BINARY, KIND_BINARY, DATA_ROLES | ROLE(CONVERT_HEADER), binary_options },
 };
 
-#define DELEGATE "delegate.converter.type"
+static const struct convert_class *
+find_class(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(classes) / sizeof(classes[0]); i++) {
+		if (strcmp(name, classes[i].name) == 0) {
+			return &classes[i];
+		}
+	}
+	return NULL;
+}
 
+const char *
+convert_role_name(enum convert_role role)
+{
+	return role == CONVERT_KEY ? "key" : role == CONVERT_VALUE ? "value" : "header";
+}
+
+bool
+convert_class_supports(const char *class_name, enum convert_role role)
+{
+	const struct convert_class *cls = find_class(class_name);
+
+	return cls && (cls->roles & ROLE(role));
+}
+
+bool
+convert_class_has_option(const char *class_name, const char *option)
+{
+	const struct convert_class *cls = find_class(class_name);
+
+	if (!cls) {
+		return false;
+	}
+	if (strcmp(option, "converter.type") == 0) {
+		return true;
+	}
+	for (const char *const *o = cls->options; *o; o++) {
+		size_t n = strlen(*o);
+
+		if ((*o)[n - 1] == '*' ? strncmp(option, *o, n - 1) == 0 : strcmp(option, *o) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+void
+convert_class_list(enum convert_role role, bool full_names, const char *conj, struct buf *out)
+{
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		n += (classes[i].roles & ROLE(role)) != 0;
+	}
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		const char *name = classes[i].name, *dot = strrchr(name, '.');
+
+		if (!(classes[i].roles & ROLE(role))) {
+			continue;
+		}
+		if (k) {
+			buf_add_fmt(out, k + 1 == n ? " %s " : ", ", conj);
+		}
+		buf_add_str(out, full_names ? name : dot + 1);
+		k++;
+	}
+}
 
 static int
 json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t errlen)
@@ -83,19 +168,18 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 		}
 		return 0; /* no effect: outboxd keeps no schema cache */
 	}
-	return 1;
+	return 0; /* not reached: the registry lists no other JsonConverter option */
 }
 
 static int
 check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t errlen)
 {
-	int r;
-
-	if (c->kind == KIND_BINARY && strncmp(e->key, DELEGATE, strlen(DELEGATE)) == 0 &&
-	    (e->key[strlen(DELEGATE)] == '\0' || e->key[strlen(DELEGATE)] == '.')) {
-		return 0; /* taken by setup_delegate() */
+	if (!convert_class_has_option(c->class_name, e->key)) {
+		errbuf_set(errbuf, errlen, "%s: unknown option '%s' for %s; check the spelling (it is "
+		       "not an option of this converter)", e->origin ? e->origin : "config", e->key,
+		       c->class_name);
+		return -EINVAL;
 	}
-
 	if (strcmp(e->key, "converter.type") == 0) {
 		if (configdef_eq(e->value, "key") || configdef_eq(e->value, "value") ||
 		    configdef_eq(e->value, "header")) {
@@ -106,13 +190,9 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 		return -EINVAL;
 	}
 	if (c->kind == KIND_JSON) {
-		r = json_option(c, e, errbuf, errlen);
-		if (r <= 0) {
-			return r;
-		}
+		return json_option(c, e, errbuf, errlen);
 	}
-	if (c->kind == KIND_STRING && (strcmp(e->key, "converter.encoding") == 0 ||
-				       strcmp(e->key, "encoding") == 0)) {
+	if (c->kind == KIND_STRING) {
 		if (configdef_eq(e->value, "UTF-8") || configdef_eq(e->value, "UTF8")) {
 			return 0;
 		}
@@ -121,10 +201,7 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 		       e->origin ? e->origin : "config", e->key, e->value);
 		return -EINVAL;
 	}
-	errbuf_set(errbuf, errlen, "%s: unknown option '%s' for %s; check the spelling (it is not "
-	       "an option of this converter)", e->origin ? e->origin : "config", e->key,
-	       c->class_name);
-	return -EINVAL;
+	return 0; /* BinaryDataConverter's delegate options: taken by setup_delegate() */
 }
 
 /*
@@ -166,39 +243,26 @@ int
 convert_new(const char *class_name, const struct kv *options, enum convert_role role,
 	    struct convert **ret, char *errbuf, size_t errlen)
 {
+	const struct convert_class *cls = find_class(class_name);
 	struct convert *c;
-	size_t i;
 
-	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
-		if (class_name && strcmp(class_name, classes[i].name) == 0) {
-			break;
-		}
-	}
-	if (i == sizeof(classes) / sizeof(classes[0]) ||
-	    (classes[i].kind == KIND_SIMPLEHEADER && role != CONVERT_HEADER) ||
-	    (classes[i].kind != KIND_SIMPLEHEADER && classes[i].kind != KIND_JSON &&
-	     classes[i].kind != KIND_BINARY && role == CONVERT_HEADER)) {
+	if (!cls || !(cls->roles & ROLE(role))) {
+		struct buf ok = BUF_INIT;
+
+		convert_class_list(role, true, "or", &ok);
 		errbuf_set(errbuf, errlen, "%s converter class '%s' is not supported; use %s",
-		       role == CONVERT_KEY ? "key" : role == CONVERT_VALUE ? "value" : "header",
-		       class_name ? class_name : "(none)",
-		       role == CONVERT_HEADER ?
-			       "org.apache.kafka.connect.storage.SimpleHeaderConverter, "
-			       "org.apache.kafka.connect.json.JsonConverter or "
-			       "io.debezium.converters.BinaryDataConverter" :
-			       "org.apache.kafka.connect.json.JsonConverter, "
-			       "org.apache.kafka.connect.storage.StringConverter, "
-			       "org.apache.kafka.connect.converters.ByteArrayConverter or "
-			       "io.debezium.converters.BinaryDataConverter");
+		       convert_role_name(role), class_name ? class_name : "(none)", buf_cstr(&ok));
+		buf_fini(&ok);
 		return -EINVAL;
 	}
 	c = znew(*c);
-	c->kind = classes[i].kind;
+	c->kind = cls->kind;
 	c->role = role;
-	c->class_name = classes[i].name;
+	c->class_name = cls->name;
 	c->schemas_enable = true;
 	c->replace_null = true;
 	c->dfmt = JSONW_DOUBLE_JDK17;
-	for (i = 0; options && i < options->n; i++) {
+	for (size_t i = 0; options && i < options->n; i++) {
 		if (check_option(c, &options->v[i], errbuf, errlen) < 0) {
 			convert_free(c);
 			return -EINVAL;

@@ -362,14 +362,12 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 static int
 setup_converters(struct router *r, const struct router_config *cfg, char *errbuf, size_t errlen)
 {
-	const char *json = "org.apache.kafka.connect.json.JsonConverter";
-
+	const char *json = CONVERT_CLASS_JSON;
 	const char *header = cfg->header_converter;
 
 	if (!header) {
 		/* Debezium Server's debezium.format.header defaults to json */
-		header = cfg->server_flavour ? json :
-					       "org.apache.kafka.connect.storage.SimpleHeaderConverter";
+		header = cfg->server_flavour ? json : CONVERT_CLASS_SIMPLE_HEADER;
 	}
 	if (convert_new(cfg->key_converter ? cfg->key_converter : json, cfg->key_converter_opts,
 			CONVERT_KEY, &r->key_conv, errbuf, errlen) < 0 ||

@@ -433,6 +433,17 @@ START_TEST(test_rejected_keys)
 		   "connector.properties:13: value.converter: converter "
 		   "\"io.confluent.connect.avro.AvroConverter\" is not supported; outboxd writes the bytes of "
 		   "JsonConverter, StringConverter, ByteArrayConverter and BinaryDataConverter");
+	/* as convert_new() would refuse them later, config refuses these header converters itself */
+	pair_fails("", "header.converter=org.apache.kafka.connect.storage.StringConverter\n",
+		   "connector.properties:13: header.converter: converter "
+		   "\"org.apache.kafka.connect.storage.StringConverter\" is not supported as a header "
+		   "converter; outboxd writes the bytes of SimpleHeaderConverter, JsonConverter and "
+		   "BinaryDataConverter");
+	pair_fails("header.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n", "",
+		   "worker.properties:8: header.converter: converter "
+		   "\"org.apache.kafka.connect.converters.ByteArrayConverter\" is not supported as a "
+		   "header converter; outboxd writes the bytes of SimpleHeaderConverter, JsonConverter "
+		   "and BinaryDataConverter");
 	pair_fails("producer.ssl.truststore.location=/t.jks\n", "",
 		   "worker.properties:8: producer.ssl.truststore.location: a JKS trust store cannot be read "
 		   "by librdkafka; export the CA certificates to a PEM file and set ssl.ca.location (or "

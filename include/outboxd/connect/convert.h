@@ -24,21 +24,53 @@ enum convert_role {
 	CONVERT_HEADER,
 };
 
+/* The converter classes outboxd writes the bytes of (their Java class names). */
+#define CONVERT_CLASS_JSON "org.apache.kafka.connect.json.JsonConverter"
+#define CONVERT_CLASS_STRING "org.apache.kafka.connect.storage.StringConverter"
+#define CONVERT_CLASS_BYTEARRAY "org.apache.kafka.connect.converters.ByteArrayConverter"
+#define CONVERT_CLASS_BINARY "io.debezium.converters.BinaryDataConverter"
+#define CONVERT_CLASS_SIMPLE_HEADER "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+/* convert_role_name() - "key", "value" or "header" (Connect's ConverterType names); static. */
+const char *convert_role_name(enum convert_role role);
+
+/**
+ * convert_class_supports() - whether convert_new() takes @class_name in @role: JsonConverter
+ * and BinaryDataConverter in any role, StringConverter and ByteArrayConverter as key or value,
+ * SimpleHeaderConverter as header only.
+ * @class_name: borrowed; NULL or an unknown class is supported in no role.
+ */
+bool convert_class_supports(const char *class_name, enum convert_role role);
+
+/**
+ * convert_class_has_option() - whether @option (its converter prefix stripped) is an option
+ * of @class_name's ConfigDef: converter.type for every class; JsonConverter schemas.enable,
+ * schemas.cache.size, decimal.format, replace.null.with.default; StringConverter
+ * converter.encoding; BinaryDataConverter delegate.converter.type and
+ * delegate.converter.type.<option>. Kafka's converters ignore keys they do not define.
+ * @class_name: borrowed; an unknown class has no options.
+ */
+bool convert_class_has_option(const char *class_name, const char *option);
+
+/**
+ * convert_class_list() - append the classes supported in @role to @out, in the registry's
+ * order, separated by ", " and, before the last, " @conj " ("A, B and C").
+ * @full_names: the Java class names, or (false) their simple names ("JsonConverter").
+ * @conj: borrowed, e.g. "and" or "or".
+ */
+void convert_class_list(enum convert_role role, bool full_names, const char *conj,
+			struct buf *out);
+
 struct convert;
 
 /**
  * convert_new() - configure a converter as Kafka Connect would.
- * @class_name: borrowed; org.apache.kafka.connect.json.JsonConverter,
- *	org.apache.kafka.connect.storage.StringConverter,
- *	org.apache.kafka.connect.converters.ByteArrayConverter,
- *	io.debezium.converters.BinaryDataConverter (any role), or (CONVERT_HEADER only)
- *	org.apache.kafka.connect.storage.SimpleHeaderConverter.
+ * @class_name: borrowed; a class convert_class_supports() in @role.
  * @options: borrowed; the converter's options with the "key.converter." etc. prefix stripped,
- *	NULL for none. JsonConverter: schemas.enable, schemas.cache.size, decimal.format,
- *	replace.null.with.default; StringConverter: converter.encoding (UTF-8 only);
- *	BinaryDataConverter: delegate.converter.type (a key/value converter class above) and
- *	delegate.converter.type.<option> (that converter's options); every converter:
- *	converter.type. Anything else is an error.
+ *	NULL for none; each one convert_class_has_option() of the class (anything else is an
+ *	error). StringConverter takes UTF-8 only; BinaryDataConverter's
+ *	delegate.converter.type names a key/value class and delegate.converter.type.<option>
+ *	are that converter's options.
  * @ret: written only on success; caller frees with convert_free().
  *
  * Return: 0, or -EINVAL with the class or option, the reason and the fix in @errbuf.
