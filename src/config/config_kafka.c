@@ -216,9 +216,9 @@ check_converter_class(struct ctx *c, enum convert_role role, const char *cls, co
 		return 0;
 	}
 	convert_class_list(role, false, "and", &ok);
-	config_seterr(c, "%s: %s: converter \"%s\" is not supported%s; outboxd writes the bytes of %s",
-		      origin, shown, cls, role == CONVERT_HEADER ? " as a header converter" : "",
-		      buf_cstr(&ok));
+	config_seterr(c, "%s: %s: converter \"%s\" is not supported%s; outboxd writes the bytes "
+		      "of %s", origin, shown, cls,
+		      role == CONVERT_HEADER ? " as a header converter" : "", buf_cstr(&ok));
 	buf_fini(&ok);
 	return -EINVAL;
 }
@@ -356,8 +356,9 @@ finish_converters(struct ctx *c)
 	struct kv *opts[] = { &cfg->key_converter_opts, &cfg->value_converter_opts, &cfg->header_converter_opts };
 	for (int i = CONVERT_KEY; i <= CONVERT_HEADER; i++) {
 		enum convert_role role = (enum convert_role)i;
-		int r = c->src->flavour == CFGSRC_SERVER ? server_converter(c, role, cls[i], opts[i])
-							 : connect_converter(c, role, cls[i], opts[i]);
+		int r = c->src->flavour == CFGSRC_SERVER ?
+				server_converter(c, role, cls[i], opts[i]) :
+				connect_converter(c, role, cls[i], opts[i]);
 
 		if (r) {
 			return r;

@@ -134,7 +134,8 @@ check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
 			return -EINVAL;
 		}
 	}
-	if (cfg->smt && kv_get(cfg->smt, "type") && !configdef_eq(kv_get(cfg->smt, "type"), EVENT_ROUTER)) {
+	if (cfg->smt && kv_get(cfg->smt, "type") &&
+	    !configdef_eq(kv_get(cfg->smt, "type"), EVENT_ROUTER)) {
 		errbuf_set(errbuf, errlen, "transform type '%s' is not supported; outboxd implements "
 		       EVENT_ROUTER " only", kv_get(cfg->smt, "type"));
 		return -EINVAL;
@@ -244,7 +245,8 @@ parse_list(struct relist *l, const char *list, const char *option, char *errbuf,
 	l->set = true;
 	if (configdef_regex_list(list, &items) < 0) {
 		errbuf_set(errbuf, errlen, "%s '%s' ends with a lone '\\' (Debezium: unterminated "
-		       "escape sequence); write \\\\ for a backslash or \\, for a comma", option, list);
+		       "escape sequence); write \\\\ for a backslash or \\, for a comma", option,
+		       list);
 		return -EINVAL;
 	}
 	for (size_t i = 0; rc == 0 && i < items.n; i++) {
@@ -336,7 +338,8 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 	int b = 0;
 
 	if (cfg->binary_handling_mode) {
-		b = configdef_enum(cfg->binary_handling_mode, "bytes|base64|base64-url-safe|hex", NULL);
+		b = configdef_enum(cfg->binary_handling_mode, "bytes|base64|base64-url-safe|hex",
+				   NULL);
 		if (b < 0) {
 			errbuf_set(errbuf, errlen, "binary.handling.mode='%s' is invalid; use bytes, "
 			       "base64, base64-url-safe or hex", cfg->binary_handling_mode);
@@ -345,7 +348,8 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 	}
 	r->binary = (enum pgvalue_binary)b;
 	if (cfg->time_precision_mode &&
-	    configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds", NULL) < 0) {
+	    configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds",
+			   NULL) < 0) {
 		errbuf_set(errbuf, errlen, "time.precision.mode='%s' is not supported yet; use "
 		       "adaptive (the default) or adaptive_time_microseconds",
 		       cfg->time_precision_mode);
@@ -411,8 +415,8 @@ setup_options(struct router *r, const struct router_config *cfg, char *errbuf, s
 	    opt_bool(cfg, "tracing.with.context.field.only", false, &b, errbuf, errlen) < 0 ||
 	    opt_enum(cfg, "debezium.op.invalid.behavior", invalid, &inv, errbuf, errlen) < 0 ||
 	    opt_enum(cfg, "table.op.invalid.behavior", invalid, &inv, errbuf, errlen) < 0 ||
-	    opt_enum(cfg, "table.json.payload.null.behavior", "ignore|optional_bytes", &nullb, errbuf,
-		     errlen) < 0 ||
+	    opt_enum(cfg, "table.json.payload.null.behavior", "ignore|optional_bytes", &nullb,
+		     errbuf, errlen) < 0 ||
 	    opt_enum(cfg, "field.name.adjustment.mode", "none|avro|avro_unicode", &adj, errbuf,
 		     errlen) < 0 ||
 	    opt_bool(cfg, "table.fields.additional.error.on.missing", true, &legacy, errbuf,

@@ -61,8 +61,8 @@ log_msg(enum log_level level, const char *module, const char *fmt, ...)
 	sec = (time_t)(us / 1000000);
 	gmtime_r(&sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	buf_add_fmt(&line, "%s.%03ldZ %-5s %s: ", stamp, (long)(us / 1000 % 1000), level_names[level],
-		    module);
+	buf_add_fmt(&line, "%s.%03ldZ %-5s %s: ", stamp, (long)(us / 1000 % 1000),
+		    level_names[level], module);
 	va_start(ap, fmt);
 	buf_add_vfmt(&line, fmt, ap);
 	va_end(ap);

@@ -433,17 +433,17 @@ START_TEST(test_rejected_keys)
 		   "connector.properties:13: value.converter: converter "
 		   "\"io.confluent.connect.avro.AvroConverter\" is not supported; outboxd writes the bytes of "
 		   "JsonConverter, StringConverter, ByteArrayConverter and BinaryDataConverter");
-	/* as convert_new() would refuse them later, config refuses these header converters itself */
+	/* convert_new() would refuse these header converters later: config refuses them itself */
 	pair_fails("", "header.converter=org.apache.kafka.connect.storage.StringConverter\n",
 		   "connector.properties:13: header.converter: converter "
-		   "\"org.apache.kafka.connect.storage.StringConverter\" is not supported as a header "
-		   "converter; outboxd writes the bytes of SimpleHeaderConverter, JsonConverter and "
-		   "BinaryDataConverter");
+		   "\"org.apache.kafka.connect.storage.StringConverter\" is not supported as a "
+		   "header converter; outboxd writes the bytes of SimpleHeaderConverter, "
+		   "JsonConverter and BinaryDataConverter");
 	pair_fails("header.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n", "",
 		   "worker.properties:8: header.converter: converter "
-		   "\"org.apache.kafka.connect.converters.ByteArrayConverter\" is not supported as a "
-		   "header converter; outboxd writes the bytes of SimpleHeaderConverter, JsonConverter "
-		   "and BinaryDataConverter");
+		   "\"org.apache.kafka.connect.converters.ByteArrayConverter\" is not supported "
+		   "as a header converter; outboxd writes the bytes of SimpleHeaderConverter, "
+		   "JsonConverter and BinaryDataConverter");
 	pair_fails("producer.ssl.truststore.location=/t.jks\n", "",
 		   "worker.properties:8: producer.ssl.truststore.location: a JKS trust store cannot be read "
 		   "by librdkafka; export the CA certificates to a PEM file and set ssl.ca.location (or "
@@ -627,7 +627,8 @@ START_TEST(test_values_trimmed_and_matched_like_java)
 {
 	struct config *cfg = pair_ok("", "outboxd.http.port=9090\\u0001\n"
 				     "extended.headers.enabled=\\u0002FALSE\n"
-				     "database.sslmode=REQUIRE\ntime.precision.mode=Adaptive\n", NULL);
+				     "database.sslmode=REQUIRE\n"
+				     "time.precision.mode=Adaptive\n", NULL);
 
 	ck_assert_int_eq(cfg->http_port, 9090);
 	ck_assert(!cfg->extended_headers);

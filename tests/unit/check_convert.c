@@ -400,13 +400,13 @@ START_TEST(test_registry_roles_match_convert_new)
 	char err[512];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		for (int role = CONVERT_KEY; role <= CONVERT_HEADER; role++) {
+		for (int k = CONVERT_KEY; k <= CONVERT_HEADER; k++) {
+			enum convert_role role = (enum convert_role)k;
 			struct convert *c = NULL;
-			int rc = convert_new(names[i], NULL, (enum convert_role)role, &c, err,
-					     sizeof(err));
+			int rc = convert_new(names[i], NULL, role, &c, err, sizeof(err));
 
-			ck_assert_msg((rc == 0) == convert_class_supports(names[i], (enum convert_role)role),
-				      "%s as %s", names[i], convert_role_name((enum convert_role)role));
+			ck_assert_msg((rc == 0) == convert_class_supports(names[i], role), "%s as %s",
+				      names[i], convert_role_name(role));
 			convert_free(c);
 		}
 	}
@@ -451,7 +451,8 @@ START_TEST(test_registry_lists_classes_per_role)
 			 "BinaryDataConverter");
 	buf_reset(&b);
 	convert_class_list(CONVERT_HEADER, true, "or", &b);
-	ck_assert_str_eq(buf_cstr(&b), SIMPLE ", " JSON " or io.debezium.converters.BinaryDataConverter");
+	ck_assert_str_eq(buf_cstr(&b),
+			 SIMPLE ", " JSON " or io.debezium.converters.BinaryDataConverter");
 	buf_fini(&b);
 }
 END_TEST

@@ -19,7 +19,7 @@ int64_t now_monotonic_us(void);
 /* now_unix_us() - wall-clock time: microseconds since 1970-01-01 UTC. */
 int64_t now_unix_us(void);
 
-/* now_unix_ms() - wall-clock time in milliseconds since 1970-01-01 UTC (Java's currentTimeMillis). */
+/* now_unix_ms() - wall-clock milliseconds since 1970-01-01 UTC (Java's currentTimeMillis). */
 int64_t now_unix_ms(void);
 
 /*
