@@ -1,41 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The converter registry (which classes, in which roles, with which options) and the dispatch:
+ * convert_new() configures a converter as Kafka Connect would, convert_write() hands a value
+ * to the writer of its class (convert_int.h) and writes ByteArrayConverter,
+ * BinaryDataConverter and StringConverter's plain cases itself.
+ */
 #include "outboxd/connect/convert.h"
 
 #include <errno.h>
 #include <string.h>
 
+#include "convert_int.h"
 #include "outboxd/connect/configdef.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/utf8.h"
 
-/*
- * Facts below were checked by running Kafka 4.3.0's own converters: JsonConverter writes
- * Decimal as Base64 of the unscaled bytes or (NUMERIC) as BigDecimal.toString() ("1E-8");
- * a header struct under SimpleHeaderConverter is {"a":"q\"\\","b":"AQID","c":null};
- * Struct.toString() omits null fields and prints ByteBuffer as HeapByteBuffer[...].
- */
-
-enum convert_kind {
-	KIND_JSON,
-	KIND_STRING,
-	KIND_BYTEARRAY,
-	KIND_SIMPLEHEADER,
-	KIND_BINARY,
-};
-
 #define DELEGATE "delegate.converter.type"
-
-struct convert {
-	enum convert_kind kind;
-	enum convert_role role;
-	const char *class_name;	/* static */
-	bool schemas_enable;	/* JsonConverter: schemas.enable */
-	bool decimal_numeric;	/* JsonConverter: decimal.format=NUMERIC */
-	bool replace_null;	/* JsonConverter: replace.null.with.default */
-	enum jsonw_double_format dfmt;
-	struct convert *delegate; /* BinaryDataConverter: delegate.converter.type or NULL */
-};
 
 /* Every converter takes converter.type (ConverterConfig); these are each class's own options. */
 static const char *const json_options[] = {
@@ -104,8 +85,9 @@ convert_class_has_option(const char *class_name, const char *option)
 	}
 	for (const char *const *o = cls->options; *o; o++) {
 		size_t n = strlen(*o);
+		bool prefix = (*o)[n - 1] == '*';
 
-		if ((*o)[n - 1] == '*' ? strncmp(option, *o, n - 1) == 0 : strcmp(option, *o) == 0) {
+		if (prefix ? strncmp(option, *o, n - 1) == 0 : strcmp(option, *o) == 0) {
 			return true;
 		}
 	}
@@ -175,9 +157,9 @@ static int
 check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t errlen)
 {
 	if (!convert_class_has_option(c->class_name, e->key)) {
-		errbuf_set(errbuf, errlen, "%s: unknown option '%s' for %s; check the spelling (it is "
-		       "not an option of this converter)", e->origin ? e->origin : "config", e->key,
-		       c->class_name);
+		errbuf_set(errbuf, errlen, "%s: unknown option '%s' for %s; check the spelling "
+		       "(it is not an option of this converter)", e->origin ? e->origin : "config",
+		       e->key, c->class_name);
 		return -EINVAL;
 	}
 	if (strcmp(e->key, "converter.type") == 0) {
@@ -300,473 +282,6 @@ convert_class(const struct convert *c)
 	return c->class_name;
 }
 
-static bool
-is_decimal(const struct cvalue *v)
-{
-	return v->type == CVALUE_BYTES && v->name && strcmp(v->name, CVALUE_DECIMAL_NAME) == 0;
-}
-
-static int32_t
-decimal_scale(const struct cvalue *v)
-{
-	for (size_t i = 0; i < v->nparams; i++) {
-		if (strcmp(v->params[i].key, "scale") == 0) {
-			return (int32_t)strtol(v->params[i].value, NULL, 10);
-		}
-	}
-	return 0;
-}
-
-void
-convert_decimal_string(const uint8_t *p, size_t len, int32_t scale, struct buf *out)
-{
-	uint8_t *mag = xmalloc(len ? len : 1);
-	bool neg = len && (p[0] & 0x80);
-	struct buf digits = BUF_INIT;
-	size_t i, nd;
-	long long adjusted;
-
-	/* magnitude of the two's-complement value */
-	for (i = 0; i < len; i++) {
-		mag[i] = neg ? (uint8_t)~p[i] : p[i];
-	}
-	for (i = len; neg && i-- > 0;) {
-		if (++mag[i] != 0) {
-			break;
-		}
-	}
-	/* repeated division by 10, least significant digit first */
-	for (;;) {
-		unsigned rem = 0;
-		bool zero = true;
-
-		for (i = 0; i < len; i++) {
-			unsigned cur = rem * 256 + mag[i];
-
-			mag[i] = (uint8_t)(cur / 10);
-			rem = cur % 10;
-			zero = zero && mag[i] == 0;
-		}
-		buf_add_char(&digits, (char)('0' + rem));
-		if (zero) {
-			break;
-		}
-	}
-	free(mag);
-	nd = digits.len;
-	for (i = 0; i < nd / 2; i++) {
-		char t = digits.data[i];
-
-		digits.data[i] = digits.data[nd - 1 - i];
-		digits.data[nd - 1 - i] = t;
-	}
-	if (neg) {
-		buf_add_char(out, '-');
-	}
-	adjusted = -(long long)scale + (long long)(nd - 1);
-	if (scale == 0) {
-		buf_add(out, digits.data, nd);
-	} else if (scale > 0 && adjusted >= -6) {
-		/* plain notation */
-		if ((size_t)scale >= nd) {
-			buf_add_str(out, "0.");
-			for (i = 0; i < (size_t)scale - nd; i++) {
-				buf_add_char(out, '0');
-			}
-			buf_add(out, digits.data, nd);
-		} else {
-			buf_add(out, digits.data, nd - (size_t)scale);
-			buf_add_char(out, '.');
-			buf_add(out, digits.data + nd - (size_t)scale, (size_t)scale);
-		}
-	} else {
-		buf_add_char(out, digits.data[0]);
-		if (nd > 1) {
-			buf_add_char(out, '.');
-			buf_add(out, digits.data + 1, nd - 1);
-		}
-		buf_add_fmt(out, "E%s%lld", adjusted > 0 ? "+" : "", adjusted);
-	}
-	buf_fini(&digits);
-}
-
-static const char *
-type_name(enum cvalue_type t)
-{
-	static const char *const names[] = {
-		[CVALUE_NONE] = "null", [CVALUE_INT8] = "int8", [CVALUE_INT16] = "int16",
-		[CVALUE_INT32] = "int32", [CVALUE_INT64] = "int64", [CVALUE_FLOAT32] = "float",
-		[CVALUE_FLOAT64] = "double", [CVALUE_BOOLEAN] = "boolean",
-		[CVALUE_STRING] = "string", [CVALUE_BYTES] = "bytes", [CVALUE_STRUCT] = "struct",
-		[CVALUE_ARRAY] = "array",
-	};
-
-	return names[t];
-}
-
-static int json_value(const struct convert *c, const struct cvalue *v, struct buf *out,
-		      char *errbuf, size_t errlen);
-
-static int
-json_str(struct buf *out, const char *s, size_t len, char *errbuf, size_t errlen)
-{
-	if (jsonw_string(out, s, len) < 0) {
-		errbuf_set(errbuf, errlen, "a string value is not valid UTF-8 (Kafka Connect cannot "
-		       "write it); check the database encoding and client_encoding=UTF8");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* JsonConverter.asJsonSchema(): type, fields, optional, name, version, doc, parameters, default. */
-static int
-json_schema(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
-	    size_t errlen)
-{
-	buf_add_fmt(out, "{\"type\":\"%s\"", type_name(v->type));
-	if (v->type == CVALUE_ARRAY) {
-		buf_add_str(out, ",\"items\":");
-		if (json_schema(c, v->u.array.items, out, errbuf, errlen) < 0) {
-			return -EINVAL;
-		}
-	}
-	if (v->type == CVALUE_STRUCT) {
-		buf_add_str(out, ",\"fields\":[");
-		for (size_t i = 0; i < v->u.fields.n; i++) {
-			const struct cvalue *f = &v->u.fields.v[i];
-
-			if (i) {
-				buf_add_char(out, ',');
-			}
-			if (json_schema(c, f, out, errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-			out->len--; /* reopen the field's schema object: "field" comes last */
-			buf_add_str(out, ",\"field\":");
-			if (json_str(out, f->field ? f->field : "", f->field ? strlen(f->field) : 0,
-				     errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-			buf_add_char(out, '}');
-		}
-		buf_add_char(out, ']');
-	}
-	buf_add_fmt(out, ",\"optional\":%s", v->optional ? "true" : "false");
-	if (v->name) {
-		buf_add_str(out, ",\"name\":");
-		if (json_str(out, v->name, strlen(v->name), errbuf, errlen) < 0) {
-			return -EINVAL;
-		}
-	}
-	if (v->version) {
-		buf_add_fmt(out, ",\"version\":%d", (int)v->version);
-	}
-	if (v->doc) {
-		buf_add_str(out, ",\"doc\":");
-		if (json_str(out, v->doc, strlen(v->doc), errbuf, errlen) < 0) {
-			return -EINVAL;
-		}
-	}
-	if (v->params) {
-		buf_add_str(out, ",\"parameters\":{");
-		for (size_t i = 0; i < v->nparams; i++) {
-			if (i) {
-				buf_add_char(out, ',');
-			}
-			if (json_str(out, v->params[i].key, strlen(v->params[i].key), errbuf,
-				     errlen) < 0 ||
-			    (buf_add_char(out, ':'), json_str(out, v->params[i].value,
-							       strlen(v->params[i].value), errbuf,
-							       errlen)) < 0) {
-				return -EINVAL;
-			}
-		}
-		buf_add_char(out, '}');
-	}
-	if (v->def) {
-		buf_add_str(out, ",\"default\":");
-		if (json_value(c, v->def, out, errbuf, errlen) < 0) {
-			return -EINVAL;
-		}
-	}
-	buf_add_char(out, '}');
-	return 0;
-}
-
-/* JsonConverter.convertToJson() for a non-null value. */
-static int
-json_nonnull(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
-	     size_t errlen)
-{
-	switch (v->type) {
-	case CVALUE_INT8:
-	case CVALUE_INT16:
-	case CVALUE_INT32:
-	case CVALUE_INT64:
-		jsonw_int(out, v->u.i);
-		return 0;
-	case CVALUE_FLOAT32:
-		jsonw_float(out, (float)v->u.f, c->dfmt);
-		return 0;
-	case CVALUE_FLOAT64:
-		jsonw_double(out, v->u.f, c->dfmt);
-		return 0;
-	case CVALUE_BOOLEAN:
-		buf_add_str(out, v->u.b ? "true" : "false");
-		return 0;
-	case CVALUE_STRING:
-		return json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen);
-	case CVALUE_BYTES:
-		if (is_decimal(v) && c->decimal_numeric) {
-			convert_decimal_string((const uint8_t *)v->u.s.p, v->u.s.len,
-					       decimal_scale(v), out);
-			return 0;
-		}
-		buf_add_char(out, '"');
-		jsonw_base64(out, v->u.s.p, v->u.s.len);
-		buf_add_char(out, '"');
-		return 0;
-	case CVALUE_STRUCT:
-		buf_add_char(out, '{');
-		for (size_t i = 0; i < v->u.fields.n; i++) {
-			const struct cvalue *f = &v->u.fields.v[i];
-
-			if (i) {
-				buf_add_char(out, ',');
-			}
-			if (json_str(out, f->field ? f->field : "", f->field ? strlen(f->field) : 0,
-				     errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-			buf_add_char(out, ':');
-			if (json_value(c, f, out, errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-		}
-		buf_add_char(out, '}');
-		return 0;
-	case CVALUE_ARRAY:
-		buf_add_char(out, '[');
-		for (size_t i = 0; i < v->u.array.n; i++) {
-			if (i) {
-				buf_add_char(out, ',');
-			}
-			if (json_value(c, &v->u.array.v[i], out, errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-		}
-		buf_add_char(out, ']');
-		return 0;
-	case CVALUE_NONE:
-		break;
-	}
-	buf_add_str(out, "null");
-	return 0;
-}
-
-static int
-json_value(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
-	   size_t errlen)
-{
-	if (!v->is_null) {
-		return json_nonnull(c, v, out, errbuf, errlen);
-	}
-	if (v->type == CVALUE_NONE) {
-		buf_add_str(out, "null");
-		return 0;
-	}
-	if (v->def && c->replace_null) {
-		return json_nonnull(c, v->def, out, errbuf, errlen);
-	}
-	if (v->optional) {
-		buf_add_str(out, "null");
-		return 0;
-	}
-	errbuf_set(errbuf, errlen, "JsonConverter: null value for %s%s%s that is required and has no "
-	       "default value (Kafka Connect fails with DataException 'Conversion error: null "
-	       "value for field that is required and has no default value')",
-	       v->field ? "field '" : "a value", v->field ? v->field : "", v->field ? "'" : "");
-	return -EINVAL;
-}
-
-static int
-write_json(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
-	   size_t errlen)
-{
-	if (!c->schemas_enable) {
-		return json_value(c, v, out, errbuf, errlen);
-	}
-	buf_add_str(out, "{\"schema\":");
-	if (v->type == CVALUE_NONE) {
-		buf_add_str(out, "null");
-	} else if (json_schema(c, v, out, errbuf, errlen) < 0) {
-		return -EINVAL;
-	}
-	buf_add_str(out, ",\"payload\":");
-	if (json_value(c, v, out, errbuf, errlen) < 0) {
-		return -EINVAL;
-	}
-	buf_add_char(out, '}');
-	return 0;
-}
-
-/* Values.append(): how SimpleHeaderConverter renders a value; @embedded inside a struct. */
-static int
-header_text(const struct convert *c, const struct cvalue *v, bool embedded, struct buf *out,
-	    char *errbuf, size_t errlen)
-{
-	if (v->is_null) {
-		buf_add_str(out, "null");
-		return 0;
-	}
-	switch (v->type) {
-	case CVALUE_STRING:
-		if (!utf8_valid(v->u.s.p, v->u.s.len)) {
-			return json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen);
-		}
-		if (!embedded) {
-			buf_add(out, v->u.s.p, v->u.s.len);
-			return 0;
-		}
-		buf_add_char(out, '"');
-		for (size_t i = 0; i < v->u.s.len; i++) {
-			if (v->u.s.p[i] == '"' || v->u.s.p[i] == '\\') {
-				buf_add_char(out, '\\');
-			}
-			buf_add_char(out, v->u.s.p[i]);
-		}
-		buf_add_char(out, '"');
-		return 0;
-	case CVALUE_BYTES:
-		if (is_decimal(v)) {
-			convert_decimal_string((const uint8_t *)v->u.s.p, v->u.s.len,
-					       decimal_scale(v), out);
-			return 0;
-		}
-		if (embedded) {
-			buf_add_char(out, '"');
-		}
-		jsonw_base64(out, v->u.s.p, v->u.s.len);
-		if (embedded) {
-			buf_add_char(out, '"');
-		}
-		return 0;
-	case CVALUE_FLOAT32:
-		jsonw_java_float(out, (float)v->u.f, c->dfmt);
-		return 0;
-	case CVALUE_FLOAT64:
-		jsonw_java_double(out, v->u.f, c->dfmt);
-		return 0;
-	case CVALUE_STRUCT:
-		buf_add_char(out, '{');
-		for (size_t i = 0; i < v->u.fields.n; i++) {
-			const struct cvalue *f = &v->u.fields.v[i];
-			struct cvalue name = { .type = CVALUE_STRING,
-					       .u.s = slice_from_str(f->field ? f->field : "") };
-
-			if (i) {
-				buf_add_char(out, ',');
-			}
-			if (header_text(c, &name, true, out, errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-			buf_add_char(out, ':');
-			if (header_text(c, f, true, out, errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-		}
-		buf_add_char(out, '}');
-		return 0;
-	default:
-		return json_nonnull(c, v, out, errbuf, errlen);
-	}
-}
-
-int
-convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct buf *out)
-{
-	switch (v->type) {
-	case CVALUE_STRING:
-		if (!utf8_valid(v->u.s.p, v->u.s.len)) {
-			return -EINVAL;
-		}
-		buf_add(out, v->u.s.p, v->u.s.len);
-		return 0;
-	case CVALUE_BYTES:
-		if (is_decimal(v)) {
-			convert_decimal_string((const uint8_t *)v->u.s.p, v->u.s.len,
-					       decimal_scale(v), out);
-		} else {
-			buf_add_fmt(out, "java.nio.HeapByteBuffer[pos=0 lim=%zu cap=%zu]",
-				    v->u.s.len, v->u.s.len);
-		}
-		return 0;
-	case CVALUE_FLOAT32:
-		jsonw_java_float(out, (float)v->u.f, fmt);
-		return 0;
-	case CVALUE_FLOAT64:
-		jsonw_java_double(out, v->u.f, fmt);
-		return 0;
-	case CVALUE_BOOLEAN:
-		buf_add_str(out, v->u.b ? "true" : "false");
-		return 0;
-	case CVALUE_STRUCT: {
-		bool first = true;
-
-		buf_add_str(out, "Struct{");
-		for (size_t i = 0; i < v->u.fields.n; i++) {
-			const struct cvalue *f = &v->u.fields.v[i];
-
-			if (f->is_null) {
-				continue;
-			}
-			if (!first) {
-				buf_add_char(out, ',');
-			}
-			first = false;
-			buf_add_fmt(out, "%s=", f->field ? f->field : "");
-			if (convert_java_string(f, fmt, out) < 0) {
-				return -EINVAL;
-			}
-		}
-		buf_add_char(out, '}');
-		return 0;
-	}
-	case CVALUE_ARRAY:
-		/* List.toString(): elements by String.valueOf, ", " between */
-		buf_add_char(out, '[');
-		for (size_t i = 0; i < v->u.array.n; i++) {
-			const struct cvalue *e = &v->u.array.v[i];
-
-			if (i) {
-				buf_add_str(out, ", ");
-			}
-			if (e->is_null) {
-				buf_add_str(out, "null");
-			} else if (convert_java_string(e, fmt, out) < 0) {
-				return -EINVAL;
-			}
-		}
-		buf_add_char(out, ']');
-		return 0;
-	case CVALUE_NONE:
-		buf_add_str(out, "null");
-		return 0;
-	default:
-		jsonw_int(out, v->u.i);
-		return 0;
-	}
-}
-
-int
-convert_schema_json(const struct cvalue *v, struct buf *out)
-{
-	static const struct convert dflt = { .kind = KIND_JSON, .schemas_enable = true,
-					     .replace_null = true };
-
-	return json_schema(&dflt, v, out, NULL, 0);
-}
-
 /* A String value under a schema of another type (cvalue.java_string). */
 static int
 write_java_string(const struct convert *c, const struct cvalue *v, struct buf *out,
@@ -774,21 +289,8 @@ write_java_string(const struct convert *c, const struct cvalue *v, struct buf *o
 {
 	switch (c->kind) {
 	case KIND_JSON:
-		if (v->type != CVALUE_NONE) {
-			errbuf_set(errbuf, errlen, "JsonConverter: Invalid type for %s: class "
-			       "java.lang.String (Kafka Connect fails with DataException: the "
-			       "EventRouter kept the payload string after a failed "
-			       "table.expand.json.payload)", type_name(v->type));
+		if (convert_json_write_java_string(c, v, out, errbuf, errlen) < 0) {
 			return -EINVAL;
-		}
-		if (c->schemas_enable) {
-			buf_add_str(out, "{\"schema\":null,\"payload\":");
-		}
-		if (json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen) < 0) {
-			return -EINVAL;
-		}
-		if (c->schemas_enable) {
-			buf_add_char(out, '}');
 		}
 		break;
 	case KIND_STRING:
@@ -828,7 +330,7 @@ write_binary(const struct convert *c, const struct cvalue *v, struct buf *out, b
 		errbuf_set(errbuf, errlen, "BinaryDataConverter: a %s value needs a delegate converter "
 		       "(Debezium fails with DataException); set " DELEGATE " (for example "
 		       "org.apache.kafka.connect.json.JsonConverter) or use a bytea column",
-		       type_name(v->type));
+		       convert_text_type_name(v->type));
 		return -EINVAL;
 	}
 	return convert_write(c->delegate, v, out, ret_null, errbuf, errlen);
@@ -853,7 +355,7 @@ convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
 	case KIND_BINARY:
 		return write_binary(c, v, out, ret_null, errbuf, errlen);
 	case KIND_JSON:
-		r = write_json(c, v, out, errbuf, errlen);
+		r = convert_json_write(c, v, out, errbuf, errlen);
 		break;
 	case KIND_STRING:
 		if (v->is_null) {
@@ -871,7 +373,7 @@ convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
 			       "Connect fails with DataException); it only writes BYTES values (a "
 			       "bytea column); use org.apache.kafka.connect.json.JsonConverter or "
 			       "org.apache.kafka.connect.storage.StringConverter for this %s",
-			       type_name(v->type), c->role == CONVERT_KEY ? "key" : "value");
+			       convert_text_type_name(v->type), convert_role_name(c->role));
 			return -EINVAL;
 		}
 		if (v->is_null) {
@@ -885,7 +387,7 @@ convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
 			*ret_null = true;
 			return 0;
 		}
-		r = header_text(c, v, false, out, errbuf, errlen);
+		r = convert_header_write(c, v, out, errbuf, errlen);
 		break;
 	}
 	if (r < 0) {
