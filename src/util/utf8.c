@@ -4,6 +4,51 @@
 #include <errno.h>
 #include <string.h>
 
+/*
+ * Out of line on purpose: jsonw_string() calls it only for non-ASCII characters, and inlined
+ * there it made every call of that hot function dearer (more registers saved on entry), which
+ * outweighs the call it saves for the short strings of a record (field names, schema names).
+ */
+size_t
+utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+	uint32_t c;
+	size_t n, i;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+		n = 2;
+		c = s[0] & 0x1F;
+	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		n = 3;
+		c = s[0] & 0x0F;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		n = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len < n) {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80) {
+			return 0;
+		}
+		c = (c << 6) | (s[i] & 0x3F);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
+	    utf8_is_surrogate(c)) {
+		return 0;
+	}
+	*cp = c;
+	return n;
+}
+
 /* Eight bytes at @p, none of them >= 0x80 (the caller checked that 8 are there). */
 static bool
 ascii8(const unsigned char *p)

@@ -29,50 +29,9 @@ utf8_is_surrogate(uint32_t cp)
  * @s: borrowed; at least one byte (@len > 0); never read beyond @len bytes.
  * @cp: written only on success.
  *
- * Inline because jsonw_string(), the relay's hot path, calls it for every non-ASCII
- * character.
- *
  * Return: the sequence's length (1 to 4), or 0 if it is malformed or truncated.
  */
-static inline size_t
-utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	uint32_t c;
-	size_t n, i;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		n = 2;
-		c = s[0] & 0x1F;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		n = 3;
-		c = s[0] & 0x0F;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		n = 4;
-		c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len < n) {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80) {
-			return 0;
-		}
-		c = (c << 6) | (s[i] & 0x3F);
-	}
-	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-	    utf8_is_surrogate(c)) {
-		return 0;
-	}
-	*cp = c;
-	return n;
-}
+size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 
 /* utf8_valid() - true if @s (borrowed, @len bytes) is well-formed UTF-8. */
 bool utf8_valid(const char *s, size_t len);
