@@ -15,8 +15,9 @@
 static int json_value(const struct convert *c, const struct cvalue *v, struct buf *out,
 		      char *errbuf, size_t errlen);
 
-int
-convert_json_str(struct buf *out, const char *s, size_t len, char *errbuf, size_t errlen)
+/* Static so that it inlines into the writers below (once per string of every record). */
+static int
+json_str(struct buf *out, const char *s, size_t len, char *errbuf, size_t errlen)
 {
 	if (jsonw_string(out, s, len) < 0) {
 		errbuf_set(errbuf, errlen, "a string value is not valid UTF-8 (Kafka Connect "
@@ -26,11 +27,17 @@ convert_json_str(struct buf *out, const char *s, size_t len, char *errbuf, size_
 	return 0;
 }
 
+int
+convert_json_str(struct buf *out, const char *s, size_t len, char *errbuf, size_t errlen)
+{
+	return json_str(out, s, len, errbuf, errlen);
+}
+
 /* A NUL-terminated name as a JSON string; NULL (a value outside any struct) as "". */
 static int
 json_cstr(struct buf *out, const char *s, char *errbuf, size_t errlen)
 {
-	return convert_json_str(out, s ? s : "", s ? strlen(s) : 0, errbuf, errlen);
+	return json_str(out, s ? s : "", s ? strlen(s) : 0, errbuf, errlen);
 }
 
 /* JsonConverter.asJsonSchema(): type, fields, optional, name, version, doc, parameters, default. */
@@ -127,7 +134,7 @@ convert_json_nonnull(const struct convert *c, const struct cvalue *v, struct buf
 		buf_add_str(out, v->u.b ? "true" : "false");
 		return 0;
 	case CVALUE_STRING:
-		return convert_json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen);
+		return json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen);
 	case CVALUE_BYTES:
 		if (c->decimal_numeric && convert_text_decimal(v, out)) {
 			return 0;
@@ -243,7 +250,7 @@ convert_json_write_java_string(const struct convert *c, const struct cvalue *v,
 	if (c->schemas_enable) {
 		buf_add_str(out, "{\"schema\":null,\"payload\":");
 	}
-	if (convert_json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen) < 0) {
+	if (json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen) < 0) {
 		return -EINVAL;
 	}
 	if (c->schemas_enable) {
