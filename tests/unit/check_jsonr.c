@@ -170,7 +170,7 @@ START_TEST(test_nesting_deeper_than_1000_fails)
 {
 	struct jsonr *r = jsonr_new();
 	const struct jsonr_node *n = NULL;
-	char *deep = xmalloc(2 * 1001);
+	char deep[2 * 1001];
 
 	memset(deep, '[', 1000);
 	memset(deep + 1000, ']', 1000);
@@ -178,7 +178,6 @@ START_TEST(test_nesting_deeper_than_1000_fails)
 	memset(deep, '[', 1001);
 	memset(deep + 1001, ']', 1001);
 	ck_assert_int_eq(parse(r, deep, 2002, &n), -EPROTO);
-	free(deep);
 	jsonr_free(r);
 }
 END_TEST
