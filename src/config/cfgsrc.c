@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/connect/configdef.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
@@ -247,33 +248,27 @@ env_outboxd(char *const *envp, struct kv *out)
 
 /* ---- Kafka Connect config providers ---- */
 
-/* The class of provider @name declared in config.providers, or NULL. */
+/* The class of provider @name declared in config.providers (a ConfigDef LIST), or NULL. */
 static const char *
 provider_class(const struct kv *worker, const char *name)
 {
 	const char *list = kv_get(worker, "config.providers");
+	struct configdef_list names = CONFIGDEF_LIST_INIT;
 	struct buf key = BUF_INIT;
 	const char *cls = NULL;
-	size_t n = strlen(name);
 
-	for (const char *p = list; p && *p;) {
-		const char *end = strchr(p, ',');
-		const char *e = end ? end : p + strlen(p);
-
-		while (p < e && isspace((unsigned char)*p)) {
-			p++;
-		}
-		while (e > p && isspace((unsigned char)e[-1])) {
-			e--;
-		}
-		if ((size_t)(e - p) == n && strncmp(p, name, n) == 0) {
+	if (list) {
+		configdef_list(list, &names);
+	}
+	for (size_t i = 0; i < names.n; i++) {
+		if (strcmp(names.v[i], name) == 0) {
 			buf_add_fmt(&key, "config.providers.%s.class", name);
 			cls = kv_get(worker, buf_cstr(&key));
 			cls = cls ? cls : "";
 			break;
 		}
-		p = end ? end + 1 : e;
 	}
+	configdef_list_fini(&names);
 	buf_fini(&key);
 	return cls;
 }

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "outboxd/config/config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "config_int.h"
+#include "outboxd/connect/configdef.h"
 #include "outboxd/config/cfgsrc.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/config/rdconf.h"
 #include "outboxd/config/vocab.h"
+#include "outboxd/util/secret.h"
 
 
 enum cf_type {
@@ -154,14 +154,6 @@ config_starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-bool
-config_is_secret(const char *key)
-{
-	return strstr(key, "password") || strstr(key, "jaas") || strstr(key, "secret") ||
-	       strstr(key, "ssl.keystore.key") || strstr(key, "ssl.key.pem") ||
-	       strstr(key, "passphrase");
-}
-
 /* @key matches a table key that may end in '*'. */
 static bool
 key_matches(const char *pattern, const char *key)
@@ -198,43 +190,11 @@ config_unknown(struct ctx *c, const char *shown, const char *origin)
 	return -EINVAL;
 }
 
-char *
-config_trimmed(const char *s)
-{
-	const char *e;
-
-	while (isspace((unsigned char)*s)) {
-		s++;
-	}
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1])) {
-		e--;
-	}
-	return xstrndup(s, (size_t)(e - s));
-}
-
-int
-config_parse_bool(const char *value, bool *ret)
-{
-	char *t = config_trimmed(value);
-	int r = 0;
-
-	if (strcasecmp(t, "true") == 0) {
-		*ret = true;
-	} else if (strcasecmp(t, "false") == 0) {
-		*ret = false;
-	} else {
-		r = -EINVAL;
-	}
-	free(t);
-	return r;
-}
-
 /* The value for a message: never a secret. */
 const char *
 config_shown_value(const char *key, const char *value)
 {
-	return config_is_secret(key) ? "(secret, not shown)" : value;
+	return secret_key(key) ? "(secret, not shown)" : value;
 }
 
 /* ---- typed keys ---- */
@@ -242,26 +202,23 @@ config_shown_value(const char *key, const char *value)
 static int
 set_pg(struct ctx *c, const struct cf_key *k, const char *value, const char *origin, const char *shown)
 {
-	char *t = config_trimmed(value);
+	char *t = NULL;
 	int r = 0;
 
 	if (strcmp(k->extra, "keepalives") == 0) {
-		bool b;
+		bool b = false;
 
-		r = config_parse_bool(t, &b);
-		free(t);
+		r = configdef_bool(value, &b);
 		t = xstrdup(b ? "1" : "0");
 	} else if (strcmp(k->extra, "port") == 0 || strcmp(k->extra, "connect_timeout") == 0) {
-		char *end;
-		long long v;
+		int64_t v;
 
-		errno = 0;
-		v = strtoll(t, &end, 10);
-		r = (errno || end == t || *end || v < 0 || v > 65535) ? -EINVAL : 0;
+		r = configdef_long(value, 0, 65535, &v);
+		t = configdef_trimdup(value);
 	} else if (strcmp(k->extra, "sslmode") == 0) {
-		r = strstr("|disable|allow|prefer|require|verify-ca|verify-full|", t) && *t && !strchr(t, '|') ? 0 : -EINVAL;
+		r = configdef_enum(value, "disable|allow|prefer|require|verify-ca|verify-full", &t);
+		r = r < 0 ? r : 0;
 	} else {
-		free(t);
 		t = xstrdup(value); /* strings are not trimmed (ConfigDef STRING/PASSWORD) */
 	}
 	if (r) {
@@ -277,8 +234,7 @@ static int
 set_key(struct ctx *c, const struct cf_key *k, const char *value, const char *origin, const char *shown)
 {
 	void *field = (char *)c->cfg + k->off;
-	char *t, *end;
-	long long v;
+	char *t;
 	int r = 0;
 
 	switch (k->type) {
@@ -289,42 +245,22 @@ set_key(struct ctx *c, const struct cf_key *k, const char *value, const char *or
 		*(char **)field = *value ? xstrdup(value) : (k->def ? xstrdup(k->def) : NULL);
 		return 0;
 	case CF_BOOL:
-		r = config_parse_bool(value, (bool *)field);
+		r = configdef_bool(value, (bool *)field);
 		if (r) {
 			config_seterr(c, "%s: %s: \"%s\" is not true or false", origin, shown, config_shown_value(k->name, value));
 		}
 		return r;
 	case CF_INT:
-		t = config_trimmed(value);
-		errno = 0;
-		v = strtoll(t, &end, 10);
-		if (errno || end == t || *end || v < k->min || v > k->max) {
+		r = configdef_long(value, k->min, k->max, (int64_t *)field);
+		if (r) {
 			config_seterr(c, "%s: %s: \"%s\" is not an integer from %lld to %lld", origin, shown,
 			       config_shown_value(k->name, value), (long long)k->min, (long long)k->max);
-			r = -EINVAL;
-		} else {
-			*(int64_t *)field = v;
 		}
-		free(t);
 		return r;
 	case CF_ENUM:
-		t = config_trimmed(value);
-		for (char *p = t; *p; p++) {
-			*p = (char)tolower((unsigned char)*p);
-		}
-		{
-			struct buf want = BUF_INIT, have = BUF_INIT;
-
-			buf_add_fmt(&want, "|%s|", k->extra);
-			buf_add_fmt(&have, "|%s|", t);
-			r = *t && strstr(buf_cstr(&want), buf_cstr(&have)) ? 0 : -EINVAL;
-			buf_fini(&want);
-			buf_fini(&have);
-		}
-		if (r) {
+		if (configdef_enum(value, k->extra, &t) < 0) {
 			config_seterr(c, "%s: %s: \"%s\" is not one of %s", origin, shown, value, k->extra);
-			free(t);
-			return r;
+			return -EINVAL;
 		}
 		free(*(char **)field);
 		*(char **)field = t;
@@ -376,21 +312,18 @@ static int
 check_special_values(struct ctx *c, const char *key, const char *value, const char *origin,
 		     const char *shown)
 {
-	char *t = config_trimmed(value);
+	char *t = NULL;
 	int r = 0;
 
-	for (char *p = t; *p; p++) {
-		*p = (char)tolower((unsigned char)*p);
-	}
 	if (strcmp(key, "connector.class") == 0) {
-		if (strcmp(t, "io.debezium.connector.postgresql.postgresconnector") != 0 &&
-		    strcmp(t, "postgresconnector") != 0 && strcmp(t, "postgres") != 0) {
+		if (configdef_enum(value, "io.debezium.connector.postgresql.PostgresConnector|"
+				   "PostgresConnector|Postgres", NULL) < 0) {
 			config_seterr(c, "%s: %s: \"%s\" is not supported; outboxd replaces "
 				      "io.debezium.connector.postgresql.PostgresConnector", origin, shown, value);
 			r = -EINVAL;
 		}
 	} else if (strcmp(key, "plugin.name") == 0) {
-		if (strcmp(t, "pgoutput") != 0) {
+		if (!configdef_eq(value, "pgoutput")) {
 			config_seterr(c, "%s: %s: \"%s\" is not supported; outboxd decodes pgoutput only: set "
 				      "plugin.name=pgoutput (a slot created for another plugin must be recreated)",
 				      origin, shown, value);
@@ -398,21 +331,19 @@ check_special_values(struct ctx *c, const char *key, const char *value, const ch
 		}
 		c->cfg->plugin_name_set = true;
 	} else if (strcmp(key, "snapshot.mode") == 0) {
-		if (strcmp(t, "never") == 0) {
+		if (configdef_eq(value, "never")) {
 			config_seterr(c, "%s: %s: \"never\" was removed in Debezium 3 (3.6.1 rejects it); "
 				      "use no_data", origin, shown);
 			r = -EINVAL;
-		} else if (strcmp(t, "initial") != 0 && strcmp(t, "no_data") != 0) {
+		} else if (configdef_enum(value, "initial|no_data", &t) < 0) {
 			config_seterr(c, "%s: %s: \"%s\" is not supported by outboxd; use initial or no_data",
 				      origin, shown, value);
 			r = -EINVAL;
 		} else {
 			free(c->cfg->snapshot_mode);
 			c->cfg->snapshot_mode = t;
-			t = NULL;
 		}
 	}
-	free(t);
 	return r;
 }
 
@@ -421,16 +352,11 @@ static int
 refuse(struct ctx *c, const char *key, const char *value, const char *origin, const char *shown)
 {
 	const struct refusal *f = find_refusal(refusals, sizeof(refusals) / sizeof(refusals[0]), key);
-	char *t;
-	bool hit;
 
 	if (!f) {
 		return 0;
 	}
-	t = config_trimmed(value);
-	hit = f->value ? strcasecmp(t, f->value) == 0 : *t != '\0';
-	free(t);
-	if (!hit) {
+	if (f->value ? !configdef_eq(value, f->value) : configdef_trim(value).len == 0) {
 		return 0;
 	}
 	config_seterr(c, "%s: %s: %s", origin, shown, f->why);
@@ -590,13 +516,8 @@ finish_errors(struct ctx *c)
 	if (!e) {
 		return 0;
 	}
-	t = config_trimmed(e->value);
-	for (char *p = t; *p; p++) {
-		*p = (char)tolower((unsigned char)*p);
-	}
-	if (strcmp(t, "none") != 0 && strcmp(t, "all") != 0) {
+	if (configdef_enum(e->value, "none|all", &t) < 0) {
 		config_seterr(c, "%s: errors.tolerance: \"%s\" is not one of none|all", e->origin, e->value);
-		free(t);
 		return -EINVAL;
 	}
 	if (strcmp(t, "all") == 0 && !cfg->dlq_topic) {
@@ -759,8 +680,7 @@ describe_kv(struct buf *out, const char *title, const struct kv *kv)
 {
 	for (size_t i = 0; i < kv->n; i++) {
 		buf_add_fmt(out, "%s%s = %s\n", title, kv->v[i].key,
-			    config_is_secret(kv->v[i].key) || strcmp(kv->v[i].key, "sasl.username") == 0
-				    ? "(set)" : kv->v[i].value);
+			    secret_key(kv->v[i].key) ? "(set)" : kv->v[i].value);
 	}
 }
 

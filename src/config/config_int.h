@@ -16,11 +16,6 @@
 #include "outboxd/util/kv.h"
 
 #define EVENT_ROUTER "io.debezium.transforms.outbox.EventRouter"
-#define JSON_CONVERTER "org.apache.kafka.connect.json.JsonConverter"
-#define STRING_CONVERTER "org.apache.kafka.connect.storage.StringConverter"
-#define BYTES_CONVERTER "org.apache.kafka.connect.converters.ByteArrayConverter"
-#define BINARY_CONVERTER "io.debezium.converters.BinaryDataConverter"
-#define SIMPLE_HEADER_CONVERTER "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 #define UNKNOWN_WHY                                                                               \
 	"(not a Kafka Connect, producer, Debezium PostgreSQL connector or EventRouter setting); " \
 	"check the spelling"
@@ -41,8 +36,6 @@ bool config_starts_with(const char *s, const char *prefix);
 char *config_display(const struct ctx *c, const char *key);
 void config_ignore(struct ctx *c, const char *shown, const char *why, const char *origin);
 int config_unknown(struct ctx *c, const char *shown, const char *origin);
-char *config_trimmed(const char *s);
-int config_parse_bool(const char *value, bool *ret);
 const char *config_shown_value(const char *key, const char *value);
 
 /* Connector-level Connect keys (converters, transforms, producer.override.*, ...): 1 if taken. */

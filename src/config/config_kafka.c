@@ -6,24 +6,16 @@
  */
 #include "config_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "outboxd/connect/configdef.h"
+#include "outboxd/connect/convert.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/config/rdconf.h"
 #include "outboxd/config/vocab.h"
-
-enum conv {
-	CONV_KEY,
-	CONV_VALUE,
-	CONV_HEADER,
-};
-
-static const char *const conv_names[] = { "key", "value", "header" };
 
 /* Add a Java producer setting; later calls win (worker security < producer.* < overrides). */
 static int
@@ -40,10 +32,11 @@ add_java(struct ctx *c, const char *key, const char *value, const char *origin, 
 static bool
 is_converter_key(const char *key)
 {
-	for (size_t i = 0; i < 3; i++) {
-		size_t n = strlen(conv_names[i]);
+	for (int i = CONVERT_KEY; i <= CONVERT_HEADER; i++) {
+		const char *role = convert_role_name((enum convert_role)i);
+		size_t n = strlen(role);
 
-		if (strncmp(key, conv_names[i], n) == 0 && config_starts_with(key + n, ".converter") &&
+		if (strncmp(key, role, n) == 0 && config_starts_with(key + n, ".converter") &&
 		    (key[n + 10] == '\0' || key[n + 10] == '.')) {
 			return true;
 		}
@@ -214,23 +207,19 @@ config_kafka_server(struct ctx *c)
 /* ---- converters ---- */
 
 static int
-check_converter_class(struct ctx *c, enum conv which, const char *cls, const char *origin,
+check_converter_class(struct ctx *c, enum convert_role role, const char *cls, const char *origin,
 		      const char *shown)
 {
-	static const char *const data[] = { JSON_CONVERTER, STRING_CONVERTER, BYTES_CONVERTER, BINARY_CONVERTER };
-	static const char *const header[] = { SIMPLE_HEADER_CONVERTER, JSON_CONVERTER, STRING_CONVERTER,
-					      BYTES_CONVERTER, BINARY_CONVERTER };
-	const char *const *ok = which == CONV_HEADER ? header : data;
-	size_t n = which == CONV_HEADER ? 5 : 4;
+	struct buf ok = BUF_INIT;
 
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(cls, ok[i]) == 0) {
-			return 0;
-		}
+	if (convert_class_supports(cls, role)) {
+		return 0;
 	}
-	config_seterr(c, "%s: %s: converter \"%s\" is not supported; outboxd writes the bytes of "
-		      "JsonConverter, StringConverter, ByteArrayConverter and BinaryDataConverter%s",
-		      origin, shown, cls, which == CONV_HEADER ? " and SimpleHeaderConverter" : "");
+	convert_class_list(role, false, "and", &ok);
+	config_seterr(c, "%s: %s: converter \"%s\" is not supported%s; outboxd writes the bytes "
+		      "of %s", origin, shown, cls,
+		      role == CONVERT_HEADER ? " as a header converter" : "", buf_cstr(&ok));
+	buf_fini(&ok);
 	return -EINVAL;
 }
 
@@ -250,20 +239,20 @@ add_converter_opt(struct ctx *c, struct kv *opts, const char *opt, const struct 
 
 /* Connect: the class from the connector if it sets one, else the worker; options from the same. */
 static int
-connect_converter(struct ctx *c, enum conv which, char **ret_cls, struct kv *opts)
+connect_converter(struct ctx *c, enum convert_role which, char **ret_cls, struct kv *opts)
 {
 	struct buf key = BUF_INIT;
 	const struct kv *from = &c->cfg->connector;
 	const struct kv_entry *e;
 	int r = 0;
 
-	buf_add_fmt(&key, "%s.converter", conv_names[which]);
+	buf_add_fmt(&key, "%s.converter", convert_role_name(which));
 	e = kv_find(from, buf_cstr(&key));
 	if (!e) {
 		from = &c->src->worker;
 		e = kv_find(from, buf_cstr(&key));
 	}
-	*ret_cls = e ? config_trimmed(e->value) : xstrdup(SIMPLE_HEADER_CONVERTER);
+	*ret_cls = e ? configdef_trimdup(e->value) : xstrdup(CONVERT_CLASS_SIMPLE_HEADER);
 	if (e) {
 		r = check_converter_class(c, which, *ret_cls, e->origin, buf_cstr(&key));
 	}
@@ -286,7 +275,7 @@ connect_converter(struct ctx *c, enum conv which, char **ret_cls, struct kv *opt
 
 /* Server: debezium.format.<key|value|header> names a format; debezium.format.* are options. */
 static int
-server_converter(struct ctx *c, enum conv which, char **ret_cls, struct kv *opts)
+server_converter(struct ctx *c, enum convert_role which, char **ret_cls, struct kv *opts)
 {
 	const struct kv *s = &c->src->server;
 	struct buf key = BUF_INIT;
@@ -294,19 +283,19 @@ server_converter(struct ctx *c, enum conv which, char **ret_cls, struct kv *opts
 	const char *fmt;
 	int r = 0;
 
-	buf_add_fmt(&key, "debezium.format.%s", conv_names[which]);
+	buf_add_fmt(&key, "debezium.format.%s", convert_role_name(which));
 	e = kv_find(s, buf_cstr(&key));
 	fmt = e ? e->value : "json";
 	if (strcmp(fmt, "json") == 0 || strcmp(fmt, "jsonbytearray") == 0) {
-		*ret_cls = xstrdup(JSON_CONVERTER);
-	} else if (which != CONV_HEADER && strcmp(fmt, "simplestring") == 0) {
-		*ret_cls = xstrdup(STRING_CONVERTER);
-	} else if (which != CONV_HEADER && strcmp(fmt, "binary") == 0) {
-		*ret_cls = xstrdup(BINARY_CONVERTER);
+		*ret_cls = xstrdup(CONVERT_CLASS_JSON);
+	} else if (which != CONVERT_HEADER && strcmp(fmt, "simplestring") == 0) {
+		*ret_cls = xstrdup(CONVERT_CLASS_STRING);
+	} else if (which != CONVERT_HEADER && strcmp(fmt, "binary") == 0) {
+		*ret_cls = xstrdup(CONVERT_CLASS_BINARY);
 	} else {
 		config_seterr(c, "%s: %s: format \"%s\" is not supported; outboxd writes json, "
 			      "jsonbytearray%s", e->origin, e->key, fmt,
-			      which == CONV_HEADER ? "" : ", simplestring and binary");
+			      which == CONVERT_HEADER ? "" : ", simplestring and binary");
 		buf_fini(&key);
 		return -EINVAL;
 	}
@@ -332,36 +321,10 @@ server_converter(struct ctx *c, enum conv which, char **ret_cls, struct kv *opts
 }
 
 /*
- * Whether @opt is an option of converter @cls. Kafka's converters parse their options with a
- * ConfigDef that ignores keys it does not define, so a leftover option of another converter
- * (schemas.enable beside a StringConverter) is harmless there: here it is listed as ignored.
+ * Kafka's converters parse their options with a ConfigDef that ignores keys it does not define,
+ * so a leftover option of another converter (schemas.enable beside a StringConverter) is
+ * harmless there: here it is listed as ignored (convert_class_has_option()).
  */
-static bool
-converter_has_option(const char *cls, const char *opt)
-{
-	static const char *const json[] = { "schemas.enable", "schemas.cache.size", "decimal.format",
-					    "replace.null.with.default", NULL };
-	static const char *const string[] = { "converter.encoding", NULL };
-	const char *const *own = NULL;
-
-	if (strcmp(opt, "converter.type") == 0) {
-		return true;
-	}
-	if (strcmp(cls, "org.apache.kafka.connect.json.JsonConverter") == 0) {
-		own = json;
-	} else if (strcmp(cls, "org.apache.kafka.connect.storage.StringConverter") == 0) {
-		own = string;
-	} else if (strcmp(cls, "io.debezium.converters.BinaryDataConverter") == 0) {
-		return config_starts_with(opt, "delegate.converter.type");
-	}
-	for (; own && *own; own++) {
-		if (strcmp(opt, *own) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
-
 static void
 drop_foreign_options(struct ctx *c, const char *role, const char *cls, struct kv *opts)
 {
@@ -370,7 +333,7 @@ drop_foreign_options(struct ctx *c, const char *role, const char *cls, struct kv
 	for (size_t i = 0; i < opts->n;) {
 		const struct kv_entry *e = &opts->v[i];
 
-		if (!cls || converter_has_option(cls, e->key)) {
+		if (!cls || convert_class_has_option(cls, e->key)) {
 			i++;
 			continue;
 		}
@@ -391,16 +354,16 @@ finish_converters(struct ctx *c)
 	struct config *cfg = c->cfg;
 	char **cls[] = { &cfg->key_converter, &cfg->value_converter, &cfg->header_converter };
 	struct kv *opts[] = { &cfg->key_converter_opts, &cfg->value_converter_opts, &cfg->header_converter_opts };
-	static const char *const role[] = { "key", "value", "header" };
-
-	for (int i = 0; i < 3; i++) {
-		int r = c->src->flavour == CFGSRC_SERVER ? server_converter(c, (enum conv)i, cls[i], opts[i])
-							 : connect_converter(c, (enum conv)i, cls[i], opts[i]);
+	for (int i = CONVERT_KEY; i <= CONVERT_HEADER; i++) {
+		enum convert_role role = (enum convert_role)i;
+		int r = c->src->flavour == CFGSRC_SERVER ?
+				server_converter(c, role, cls[i], opts[i]) :
+				connect_converter(c, role, cls[i], opts[i]);
 
 		if (r) {
 			return r;
 		}
-		drop_foreign_options(c, role[i], *cls[i], opts[i]);
+		drop_foreign_options(c, convert_role_name(role), *cls[i], opts[i]);
 	}
 	return 0;
 }
@@ -410,20 +373,17 @@ finish_converters(struct ctx *c)
 static int
 transform_list(struct ctx *c, const struct kv_entry *e, char **ret_alias)
 {
-	char *list = config_trimmed(e ? e->value : ""), *save = NULL, *alias = NULL;
+	struct configdef_list list;
+	const char *alias = NULL;
 	char *shown = config_display(c, "transforms");
 	int n = 0, r = 0;
 
-	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *t = config_trimmed(tok);
-
-		if (!*t) {
-			free(t);
-			continue;
+	configdef_list(e ? e->value : "", &list);
+	for (size_t i = 0; i < list.n; i++) {
+		if (*list.v[i]) { /* outboxd skips empty aliases ("outbox,") */
+			n++;
+			alias = list.v[i];
 		}
-		n++;
-		free(alias);
-		alias = t;
 	}
 	if (n != 1) {
 		config_seterr(c, "%s: %s: %s; outboxd implements exactly one %s and nothing else "
@@ -431,12 +391,11 @@ transform_list(struct ctx *c, const struct kv_entry *e, char **ret_alias)
 			      e ? e->origin : c->src->connector_path, shown,
 			      n == 0 ? "no transform is configured" : "more than one transform is listed",
 			      EVENT_ROUTER, EVENT_ROUTER);
-		free(alias);
 		r = -EINVAL;
 	} else {
-		*ret_alias = alias;
+		*ret_alias = xstrdup(alias);
 	}
-	free(list);
+	configdef_list_fini(&list);
 	free(shown);
 	return r;
 }
@@ -470,6 +429,21 @@ transform_option(struct ctx *c, const char *alias, const struct kv_entry *e)
 	return r;
 }
 
+/* A ConfigDef LIST value with a non-empty item ("predicates=,," has none). */
+static bool
+has_items(const char *value)
+{
+	struct configdef_list list;
+	bool any = false;
+
+	configdef_list(value, &list);
+	for (size_t i = 0; i < list.n; i++) {
+		any = any || *list.v[i];
+	}
+	configdef_list_fini(&list);
+	return any;
+}
+
 static int
 finish_transform(struct ctx *c)
 {
@@ -479,7 +453,7 @@ finish_transform(struct ctx *c)
 	char *alias = NULL, *shown;
 	int r;
 
-	if (preds && *preds->value && strspn(preds->value, " \t,") != strlen(preds->value)) {
+	if (preds && has_items(preds->value)) {
 		shown = config_display(c, "predicates");
 		config_seterr(c, "%s: %s: predicates are not supported; outboxd routes every row of the "
 			      "outbox tables (select them with table.include.list); remove it", preds->origin, shown);

@@ -9,6 +9,7 @@
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
+#include "outboxd/util/utf8.h"
 
 /*
  * The algorithm follows java.util.Properties (JDK 17): a line reader that joins continued lines
@@ -128,61 +129,6 @@ read_line(struct reader *r, struct buf *out, int *ret_line)
 	}
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9') {
-		return c - '0';
-	}
-	if (c >= 'a' && c <= 'f') {
-		return c - 'a' + 10;
-	}
-	if (c >= 'A' && c <= 'F') {
-		return c - 'A' + 10;
-	}
-	return -1;
-}
-
-/* The code unit of "\uXXXX" at @s (pointing after "\u"), or -1 if malformed. */
-static long
-read_u4(const char *s, const char *end)
-{
-	long v = 0;
-
-	if (end - s < 4) {
-		return -1;
-	}
-	for (int i = 0; i < 4; i++) {
-		int h = hexval(s[i]);
-
-		if (h < 0) {
-			return -1;
-		}
-		v = v * 16 + h;
-	}
-	return v;
-}
-
-static void
-add_utf8(struct buf *b, unsigned long cp)
-{
-	if (cp < 0x80) {
-		buf_add_char(b, (char)cp);
-	} else if (cp < 0x800) {
-		buf_add_char(b, (char)(0xC0 | (cp >> 6)));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	} else if (cp < 0x10000) {
-		buf_add_char(b, (char)(0xE0 | (cp >> 12)));
-		buf_add_char(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	} else {
-		buf_add_char(b, (char)(0xF0 | (cp >> 18)));
-		buf_add_char(b, (char)(0x80 | ((cp >> 12) & 0x3F)));
-		buf_add_char(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	}
-}
-
 /*
  * Unescape [s, end) into @out: \uXXXX (a surrogate pair becomes one code point; a lone
  * surrogate U+FFFD), \t \n \r \f, and "\x" -> "x" for any other x.
@@ -191,7 +137,8 @@ static int
 unescape(const char *s, const char *end, struct buf *out)
 {
 	while (s < end) {
-		long u, lo;
+		uint32_t u;
+		int n;
 
 		if (*s != '\\' || s + 1 == end) {
 			buf_add_char(out, *s++);
@@ -206,22 +153,18 @@ unescape(const char *s, const char *end, struct buf *out)
 		case 'u': break;
 		default: buf_add_char(out, *s++); continue;
 		}
-		u = read_u4(s + 1, end);
-		if (u < 0) {
+		n = utf8_uescape(s + 1, end, &u);
+		if (n < 0) {
 			return -EINVAL;
 		}
-		s += 5;
 		if (u == 0) {
 			return -EDOM;
 		}
-		if (u >= 0xD800 && u < 0xDC00 && end - s >= 6 && s[0] == '\\' && s[1] == 'u' &&
-		    (lo = read_u4(s + 2, end)) >= 0xDC00 && lo < 0xE000) {
-			u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-			s += 6;
-		} else if (u >= 0xD800 && u < 0xE000) {
-			u = 0xFFFD;
+		s += 1 + n;
+		if (utf8_is_surrogate(u)) {
+			u = 0xFFFD; /* a lone surrogate has no UTF-8 form */
 		}
-		add_utf8(out, (unsigned long)u);
+		utf8_put(out, u);
 	}
 	return 0;
 }

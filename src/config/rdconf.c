@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "outboxd/connect/configdef.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
@@ -270,6 +271,8 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 	const char *origin, const char *display, struct kv *out, struct kv *ignored, char *errbuf,
 	size_t errlen)
 {
+	bool ignore_keys;
+
 	if (strcmp(key, "sasl.jaas.config") == 0) {
 		return translate_jaas(value, origin, display, out, errbuf, errlen);
 	}
@@ -298,19 +301,16 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 		return 0;
 	}
 	if (strcmp(key, "buffer.memory") == 0) {
-		char *end;
-		long long bytes;
+		int64_t bytes;
 
-		errno = 0;
-		bytes = strtoll(value, &end, 10);
-		if (errno || end == value || *end || bytes <= 0) {
+		if (configdef_long(value, 1, INT64_MAX, &bytes) < 0) {
 			errbuf_set(errbuf, errlen, "%s: %s: \"%s\" is not a positive number of bytes", origin,
 			       display, value);
 			return -EINVAL;
 		}
 		struct buf kb = BUF_INIT;
 
-		buf_add_fmt(&kb, "%lld", (bytes + 1023) / 1024);
+		buf_add_fmt(&kb, "%lld", (long long)((bytes + 1023) / 1024));
 		kv_set(out, "queue.buffering.max.kbytes", buf_cstr(&kb), origin);
 		buf_fini(&kb);
 		return 0;
@@ -330,8 +330,8 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 		       origin, display);
 		return -EINVAL;
 	}
-	/* partitioner.ignore.keys */
-	if (strcasecmp(value, "true") == 0) {
+	/* partitioner.ignore.keys (a value that is no boolean is left to the "ignored" note) */
+	if (configdef_bool(value, &ignore_keys) == 0 && ignore_keys) {
 		errbuf_set(errbuf, errlen, "%s: %s: true is not supported; outboxd partitions by key like "
 		       "the Java default; remove it", origin, display);
 		return -EINVAL;

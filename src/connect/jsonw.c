@@ -3,12 +3,13 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "outboxd/connect/configdef.h"
 #include "outboxd/connect/javafloat.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/utf8.h"
 
 /*
  * Doubles and floats are printed by javafloat.c, which reproduces both Java 17's
@@ -20,109 +21,17 @@ int
 jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *errbuf,
 			  size_t errlen)
 {
-	size_t n;
+	int i = s ? configdef_enum(s, "jdk17|shortest", NULL) : JSONW_DOUBLE_JDK17;
 
-	if (!s) {
-		*ret = JSONW_DOUBLE_JDK17;
-		return 0;
+	if (i < 0) {
+		errbuf_set(errbuf, errlen,
+			   "outboxd.java.double.format: invalid value '%s'; use 'jdk17' (Java 17's "
+			   "Double.toString, what Debezium 3.6.1 on Java 17 prints) or 'shortest' "
+			   "(Java 19+)", s);
+		return -EINVAL;
 	}
-	while (*s == ' ' || *s == '\t') {
-		s++;
-	}
-	n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) {
-		n--;
-	}
-	if (n == 5 && strncasecmp(s, "jdk17", 5) == 0) {
-		*ret = JSONW_DOUBLE_JDK17;
-		return 0;
-	}
-	if (n == 8 && strncasecmp(s, "shortest", 8) == 0) {
-		*ret = JSONW_DOUBLE_SHORTEST;
-		return 0;
-	}
-	if (errbuf && errlen) {
-		snprintf(errbuf, errlen,
-			 "outboxd.java.double.format: invalid value '%s'; use 'jdk17' (Java 17's "
-			 "Double.toString, what Debezium 3.6.1 on Java 17 prints) or 'shortest' "
-			 "(Java 19+)", s);
-	}
-	return -EINVAL;
-}
-
-/* Decode one UTF-8 sequence at @s; 0 on malformed input, else its length and *cp. */
-static size_t
-utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	uint32_t c;
-	size_t n, i;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-		n = 2;
-		c = s[0] & 0x1F;
-	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-		n = 3;
-		c = s[0] & 0x0F;
-	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-		n = 4;
-		c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len < n) {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80) {
-			return 0;
-		}
-		c = (c << 6) | (s[i] & 0x3F);
-	}
-	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-	    (c >= 0xD800 && c <= 0xDFFF)) {
-		return 0;
-	}
-	*cp = c;
-	return n;
-}
-
-/* Eight bytes at @p, none of them >= 0x80 (the caller checked that 8 are there). */
-static bool
-ascii8(const unsigned char *p)
-{
-	uint64_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return (w & 0x8080808080808080ull) == 0;
-}
-
-bool
-jsonw_utf8_valid(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, n;
-	uint32_t cp;
-
-	while (i < len) {
-		/* Outbox payloads are mostly ASCII: skip it a word at a time. */
-		while (i + 8 <= len && ascii8(p + i)) {
-			i += 8;
-		}
-		if (i == len) {
-			break;
-		}
-		n = utf8_decode(p + i, len - i, &cp);
-		if (!n) {
-			return false;
-		}
-		i += n;
-	}
-	return true;
+	*ret = i == 1 ? JSONW_DOUBLE_SHORTEST : JSONW_DOUBLE_JDK17;
+	return 0;
 }
 
 /*

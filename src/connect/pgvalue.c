@@ -10,6 +10,7 @@
 
 #include "outboxd/util/errbuf.h"
 #include "outboxd/connect/jsonw.h"
+#include "outboxd/util/utf8.h"
 
 enum {
 	OID_BOOL = 16, OID_BYTEA = 17, OID_CHAR = 18, OID_NAME = 19, OID_INT8 = 20,
@@ -459,7 +460,7 @@ convert_string(struct slice t, const char *name, struct pgvalue *pv)
 		pv->v.version = 1;
 	}
 	if (!pv->v.is_null) {
-		if (!jsonw_utf8_valid(t.p, t.len)) {
+		if (!utf8_valid(t.p, t.len)) {
 			return -EILSEQ;
 		}
 		pv->v.u.s = t;

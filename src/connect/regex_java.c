@@ -12,6 +12,7 @@
 
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
+#include "outboxd/util/utf8.h"
 
 /* Java's '.' without DOTALL: anything but the five line terminators. */
 #define JAVA_DOT "[^\\n\\r\\x{85}\\x{2028}\\x{2029}]"
@@ -30,40 +31,22 @@ struct regex_java {
 	size_t ntoks;
 };
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9') {
-		return c - '0';
-	}
-	if (c >= 'a' && c <= 'f') {
-		return c - 'a' + 10;
-	}
-	if (c >= 'A' && c <= 'F') {
-		return c - 'A' + 10;
-	}
-	return -1;
-}
-
 /* Translate the escape at p[0] == '\\'; returns the bytes consumed or 0 on a rejected form. */
 static size_t
 translate_escape(const char *p, struct buf *out, const char **why)
 {
-	unsigned v = 0;
+	uint32_t v = 0;
 
 	switch (p[1]) {
 	case '\0':
 		*why = "the pattern ends with a lone '\\'";
 		return 0;
 	case 'u':
-		for (int i = 2; i < 6; i++) {
-			if (hexval(p[i]) < 0) {
-				*why = "\\u must be followed by four hex digits";
-				return 0;
-			}
-			v = v * 16 + (unsigned)hexval(p[i]);
+		if (utf8_hex4(p + 2, strnlen(p + 2, 4), &v) < 0) {
+			*why = "\\u must be followed by four hex digits";
+			return 0;
 		}
-		buf_add_fmt(out, "\\x{%X}", v);
+		buf_add_fmt(out, "\\x{%X}", (unsigned)v);
 		return 6;
 	case '0': {
 		size_t n = 2;

@@ -1,55 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "router_int.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/connect/jsonr.h"
 #include "outboxd/util/mem.h"
 
 /*
  * table.expand.json.payload: Debezium 3.6.1's JsonSchemaData over a Jackson tree (reference
- * §2.6), checked against the 3.6.1 jar. The JSON reader is written by hand rather than with
- * json-c: json-c keeps a number only as int64 or double, so it loses what decides the Connect
- * type (1 vs 1.0, an integer beyond int64 that Jackson holds as BigInteger), and its objects
- * are hash tables that do not keep Jackson's order for a duplicate key (first position, last
- * value). PostgreSQL's json/jsonb text is valid JSON; the reader is as strict as Jackson's
- * defaults for the odd invalid text of a text column (leading zeros, raw control characters,
- * nesting deeper than 1000, numbers longer than 1000 characters) and, like readTree() without
- * FAIL_ON_TRAILING_TOKENS, ignores what follows the first value.
+ * §2.6), checked against the 3.6.1 jar: schema inference (toConnectSchema) and value
+ * conversion (toConnectData) over the tree jsonr reads as Jackson's readTree() would.
  *
- * Known differences, all on input PostgreSQL's jsonb never produces: a lone surrogate escape
- * or "\u0000" in a key is refused (Jackson keeps it); and element schemas of an array of
- * objects are merged in order of first appearance, where Debezium iterates a HashSet whose
- * order depends on identity hash codes (it varies between JVM runs).
+ * Known difference, on input PostgreSQL's jsonb never produces: element schemas of an array
+ * of objects are merged in order of first appearance, where Debezium iterates a HashSet whose
+ * order depends on identity hash codes (it varies between JVM runs). The reader's own are in
+ * jsonr.h.
  */
-
-#define MAX_DEPTH 1000
-#define MAX_NUMBER 1000
-
-enum jtype {
-	J_NULL,
-	J_BOOL,
-	J_INT,		/* fits int: IntNode */
-	J_LONG,		/* fits long: LongNode */
-	J_BIG,		/* BigIntegerNode */
-	J_DOUBLE,	/* DoubleNode */
-	J_STRING,
-	J_ARRAY,
-	J_OBJECT,
-};
-
-struct jnode {
-	enum jtype type;
-	bool b;
-	int64_t i;
-	double d;
-	struct slice s;		/* J_STRING: decoded UTF-8 */
-	const char *key;	/* member name (decoded) inside an object */
-	struct jnode *kids;	/* elements or members */
-	size_t n;
-};
 
 /* An inferred Connect schema. */
 struct jschema {
@@ -68,10 +35,7 @@ struct jfield {
 };
 
 struct router_expand {
-	void **blocks;		/* everything allocated for the current payload */
-	size_t n, cap;
-	const char *p, *end;	/* reader */
-	int depth;
+	struct jsonr *rd;	/* the tree and everything else of the current payload */
 	bool null_bytes;
 	enum name_adjust adjust;
 	struct buf tmp;
@@ -85,16 +49,10 @@ enum {
 struct router_expand *
 router_expand_new(void)
 {
-	return znew(struct router_expand);
-}
+	struct router_expand *x = znew(struct router_expand);
 
-static void
-arena_reset(struct router_expand *x)
-{
-	for (size_t i = 0; i < x->n; i++) {
-		free(x->blocks[i]);
-	}
-	x->n = 0;
+	x->rd = jsonr_new();
+	return x;
 }
 
 void
@@ -103,342 +61,21 @@ router_expand_free(struct router_expand *x)
 	if (!x) {
 		return;
 	}
-	arena_reset(x);
-	free(x->blocks);
+	jsonr_free(x->rd);
 	buf_fini(&x->tmp);
 	free(x);
 }
 
 static void *
-arena_keep(struct router_expand *x, void *p)
-{
-	if (x->n == x->cap) {
-		x->cap = x->cap ? x->cap * 2 : 64;
-		x->blocks = xrealloc(x->blocks, x->cap * sizeof(*x->blocks));
-	}
-	x->blocks[x->n++] = p;
-	return p;
-}
-
-static void *
 arena_alloc(struct router_expand *x, size_t size)
 {
-	return arena_keep(x, xcalloc(1, size ? size : 1));
+	return jsonr_alloc(x->rd, size);
 }
 
 static char *
 arena_strndup(struct router_expand *x, const char *s, size_t n)
 {
-	return arena_keep(x, xstrndup(s, n));
-}
-
-/* --- the reader ------------------------------------------------------------------------ */
-
-static void
-skip_ws(struct router_expand *x)
-{
-	while (x->p < x->end && (*x->p == ' ' || *x->p == '\t' || *x->p == '\n' || *x->p == '\r')) {
-		x->p++;
-	}
-}
-
-static bool
-lit(struct router_expand *x, const char *word)
-{
-	size_t n = strlen(word);
-
-	if ((size_t)(x->end - x->p) < n || memcmp(x->p, word, n) != 0) {
-		return false;
-	}
-	x->p += n;
-	return true;
-}
-
-static int
-hex4(const char *p, unsigned *ret)
-{
-	unsigned v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9') {
-			v |= (unsigned)(c - '0');
-		} else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') {
-			v |= (unsigned)((c | 0x20) - 'a' + 10);
-		} else {
-			return -1;
-		}
-	}
-	*ret = v;
-	return 0;
-}
-
-static void
-put_utf8(struct buf *b, unsigned cp)
-{
-	if (cp < 0x80) {
-		buf_add_char(b, (char)cp);
-	} else if (cp < 0x800) {
-		buf_add_char(b, (char)(0xC0 | cp >> 6));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	} else if (cp < 0x10000) {
-		buf_add_char(b, (char)(0xE0 | cp >> 12));
-		buf_add_char(b, (char)(0x80 | (cp >> 6 & 0x3F)));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	} else {
-		buf_add_char(b, (char)(0xF0 | cp >> 18));
-		buf_add_char(b, (char)(0x80 | (cp >> 12 & 0x3F)));
-		buf_add_char(b, (char)(0x80 | (cp >> 6 & 0x3F)));
-		buf_add_char(b, (char)(0x80 | (cp & 0x3F)));
-	}
-}
-
-/* One "\u" escape (after the backslash and 'u'), joining a surrogate pair. */
-static int
-read_uescape(struct router_expand *x, struct buf *b)
-{
-	unsigned cp, lo;
-
-	if (x->end - x->p < 4 || hex4(x->p, &cp) < 0) {
-		return -1;
-	}
-	x->p += 4;
-	if (cp >= 0xDC00 && cp <= 0xDFFF) {
-		return -1;
-	}
-	if (cp >= 0xD800 && cp <= 0xDBFF) {
-		if (x->end - x->p < 6 || x->p[0] != '\\' || x->p[1] != 'u' ||
-		    hex4(x->p + 2, &lo) < 0 || lo < 0xDC00 || lo > 0xDFFF) {
-			return -1;
-		}
-		x->p += 6;
-		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-	}
-	put_utf8(b, cp);
-	return 0;
-}
-
-/* A string after its opening quote, decoded into x->tmp. */
-static int
-read_string(struct router_expand *x)
-{
-	buf_reset(&x->tmp);
-	while (x->p < x->end) {
-		unsigned char c = (unsigned char)*x->p++;
-
-		if (c == '"') {
-			buf_add(&x->tmp, "", 0);
-			return 0;
-		}
-		if (c < 0x20) {
-			return -1; /* Jackson: illegal unquoted character */
-		}
-		if (c != '\\') {
-			buf_add_char(&x->tmp, (char)c);
-			continue;
-		}
-		if (x->p >= x->end) {
-			return -1;
-		}
-		c = (unsigned char)*x->p++;
-		switch (c) {
-		case '"':
-		case '\\':
-		case '/':
-			buf_add_char(&x->tmp, (char)c);
-			break;
-		case 'b':
-			buf_add_char(&x->tmp, '\b');
-			break;
-		case 'f':
-			buf_add_char(&x->tmp, '\f');
-			break;
-		case 'n':
-			buf_add_char(&x->tmp, '\n');
-			break;
-		case 'r':
-			buf_add_char(&x->tmp, '\r');
-			break;
-		case 't':
-			buf_add_char(&x->tmp, '\t');
-			break;
-		case 'u':
-			if (read_uescape(x, &x->tmp) < 0) {
-				return -1;
-			}
-			break;
-		default:
-			return -1;
-		}
-	}
-	return -1;
-}
-
-static bool
-is_digit(const char *p, const char *end)
-{
-	return p < end && *p >= '0' && *p <= '9';
-}
-
-/* A number as Jackson reads it: int, long, BigInteger, or double for any '.' or exponent. */
-static int
-read_number(struct router_expand *x, struct jnode *n)
-{
-	const char *s = x->p, *p = x->p;
-	bool fp = false;
-	char *tmp, *endp;
-
-	if (p < x->end && *p == '-') {
-		p++;
-	}
-	if (!is_digit(p, x->end) || (*p == '0' && is_digit(p + 1, x->end))) {
-		return -1; /* no digit, or a leading zero */
-	}
-	while (is_digit(p, x->end)) {
-		p++;
-	}
-	if (p < x->end && *p == '.') {
-		fp = true;
-		if (!is_digit(++p, x->end)) {
-			return -1;
-		}
-		while (is_digit(p, x->end)) {
-			p++;
-		}
-	}
-	if (p < x->end && (*p == 'e' || *p == 'E')) {
-		fp = true;
-		p++;
-		if (p < x->end && (*p == '+' || *p == '-')) {
-			p++;
-		}
-		if (!is_digit(p, x->end)) {
-			return -1;
-		}
-		while (is_digit(p, x->end)) {
-			p++;
-		}
-	}
-	if (p - s > MAX_NUMBER) {
-		return -1;
-	}
-	x->p = p;
-	tmp = xstrndup(s, (size_t)(p - s));
-	errno = 0;
-	if (fp) {
-		n->type = J_DOUBLE;
-		n->d = strtod(tmp, &endp);
-	} else {
-		n->i = strtoll(tmp, &endp, 10);
-		n->type = errno == ERANGE ? J_BIG :
-			  n->i >= INT32_MIN && n->i <= INT32_MAX ? J_INT : J_LONG;
-	}
-	free(tmp);
-	return 0;
-}
-
-static int read_value(struct router_expand *x, struct jnode *n);
-
-/* Members or elements after '[' / '{'; a duplicate key keeps its place, takes the last value. */
-static int
-read_container(struct router_expand *x, struct jnode *n, bool object)
-{
-	char close = object ? '}' : ']';
-	size_t cap = 0;
-
-	if (++x->depth > MAX_DEPTH) {
-		return -1;
-	}
-	n->type = object ? J_OBJECT : J_ARRAY;
-	skip_ws(x);
-	if (x->p < x->end && *x->p == close) {
-		x->p++;
-		x->depth--;
-		return 0;
-	}
-	for (;;) {
-		struct jnode kid = { 0 };
-		size_t at = n->n;
-
-		skip_ws(x);
-		if (object) {
-			if (x->p >= x->end || *x->p++ != '"' || read_string(x) < 0 ||
-			    memchr(x->tmp.data, '\0', x->tmp.len)) {
-				goto fail;
-			}
-			kid.key = arena_strndup(x, x->tmp.data, x->tmp.len);
-			for (at = 0; at < n->n && strcmp(n->kids[at].key, kid.key) != 0; at++) {
-			}
-			skip_ws(x);
-			if (x->p >= x->end || *x->p++ != ':') {
-				goto fail;
-			}
-		}
-		if (read_value(x, &kid) < 0) {
-			goto fail;
-		}
-		if (at == n->n) {
-			if (n->n == cap) {
-				cap = cap ? cap * 2 : 8;
-				n->kids = xrealloc(n->kids, cap * sizeof(*n->kids));
-			}
-			n->n++;
-		}
-		n->kids[at] = kid;
-		skip_ws(x);
-		if (x->p < x->end && *x->p == ',') {
-			x->p++;
-			continue;
-		}
-		if (x->p < x->end && *x->p == close) {
-			x->p++;
-			break;
-		}
-		goto fail;
-	}
-	arena_keep(x, n->kids);
-	x->depth--;
-	return 0;
-fail:
-	free(n->kids);
-	n->kids = NULL;
-	n->n = 0;
-	return -1;
-}
-
-static int
-read_value(struct router_expand *x, struct jnode *n)
-{
-	skip_ws(x);
-	if (x->p >= x->end) {
-		return -1;
-	}
-	switch (*x->p) {
-	case '{':
-	case '[':
-		return read_container(x, n, *x->p++ == '{');
-	case '"':
-		x->p++;
-		if (read_string(x) < 0) {
-			return -1;
-		}
-		n->type = J_STRING;
-		n->s.p = arena_strndup(x, x->tmp.data ? x->tmp.data : "", x->tmp.len);
-		n->s.len = x->tmp.len;
-		return 0;
-	case 't':
-	case 'f':
-		n->type = J_BOOL;
-		n->b = *x->p == 't';
-		return lit(x, n->b ? "true" : "false") ? 0 : -1;
-	case 'n':
-		n->type = J_NULL;
-		return lit(x, "null") ? 0 : -1;
-	default:
-		return read_number(x, n);
-	}
+	return jsonr_strndup(x->rd, s, n);
 }
 
 /* --- schema inference (JsonSchemaData.toConnectSchema) ------------------------------------ */
@@ -548,32 +185,32 @@ adjust_name(struct router_expand *x, const char *in)
 	return in;
 }
 
-static int infer(struct router_expand *x, const char *key, const struct jnode *n,
+static int infer(struct router_expand *x, const char *key, const struct jsonr_node *n,
 		 struct jschema **ret);
 
 /* Number nodes of one kind give one schema: int32, int64, or float64 (BigInteger too). */
 static enum cvalue_type
-number_type(const struct jnode *n)
+number_type(const struct jsonr_node *n)
 {
-	return n->type == J_INT ? CVALUE_INT32 : n->type == J_LONG ? CVALUE_INT64 : CVALUE_FLOAT64;
+	return n->type == JSONR_INT ? CVALUE_INT32 : n->type == JSONR_LONG ? CVALUE_INT64 : CVALUE_FLOAT64;
 }
 
 static bool
-is_number(const struct jnode *n)
+is_number(const struct jsonr_node *n)
 {
-	return n->type == J_INT || n->type == J_LONG || n->type == J_BIG || n->type == J_DOUBLE;
+	return n->type == JSONR_INT || n->type == JSONR_LONG || n->type == JSONR_BIG || n->type == JSONR_DOUBLE;
 }
 
 /* getFirstArrayElement(): the first non-null element; the others must be of its kind. */
 static int
-first_element(const struct jnode *arr, const struct jnode **ret)
+first_element(const struct jsonr_node *arr, const struct jsonr_node **ret)
 {
-	const struct jnode *ref = NULL;
+	const struct jsonr_node *ref = NULL;
 
 	for (size_t i = 0; i < arr->n; i++) {
-		const struct jnode *e = &arr->kids[i];
+		const struct jsonr_node *e = &arr->kids[i];
 
-		if (e->type == J_NULL) {
+		if (e->type == JSONR_NULL) {
 			continue;
 		}
 		if (!ref) {
@@ -618,10 +255,10 @@ merge(struct router_expand *x, struct jschema *left, struct jschema *right)
 
 /* toConnectSchemaWithCycles(): the element schema of a non-empty array. */
 static int
-element_schema(struct router_expand *x, const char *key, const struct jnode *arr,
+element_schema(struct router_expand *x, const char *key, const struct jsonr_node *arr,
 	       struct jschema **ret)
 {
-	const struct jnode *sample = NULL;
+	const struct jsonr_node *sample = NULL;
 	struct jschema **distinct, *m = NULL;
 	size_t nd = 0;
 	int rc;
@@ -629,8 +266,8 @@ element_schema(struct router_expand *x, const char *key, const struct jnode *arr
 	if (first_element(arr, &sample) < 0) {
 		return -1;
 	}
-	if (!sample || sample->type != J_OBJECT) {
-		static const struct jnode null_node = { .type = J_NULL };
+	if (!sample || sample->type != JSONR_OBJECT) {
+		static const struct jsonr_node null_node = { .type = JSONR_NULL };
 
 		rc = infer(x, NULL, sample ? sample : &null_node, ret);
 		return rc == 0 ? 0 : -1; /* no schema: "unrecognized member schema" */
@@ -640,7 +277,7 @@ element_schema(struct router_expand *x, const char *key, const struct jnode *arr
 		struct jschema *s;
 		size_t k;
 
-		if (arr->kids[i].type != J_OBJECT) {
+		if (arr->kids[i].type != JSONR_OBJECT) {
 			continue;
 		}
 		if (infer(x, key, &arr->kids[i], &s) != 0) {
@@ -660,7 +297,7 @@ element_schema(struct router_expand *x, const char *key, const struct jnode *arr
 }
 
 static int
-infer_object(struct router_expand *x, const char *key, const struct jnode *n,
+infer_object(struct router_expand *x, const char *key, const struct jsonr_node *n,
 	     struct jschema **ret)
 {
 	struct jschema *s = jschema_new(x, CVALUE_STRUCT, key);
@@ -695,24 +332,24 @@ infer_object(struct router_expand *x, const char *key, const struct jnode *n,
 
 /* 0 with *ret, NO_SCHEMA (Java null), or -1 (an exception: expansion abandoned). */
 static int
-infer(struct router_expand *x, const char *key, const struct jnode *n, struct jschema **ret)
+infer(struct router_expand *x, const char *key, const struct jsonr_node *n, struct jschema **ret)
 {
 	struct jschema *items;
 
 	switch (n->type) {
-	case J_STRING:
+	case JSONR_STRING:
 		*ret = jschema_new(x, CVALUE_STRING, NULL);
 		return 0;
-	case J_BOOL:
+	case JSONR_BOOL:
 		*ret = jschema_new(x, CVALUE_BOOLEAN, NULL);
 		return 0;
-	case J_INT:
-	case J_LONG:
-	case J_BIG:
-	case J_DOUBLE:
+	case JSONR_INT:
+	case JSONR_LONG:
+	case JSONR_BIG:
+	case JSONR_DOUBLE:
 		*ret = jschema_new(x, number_type(n), NULL);
 		return 0;
-	case J_ARRAY:
+	case JSONR_ARRAY:
 		if (n->n == 0) {
 			return NO_SCHEMA;
 		}
@@ -722,9 +359,9 @@ infer(struct router_expand *x, const char *key, const struct jnode *n, struct js
 		*ret = jschema_new(x, CVALUE_ARRAY, NULL);
 		(*ret)->items = items;
 		return 0;
-	case J_OBJECT:
+	case JSONR_OBJECT:
 		return infer_object(x, key, n, ret);
-	case J_NULL:
+	case JSONR_NULL:
 		if (x->null_bytes) {
 			*ret = jschema_new(x, CVALUE_BYTES, NULL);
 			return 0;
@@ -769,8 +406,8 @@ fill_schema(struct router_expand *x, const struct jschema *s, struct cvalue *v)
 	}
 }
 
-static const struct jnode *
-member(const struct jnode *obj, const char *name)
+static const struct jsonr_node *
+member(const struct jsonr_node *obj, const char *name)
 {
 	for (size_t i = 0; i < obj->n; i++) {
 		if (strcmp(obj->kids[i].key, name) == 0) {
@@ -782,30 +419,30 @@ member(const struct jnode *obj, const char *name)
 
 /* getStructFieldValue() for @n under @s; -1 where Connect's validation throws. */
 static int
-to_value(struct router_expand *x, const struct jnode *n, const struct jschema *s,
+to_value(struct router_expand *x, const struct jsonr_node *n, const struct jschema *s,
 	 struct cvalue *v)
 {
 	fill_schema(x, s, v);
 	switch (n->type) {
-	case J_NULL:
+	case JSONR_NULL:
 		v->is_null = true;
 		return s->optional ? 0 : -1;
-	case J_STRING:
+	case JSONR_STRING:
 		v->u.s = n->s;
 		return s->type == CVALUE_STRING ? 0 : -1;
-	case J_BOOL:
+	case JSONR_BOOL:
 		v->u.b = n->b;
 		return s->type == CVALUE_BOOLEAN ? 0 : -1;
-	case J_INT:
-	case J_LONG:
+	case JSONR_INT:
+	case JSONR_LONG:
 		v->u.i = n->i;
 		return s->type == number_type(n) ? 0 : -1;
-	case J_DOUBLE:
+	case JSONR_DOUBLE:
 		v->u.f = n->d;
 		return s->type == CVALUE_FLOAT64 ? 0 : -1;
-	case J_BIG:
+	case JSONR_BIG:
 		return -1; /* a BigDecimal is no FLOAT64 value */
-	case J_ARRAY: {
+	case JSONR_ARRAY: {
 		struct cvalue *e;
 
 		if (s->type != CVALUE_ARRAY) {
@@ -821,7 +458,7 @@ to_value(struct router_expand *x, const struct jnode *n, const struct jschema *s
 		v->u.array.n = n->n;
 		return 0;
 	}
-	case J_OBJECT: {
+	case JSONR_OBJECT: {
 		struct cvalue *f;
 
 		if (s->type != CVALUE_STRUCT) {
@@ -829,7 +466,7 @@ to_value(struct router_expand *x, const struct jnode *n, const struct jschema *s
 		}
 		f = (struct cvalue *)v->u.fields.v;
 		for (size_t i = 0; i < s->nfields; i++) {
-			const struct jnode *m = member(n, s->fields[i].name);
+			const struct jsonr_node *m = member(n, s->fields[i].name);
 
 			if (m && to_value(x, m, s->fields[i].schema, &f[i]) < 0) {
 				return -1;
@@ -847,12 +484,12 @@ router_expand_payload(struct router_expand *x, const char *field, bool null_byte
 		      enum name_adjust adjust, const struct cvalue *payload,
 		      const struct cvalue **ret)
 {
-	struct jnode root = { 0 };
+	const struct jsonr_node *root;
 	struct jschema *s = NULL;
 	struct cvalue *v;
 	int rc;
 
-	arena_reset(x);
+	jsonr_reset(x->rd);
 	*ret = payload;
 	if (payload->is_null || payload->type != CVALUE_STRING || payload->java_string) {
 		/* null: untouched; bytea: Debezium warns that it is not a string */
@@ -861,20 +498,17 @@ router_expand_payload(struct router_expand *x, const char *field, bool null_byte
 	if (!payload->u.s.len || (payload->u.s.p[0] != '{' && payload->u.s.p[0] != '[')) {
 		return ROUTER_EXPAND_KEPT;
 	}
-	x->p = payload->u.s.p;
-	x->end = payload->u.s.p + payload->u.s.len;
-	x->depth = 0;
 	x->null_bytes = null_bytes;
 	x->adjust = adjust;
-	if (read_value(x, &root) < 0) {
+	if (jsonr_parse(x->rd, payload->u.s.p, payload->u.s.len, &root) < 0) {
 		return ROUTER_EXPAND_KEPT;
 	}
-	rc = infer(x, field, &root, &s);
+	rc = infer(x, field, root, &s);
 	if (rc < 0) {
 		return ROUTER_EXPAND_KEPT;
 	}
 	v = arena_alloc(x, sizeof(*v));
-	if (rc == NO_SCHEMA || s->type != CVALUE_STRUCT || to_value(x, &root, s, v) < 0) {
+	if (rc == NO_SCHEMA || s->type != CVALUE_STRUCT || to_value(x, root, s, v) < 0) {
 		/* 3.6.1 keeps the new schema and the old String value (hazard (a)) */
 		if (rc == NO_SCHEMA) {
 			*v = (struct cvalue){ .type = CVALUE_NONE };

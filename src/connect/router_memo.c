@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "router_int.h"
+#include "outboxd/util/hash.h"
 
 /*
  * The topic of recent routing values. Why: the RegexRouter's matches() and replaceFirst() ran
@@ -15,15 +16,10 @@
 static struct router_memo_slot *
 slot_of(struct router_memo *m, const char *s, size_t len)
 {
-	uint32_t h = 2166136261u;
-
 	if (len > ROUTER_MEMO_MAX_VALUE) {
 		return NULL;
 	}
-	for (size_t i = 0; i < len; i++) {
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	}
-	return &m->slot[h % ROUTER_MEMO_SLOTS];
+	return &m->slot[hash_fnv1a(s, len) % ROUTER_MEMO_SLOTS];
 }
 
 bool

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
+#include "outboxd/connect/configdef.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
 
@@ -15,38 +15,6 @@
  * EventRouter and connector options -> struct router, validated as EventRouter.configure()
  * and the connector validate them at start (reference §1).
  */
-
-/* A trimmed copy of @s (Debezium trims option values). */
-static char *
-trimdup(const char *s)
-{
-	size_t n;
-
-	while (*s == ' ' || *s == '\t') {
-		s++;
-	}
-	n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) {
-		n--;
-	}
-	return xstrndup(s, n);
-}
-
-/* Pick @v (trimmed, case-insensitive) from @words; -1 if absent. */
-static int
-pick(const char *v, const char *const *words)
-{
-	char *t = trimdup(v);
-	int i;
-
-	for (i = 0; words[i]; i++) {
-		if (strcasecmp(t, words[i]) == 0) {
-			break;
-		}
-	}
-	free(t);
-	return words[i] ? i : -1;
-}
 
 static const char *const smt_known[] = {
 	"type", "table.field.event.id", "table.field.event.key", "table.field.event.type",
@@ -73,26 +41,23 @@ static int
 opt_bool(const struct router_config *cfg, const char *key, bool dflt, bool *ret, char *errbuf,
 	 size_t errlen)
 {
-	static const char *const words[] = { "false", "true", NULL };
 	const char *v = opt(cfg, key, NULL);
-	int i;
 
 	if (!v) {
 		*ret = dflt;
 		return 0;
 	}
-	i = pick(v, words);
-	if (i < 0) {
+	if (configdef_bool(v, ret) < 0) {
 		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is not a boolean; use true or "
 		       "false", key, v);
 		return -EINVAL;
 	}
-	*ret = i == 1;
 	return 0;
 }
 
+/* An enumerated option (EnumeratedValue.parse); @words are '|'-separated, *ret their index. */
 static int
-opt_enum(const struct router_config *cfg, const char *key, const char *const *words, int *ret,
+opt_enum(const struct router_config *cfg, const char *key, const char *words, int *ret,
 	 char *errbuf, size_t errlen)
 {
 	const char *v = opt(cfg, key, NULL);
@@ -101,12 +66,16 @@ opt_enum(const struct router_config *cfg, const char *key, const char *const *wo
 	if (!v) {
 		return 0;
 	}
-	i = pick(v, words);
+	i = configdef_enum(v, words, NULL);
 	if (i < 0) {
 		struct buf b = BUF_INIT;
 
-		for (int k = 0; words[k]; k++) {
-			buf_add_fmt(&b, "%s%s", k ? ", " : "", words[k]);
+		for (const char *w = words; *w; w++) {
+			if (*w == '|') {
+				buf_add_str(&b, ", ");
+			} else {
+				buf_add_char(&b, *w);
+			}
 		}
 		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is invalid; use one of: %s", key,
 		       v, buf_cstr(&b));
@@ -129,7 +98,7 @@ opt_column(const struct router_config *cfg, const char *key, const char *dflt, c
 		*ret = NULL;
 		return 0;
 	}
-	t = trimdup(v);
+	t = configdef_trimdup(v);
 	if (!*t) {
 		errbuf_set(errbuf, errlen, "EventRouter option %s is empty; name a column of the outbox "
 		       "table or remove the option", key);
@@ -166,7 +135,7 @@ check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
 		}
 	}
 	if (cfg->smt && kv_get(cfg->smt, "type") &&
-	    pick(kv_get(cfg->smt, "type"), (const char *const[]){ EVENT_ROUTER, NULL }) < 0) {
+	    !configdef_eq(kv_get(cfg->smt, "type"), EVENT_ROUTER)) {
 		errbuf_set(errbuf, errlen, "transform type '%s' is not supported; outboxd implements "
 		       EVENT_ROUTER " only", kv_get(cfg->smt, "type"));
 		return -EINVAL;
@@ -177,7 +146,6 @@ check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
 static int
 parse_placement_entry(struct router *r, char *entry, char *errbuf, size_t errlen)
 {
-	static const char *const words[] = { "header", "envelope", "partition", NULL };
 	char *parts[4] = { 0 };
 	int n = 0, w;
 	struct placement *p;
@@ -199,7 +167,7 @@ parse_placement_entry(struct router *r, char *entry, char *errbuf, size_t errlen
 		       "column:placement[:alias]", entry);
 		return -EINVAL;
 	}
-	w = pick(parts[1], words);
+	w = configdef_enum(parts[1], "header|envelope|partition", NULL);
 	if (w < 0) {
 		errbuf_set(errbuf, errlen, "table.fields.additional.placement: unknown placement '%s' "
 		       "(Debezium would fail on every record); use header, envelope or partition",
@@ -208,8 +176,8 @@ parse_placement_entry(struct router *r, char *entry, char *errbuf, size_t errlen
 	}
 	r->pl = xrealloc(r->pl, (r->npl + 1) * sizeof(*r->pl));
 	p = &r->pl[r->npl++];
-	p->column = trimdup(parts[0]);
-	p->alias = trimdup(n == 3 ? parts[2] : parts[0]);
+	p->column = configdef_trimdup(parts[0]);
+	p->alias = configdef_trimdup(n == 3 ? parts[2] : parts[0]);
 	p->where = (enum placement_where)w;
 	if (!*p->column || !*p->alias) {
 		errbuf_set(errbuf, errlen, "table.fields.additional.placement entry has an empty column "
@@ -232,7 +200,7 @@ parse_placements(struct router *r, const char *v, char *errbuf, size_t errlen)
 		if (c) {
 			*c = '\0';
 		}
-		t = trimdup(s);
+		t = configdef_trimdup(s);
 		rc = *t ? parse_placement_entry(r, t, errbuf, errlen) : -EINVAL;
 		if (!*t) {
 			errbuf_set(errbuf, errlen, "table.fields.additional.placement has an empty entry "
@@ -267,42 +235,28 @@ parse_placements(struct router *r, const char *v, char *errbuf, size_t errlen)
 	return rc;
 }
 
-/* A table/schema list: comma-separated Java regexes, "\\," is a literal comma. */
+/* A table/schema/prefix list: Debezium's comma-separated Java regexes (configdef_regex_list). */
 static int
 parse_list(struct relist *l, const char *list, const char *option, char *errbuf, size_t errlen)
 {
-	struct buf cur = BUF_INIT;
+	struct configdef_list items;
 	int rc = 0;
 
 	l->set = true;
-	for (const char *p = list;; p++) {
-		if (*p == '\\' && p[1] == ',') {
-			buf_add_char(&cur, ',');
-			p++;
-			continue;
-		}
-		if (*p && *p != ',') {
-			buf_add_char(&cur, *p);
-			continue;
-		}
-		{
-			char *t = trimdup(buf_cstr(&cur));
-
-			if (*t) {
-				l->re = xrealloc(l->re, (l->n + 1) * sizeof(*l->re));
-				rc = regex_java_compile(t, true, &l->re[l->n], errbuf, errlen);
-				if (rc == 0) {
-					l->n++;
-				}
-			}
-			free(t);
-		}
-		buf_reset(&cur);
-		if (rc < 0 || !*p) {
-			break;
+	if (configdef_regex_list(list, &items) < 0) {
+		errbuf_set(errbuf, errlen, "%s '%s' ends with a lone '\\' (Debezium: unterminated "
+		       "escape sequence); write \\\\ for a backslash or \\, for a comma", option,
+		       list);
+		return -EINVAL;
+	}
+	for (size_t i = 0; rc == 0 && i < items.n; i++) {
+		l->re = xrealloc(l->re, (l->n + 1) * sizeof(*l->re));
+		rc = regex_java_compile(items.v[i], true, &l->re[l->n], errbuf, errlen);
+		if (rc == 0) {
+			l->n++;
 		}
 	}
-	buf_fini(&cur);
+	configdef_list_fini(&items);
 	if (rc < 0) {
 		size_t n = strlen(errbuf ? errbuf : "");
 
@@ -381,11 +335,11 @@ setup_route(struct router *r, const struct router_config *cfg, char *errbuf, siz
 static int
 setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, size_t errlen)
 {
-	static const char *const binary[] = { "bytes", "base64", "base64-url-safe", "hex", NULL };
 	int b = 0;
 
 	if (cfg->binary_handling_mode) {
-		b = pick(cfg->binary_handling_mode, binary);
+		b = configdef_enum(cfg->binary_handling_mode, "bytes|base64|base64-url-safe|hex",
+				   NULL);
 		if (b < 0) {
 			errbuf_set(errbuf, errlen, "binary.handling.mode='%s' is invalid; use bytes, "
 			       "base64, base64-url-safe or hex", cfg->binary_handling_mode);
@@ -394,15 +348,14 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 	}
 	r->binary = (enum pgvalue_binary)b;
 	if (cfg->time_precision_mode &&
-	    pick(cfg->time_precision_mode,
-		 (const char *const[]){ "adaptive", "adaptive_time_microseconds", NULL }) < 0) {
+	    configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds",
+			   NULL) < 0) {
 		errbuf_set(errbuf, errlen, "time.precision.mode='%s' is not supported yet; use "
 		       "adaptive (the default) or adaptive_time_microseconds",
 		       cfg->time_precision_mode);
 		return -EINVAL;
 	}
-	if (cfg->decimal_handling_mode &&
-	    pick(cfg->decimal_handling_mode, (const char *const[]){ "precise", NULL }) < 0) {
+	if (cfg->decimal_handling_mode && !configdef_eq(cfg->decimal_handling_mode, "precise")) {
 		errbuf_set(errbuf, errlen, "decimal.handling.mode='%s' is not supported yet; use "
 		       "precise (the default)", cfg->decimal_handling_mode);
 		return -EINVAL;
@@ -413,14 +366,12 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 static int
 setup_converters(struct router *r, const struct router_config *cfg, char *errbuf, size_t errlen)
 {
-	const char *json = "org.apache.kafka.connect.json.JsonConverter";
-
+	const char *json = CONVERT_CLASS_JSON;
 	const char *header = cfg->header_converter;
 
 	if (!header) {
 		/* Debezium Server's debezium.format.header defaults to json */
-		header = cfg->server_flavour ? json :
-					       "org.apache.kafka.connect.storage.SimpleHeaderConverter";
+		header = cfg->server_flavour ? json : CONVERT_CLASS_SIMPLE_HEADER;
 	}
 	if (convert_new(cfg->key_converter ? cfg->key_converter : json, cfg->key_converter_opts,
 			CONVERT_KEY, &r->key_conv, errbuf, errlen) < 0 ||
@@ -440,8 +391,7 @@ setup_converters(struct router *r, const struct router_config *cfg, char *errbuf
 static int
 setup_options(struct router *r, const struct router_config *cfg, char *errbuf, size_t errlen)
 {
-	static const char *const invalid[] = { "warn", "error", "fatal", NULL };
-	static const char *const missing[] = { "error", "ignore", NULL };
+	static const char invalid[] = "warn|error|fatal";
 	int inv = INVALID_OP_WARN, miss = 0, nullb = 0, adj = 0;
 	bool b, legacy;
 	const char *v;
@@ -465,15 +415,14 @@ setup_options(struct router *r, const struct router_config *cfg, char *errbuf, s
 	    opt_bool(cfg, "tracing.with.context.field.only", false, &b, errbuf, errlen) < 0 ||
 	    opt_enum(cfg, "debezium.op.invalid.behavior", invalid, &inv, errbuf, errlen) < 0 ||
 	    opt_enum(cfg, "table.op.invalid.behavior", invalid, &inv, errbuf, errlen) < 0 ||
-	    opt_enum(cfg, "table.json.payload.null.behavior",
-		     (const char *const[]){ "ignore", "optional_bytes", NULL }, &nullb, errbuf,
-		     errlen) < 0 ||
-	    opt_enum(cfg, "field.name.adjustment.mode",
-		     (const char *const[]){ "none", "avro", "avro_unicode", NULL }, &adj, errbuf,
+	    opt_enum(cfg, "table.json.payload.null.behavior", "ignore|optional_bytes", &nullb,
+		     errbuf, errlen) < 0 ||
+	    opt_enum(cfg, "field.name.adjustment.mode", "none|avro|avro_unicode", &adj, errbuf,
 		     errlen) < 0 ||
 	    opt_bool(cfg, "table.fields.additional.error.on.missing", true, &legacy, errbuf,
 		     errlen) < 0 ||
-	    opt_enum(cfg, "table.field.additional.missing", missing, &miss, errbuf, errlen) < 0 ||
+	    opt_enum(cfg, "table.field.additional.missing", "error|ignore", &miss, errbuf,
+		     errlen) < 0 ||
 	    opt_bool(cfg, "table.expand.json.payload", false, &r->expand, errbuf, errlen) < 0) {
 		return -EINVAL;
 	}

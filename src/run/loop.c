@@ -79,7 +79,7 @@ loop_wait(struct loop *l, struct loop_wait *w, char *errbuf, size_t errlen)
 	if (w->source_fd < 0 || !fds[2].events) {
 		fds[2].fd = -1; /* poll(2) skips negative fds */
 	}
-	if (poll(fds, 3, l->stopping ? 0 : timeout_ms(w, now_mono_us())) < 0 && errno != EINTR) {
+	if (poll(fds, 3, l->stopping ? 0 : timeout_ms(w, now_monotonic_us())) < 0 && errno != EINTR) {
 		errbuf_set(errbuf, errlen, "poll: %s", strerror(errno));
 		return -EIO;
 	}
@@ -94,11 +94,11 @@ loop_wait(struct loop *l, struct loop_wait *w, char *errbuf, size_t errlen)
 bool
 loop_sleep(struct loop *l, int64_t ms)
 {
-	int64_t until = now_mono_us() + (ms > 0 ? ms : 0) * 1000;
+	int64_t until = now_monotonic_us() + (ms > 0 ? ms : 0) * 1000;
 	struct loop_wait w = { .source_fd = -1, .wake_fd = -1 };
 
 	while (!l->stopping) {
-		int64_t now = now_mono_us();
+		int64_t now = now_monotonic_us();
 
 		if (now >= until) {
 			break;

@@ -5,10 +5,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "outboxd/connect/jsonw.h"
 #include "outboxd/util/mem.h"
+#include "outboxd/util/now.h"
 #include "outboxd/util/version.h"
 
 /* What one rendering needs, copied under the lock so formatting happens outside it. */
@@ -75,10 +75,7 @@ static const char *const state_names[METRICS_STATE_COUNT_] = {
 static int64_t
 monotonic_us(void *arg)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return now_monotonic_us();
 }
 
 /* The mutex is the one part of a const metrics that changes; the object is never const-made. */

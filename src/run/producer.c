@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "outboxd/util/buf.h"
+#include "outboxd/util/hash.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
+#include "outboxd/util/now.h"
+#include "outboxd/util/secret.h"
 
 #define MOD "producer"
 
@@ -57,14 +59,6 @@ static const struct forced {
 	{ "queue.buffering.max.messages", "5000", NULL },
 	{ "log.queue", "true", NULL },
 };
-
-/* Names whose values must never reach a log line or an error message. */
-static bool
-secret_key(const char *key)
-{
-	return strstr(key, "password") || strstr(key, "secret") || strstr(key, "sasl.jaas") ||
-	       strstr(key, "key.pem") || strstr(key, "oauthbearer.config");
-}
 
 static int
 conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, char *errbuf, size_t errlen)
@@ -236,24 +230,10 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	return 0;
 }
 
-static int64_t
-mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static uint32_t
 topic_hash(const char *s)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (; *s; s++) {
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	}
-	return h;
+	return hash_fnv1a(s, strlen(s));
 }
 
 static void
@@ -318,14 +298,14 @@ topic_get(struct producer *p, const char *name)
 	}
 	p->topics[j].name = xstrdup(name);
 	p->topics_n++;
-	if (mono_us() < p->lookup_skip_until_us) {
+	if (now_monotonic_us() < p->lookup_skip_until_us) {
 		return p->topics[j].rkt;
 	}
 	if (rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS) ==
 	    RD_KAFKA_RESP_ERR_NO_ERROR) {
 		rd_kafka_metadata_destroy(md);
 	} else {
-		p->lookup_skip_until_us = mono_us() + TOPIC_LOOKUP_BACKOFF_US;
+		p->lookup_skip_until_us = now_monotonic_us() + TOPIC_LOOKUP_BACKOFF_US;
 		log_debug(MOD, "no metadata for topic %s within %d ms; librdkafka keeps asking", name,
 			  TOPIC_LOOKUP_MS);
 	}

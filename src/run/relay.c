@@ -190,7 +190,7 @@ session_open(struct relay *r, struct session *s)
 		return o;
 	}
 	s->last_flush_sent = confirmed;
-	now = s->last_rx_us = now_mono_us();
+	now = s->last_rx_us = now_monotonic_us();
 	loop_arm(&s->dl, LOOP_STATUS, now);
 	loop_arm(&s->dl, LOOP_TICK, now + TICK_US);
 	if (cfg->heartbeat_interval_ms) {
@@ -268,7 +268,7 @@ read_batch(struct session *s)
 			errbuf_set(s->why, sizeof(s->why), "%s", err);
 			return f == PGSTREAM_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
 		}
-		s->last_rx_us = now_mono_us();
+		s->last_rx_us = now_monotonic_us();
 		loop_arm(&s->dl, LOOP_PROBE, 0);
 		o = stream_on_frame(s->st, s->pub, &frame, s->why, sizeof(s->why));
 	}
@@ -290,7 +290,7 @@ serve_producer(struct session *s)
 		return o;
 	}
 	o = publish_retry(s->pub, s->why, sizeof(s->why));
-	loop_arm(&s->dl, LOOP_RETRY, publish_waiting(s->pub) ? now_mono_us() + RETRY_US : 0);
+	loop_arm(&s->dl, LOOP_RETRY, publish_waiting(s->pub) ? now_monotonic_us() + RETRY_US : 0);
 	return o;
 }
 
@@ -353,7 +353,7 @@ turn(struct session *s)
 	    (o = serve_producer(s)) != OUTCOME_OK) {
 		return o;
 	}
-	now = now_mono_us();
+	now = now_monotonic_us();
 	if ((o = heartbeat(s, now)) != OUTCOME_OK) {
 		return o;
 	}
@@ -461,7 +461,7 @@ relay_run(const struct relay_params *p, struct loop *loop)
 
 	relay_init(&r, p, loop);
 	for (;;) {
-		int64_t started = now_mono_us();
+		int64_t started = now_monotonic_us();
 		enum outcome o = session_run(&r, &r.s);
 		/* The transaction a failure concerns: the open one, or the one whose delivery failed. */
 		lsn_t at = r.s.st ? stream_failing_lsn(r.s.st) : 0;
@@ -489,7 +489,7 @@ relay_run(const struct relay_params *p, struct loop *loop)
 			break;
 		}
 		/* A session that ran for a while starts the backoff over. */
-		backoff = now_mono_us() - started > INT64_C(60) * 1000000 ? 500
+		backoff = now_monotonic_us() - started > INT64_C(60) * 1000000 ? 500
 			  : backoff * 2 > cfg->restart_backoff_max_ms	   ? cfg->restart_backoff_max_ms
 									   : backoff * 2;
 	}

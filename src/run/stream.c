@@ -66,7 +66,7 @@ stream_new(const struct stream_params *p, lsn_t confirmed, int64_t started_unix_
 	st->rc = relcache_new();
 	pgoutput_decoder_init(&st->dec, 1);
 	st->started_unix_us = started_unix_us;
-	st->last_ack_us = now_mono_us();
+	st->last_ack_us = now_monotonic_us();
 	return st;
 }
 
@@ -91,10 +91,10 @@ on_produced(void *opaque, uint64_t token)
 		return; /* a heartbeat: no transaction of the stream */
 	}
 	if (acktrack_in_flight(st->at) == 0) {
-		st->last_ack_us = now_mono_us(); /* waiting starts now, not at the last report */
+		st->last_ack_us = now_monotonic_us(); /* waiting starts now, not at the last report */
 	}
 	st->published++;
-	(void)acktrack_row_produced(st->at, token, now_mono_us());
+	(void)acktrack_row_produced(st->at, token, now_monotonic_us());
 	if (st->nontx_end) {
 		/* a non-transactional message is its own transaction, ending at its LSN */
 		(void)acktrack_commit(st->at, st->nontx_end, st->nontx_end);
@@ -116,7 +116,7 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 	}
 	if (ok) {
 		st->delivered++;
-		st->last_ack_us = now_mono_us();
+		st->last_ack_us = now_monotonic_us();
 		failpoint_hit(FAILPOINT_AFTER_DELIVERY);
 	} else if (!st->delivery_failed) {
 		st->delivery_failed = true;
@@ -256,7 +256,7 @@ on_begin(struct stream *st, const struct pgoutput_msg *m, char *why, size_t whyl
 	st->cur_seq = acktrack_begin(st->at, m->u.begin.final_lsn);
 	st->cur_final_lsn = m->u.begin.final_lsn;
 	st->cur_xid = m->xid;
-	st->commit_time_us = m->u.begin.commit_time + NOW_PG_EPOCH_US;
+	st->commit_time_us = m->u.begin.commit_time + NOW_PG_EPOCH_OFFSET_US;
 	lsn_format(st->cur_final_lsn, st->commit_lsn);
 	snprintf(st->where, sizeof(st->where), "committing at %s", lsn_format(st->cur_final_lsn,
 									      lsn));

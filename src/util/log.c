@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "outboxd/util/buf.h"
+#include "outboxd/util/now.h"
 
 static enum log_level current_level = LOG_INFO;
 
@@ -47,7 +48,8 @@ void
 log_msg(enum log_level level, const char *module, const char *fmt, ...)
 {
 	struct buf line = BUF_INIT;
-	struct timespec ts;
+	int64_t us;
+	time_t sec;
 	struct tm tm;
 	char stamp[32];
 	va_list ap;
@@ -55,11 +57,12 @@ log_msg(enum log_level level, const char *module, const char *fmt, ...)
 	if (!log_enabled(level)) {
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
+	us = now_unix_us();
+	sec = (time_t)(us / 1000000);
+	gmtime_r(&sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	buf_add_fmt(&line, "%s.%03ldZ %-5s %s: ", stamp, ts.tv_nsec / 1000000, level_names[level],
-		    module);
+	buf_add_fmt(&line, "%s.%03ldZ %-5s %s: ", stamp, (long)(us / 1000 % 1000),
+		    level_names[level], module);
 	va_start(ap, fmt);
 	buf_add_vfmt(&line, fmt, ap);
 	va_end(ap);

@@ -4,7 +4,7 @@
 #include <time.h>
 
 static int64_t
-read_us(clockid_t id)
+clock_us(clockid_t id)
 {
 	struct timespec ts;
 
@@ -13,25 +13,25 @@ read_us(clockid_t id)
 }
 
 int64_t
-now_mono_us(void)
+now_monotonic_us(void)
 {
-	return read_us(CLOCK_MONOTONIC);
+	return clock_us(CLOCK_MONOTONIC);
 }
 
 int64_t
 now_unix_us(void)
 {
-	return read_us(CLOCK_REALTIME);
+	return clock_us(CLOCK_REALTIME);
 }
 
 int64_t
 now_unix_ms(void)
 {
-	return read_us(CLOCK_REALTIME) / 1000;
+	return now_unix_us() / 1000;
 }
 
 int64_t
 now_pg_us(void)
 {
-	return read_us(CLOCK_REALTIME) - NOW_PG_EPOCH_US;
+	return now_unix_us() - NOW_PG_EPOCH_OFFSET_US;
 }

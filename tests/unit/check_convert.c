@@ -434,6 +434,72 @@ START_TEST(test_binary_data_converter_writes_bytes_raw_and_delegates_the_rest)
 }
 END_TEST
 
+/* The registry answers exactly what convert_new() does, for every class and role. */
+START_TEST(test_registry_roles_match_convert_new)
+{
+	static const char *const names[] = { JSON, STRING, BYTEARRAY, SIMPLE,
+					     "io.debezium.converters.BinaryDataConverter",
+					     "io.confluent.connect.avro.AvroConverter" };
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (int k = CONVERT_KEY; k <= CONVERT_HEADER; k++) {
+			enum convert_role role = (enum convert_role)k;
+			struct convert *c = NULL;
+			int rc = convert_new(names[i], NULL, role, &c, err, sizeof(err));
+
+			ck_assert_msg((rc == 0) == convert_class_supports(names[i], role), "%s as %s",
+				      names[i], convert_role_name(role));
+			convert_free(c);
+		}
+	}
+	/* headers: SimpleHeaderConverter, JsonConverter and BinaryDataConverter only */
+	ck_assert(!convert_class_supports(STRING, CONVERT_HEADER));
+	ck_assert(!convert_class_supports(BYTEARRAY, CONVERT_HEADER));
+	ck_assert(convert_class_supports(SIMPLE, CONVERT_HEADER));
+	ck_assert(!convert_class_supports(SIMPLE, CONVERT_KEY));
+	ck_assert(!convert_class_supports(NULL, CONVERT_VALUE));
+}
+END_TEST
+
+/* Each class's options, as its ConfigDef defines them; converter.type belongs to all. */
+START_TEST(test_registry_options_per_class)
+{
+	ck_assert(convert_class_has_option(JSON, "schemas.enable"));
+	ck_assert(convert_class_has_option(JSON, "decimal.format"));
+	ck_assert(!convert_class_has_option(JSON, "converter.encoding"));
+	ck_assert(convert_class_has_option(STRING, "converter.encoding"));
+	ck_assert(!convert_class_has_option(STRING, "schemas.enable"));
+	ck_assert(!convert_class_has_option(STRING, "encoding"));
+	ck_assert(convert_class_has_option(BYTEARRAY, "converter.type"));
+	ck_assert(!convert_class_has_option(SIMPLE, "schemas.enable"));
+	ck_assert(convert_class_has_option("io.debezium.converters.BinaryDataConverter",
+					   "delegate.converter.type"));
+	ck_assert(convert_class_has_option("io.debezium.converters.BinaryDataConverter",
+					   "delegate.converter.type.schemas.enable"));
+	ck_assert(!convert_class_has_option("io.debezium.converters.BinaryDataConverter",
+					    "delegate.converter.typo"));
+	ck_assert(!convert_class_has_option("io.confluent.connect.avro.AvroConverter",
+					    "converter.type"));
+}
+END_TEST
+
+/* The supported classes of a role, in one text for messages: simple or Java names. */
+START_TEST(test_registry_lists_classes_per_role)
+{
+	struct buf b = BUF_INIT;
+
+	convert_class_list(CONVERT_VALUE, false, "and", &b);
+	ck_assert_str_eq(buf_cstr(&b), "JsonConverter, StringConverter, ByteArrayConverter and "
+			 "BinaryDataConverter");
+	buf_reset(&b);
+	convert_class_list(CONVERT_HEADER, true, "or", &b);
+	ck_assert_str_eq(buf_cstr(&b),
+			 SIMPLE ", " JSON " or io.debezium.converters.BinaryDataConverter");
+	buf_fini(&b);
+}
+END_TEST
+
 static Suite *
 convert_suite(void)
 {
@@ -457,6 +523,11 @@ convert_suite(void)
 	tcase_add_test(tc, test_unsupported_converters_and_misspelt_options_are_refused);
 	tcase_add_test(tc, test_arrays_and_half_expanded_strings_write_as_connect_does);
 	tcase_add_test(tc, test_binary_data_converter_writes_bytes_raw_and_delegates_the_rest);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("registry");
+	tcase_add_test(tc, test_registry_roles_match_convert_new);
+	tcase_add_test(tc, test_registry_options_per_class);
+	tcase_add_test(tc, test_registry_lists_classes_per_role);
 	suite_add_tcase(s, tc);
 	return s;
 }

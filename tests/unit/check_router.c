@@ -376,6 +376,29 @@ START_TEST(test_table_include_list_is_a_case_insensitive_full_match_with_escaped
 }
 END_TEST
 
+/*
+ * Debezium's RegExSplitter: an escaped backslash before a comma leaves the comma a separator,
+ * and a list ending in a lone backslash is refused at start-up.
+ */
+START_TEST(test_table_include_list_splits_like_debezium)
+{
+	struct router_config cfg = { .topic_prefix = "p",
+				     .table_include_list = "a\\\\,public\\.outbox" };
+	struct router *r = NULL;
+	char err[512];
+
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(router_selects(r, "public", "outbox"));
+	router_free(r);
+	r = NULL;
+	cfg.table_include_list = "public\\.outbox,x\\";
+	ck_assert_int_eq(router_new(&cfg, &r, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(r);
+	ck_assert_ptr_nonnull(strstr(err, "table.include.list"));
+	ck_assert_ptr_nonnull(strstr(err, "lone"));
+}
+END_TEST
+
 /* Compile @re with @repl and apply RegexRouter's matches()-then-replaceFirst(). */
 static const char *
 rr(struct buf *out, const char *re, const char *repl, const char *in)
@@ -1292,6 +1315,7 @@ router_suite(void)
 	tcase_add_test(tc, test_invalid_router_options_are_refused_with_a_message);
 	tcase_add_test(
 		tc, test_table_include_list_is_a_case_insensitive_full_match_with_escaped_commas);
+	tcase_add_test(tc, test_table_include_list_splits_like_debezium);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("expand");
 	tcase_add_loop_test(tc, test_expanded_json_payload_matches_debezium_bytes, 0,

@@ -125,14 +125,8 @@ const struct kv *config_ignored(const struct config *cfg);
 
 /**
  * config_describe() - append a human-readable summary to @out, one "key = value" per line,
- * secrets shown as "(set)". For `outboxd check`.
+ * secrets (secret_key(), util/secret.h) shown as "(set)". For `outboxd check`.
  */
 void config_describe(const struct config *cfg, struct buf *out);
-
-/**
- * config_is_secret() - true if the value of @key must never be printed (passwords, SASL JAAS
- * text, private keys).
- */
-bool config_is_secret(const char *key);
 
 #endif

@@ -12,77 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "outboxd/util/buf.h"
+#include "outboxd/connect/cvalue.h"
 #include "outboxd/connect/jsonw.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
-#include "outboxd/util/slice.h"
-
-/* Connect schema types. CVALUE_NONE is "no schema": with no value it is a Kafka tombstone. */
-enum cvalue_type {
-	CVALUE_NONE,
-	CVALUE_INT8,
-	CVALUE_INT16,
-	CVALUE_INT32,
-	CVALUE_INT64,
-	CVALUE_FLOAT32,
-	CVALUE_FLOAT64,
-	CVALUE_BOOLEAN,
-	CVALUE_STRING,
-	CVALUE_BYTES,
-	CVALUE_STRUCT,
-	CVALUE_ARRAY,
-};
-
-/* Logical type name of a Connect Decimal: BYTES holding the unscaled two's-complement value. */
-#define CVALUE_DECIMAL_NAME "org.apache.kafka.connect.data.Decimal"
-
-/* A schema parameter; Connect keeps them in insertion order. */
-struct cvalue_param {
-	const char *key;   /* borrowed */
-	const char *value; /* borrowed */
-};
-
-/*
- * A Connect value together with its schema. Everything is borrowed: the caller keeps the
- * strings, bytes and arrays alive while converting. For CVALUE_STRUCT the fields carry their
- * own schemas (and, unless the struct is null, their values) and their names in @field. For
- * CVALUE_ARRAY @u.array.items is the element schema (its value is ignored) and the elements
- * carry that schema with their own values.
- */
-struct cvalue {
-	enum cvalue_type type;
-	bool optional;
-	bool is_null;		      /* the value is null (the schema still applies) */
-	const char *name;	      /* schema name or NULL */
-	int32_t version;	      /* schema version; 0 = none */
-	const char *doc;	      /* schema doc or NULL */
-	const struct cvalue_param *params; /* NULL when the schema has no parameters */
-	size_t nparams;
-	const struct cvalue *def;     /* schema default value (same type) or NULL */
-	const char *field;	      /* field name when this is a struct member */
-	/*
-	 * The Java value is a String (@u.s) whatever the schema says: the schema and value
-	 * EventRouter leaves behind when JSON expansion fails half-way (reference §2.6 hazard
-	 * (a)). JsonConverter writes it only without a schema (CVALUE_NONE: {"schema":null,
-	 * "payload":"..."}) and fails otherwise; StringConverter writes the text. Top level only.
-	 */
-	bool java_string;
-	union {
-		int64_t i;	      /* INT8..INT64 */
-		double f;	      /* FLOAT32 (exactly a float), FLOAT64 */
-		bool b;		      /* BOOLEAN */
-		struct slice s;	      /* STRING (UTF-8) and BYTES */
-		struct {
-			const struct cvalue *v;
-			size_t n;
-		} fields;	      /* STRUCT */
-		struct {
-			const struct cvalue *items;
-			const struct cvalue *v;
-			size_t n;
-		} array;	      /* ARRAY */
-	} u;
-};
 
 /* What a converter is configured for (Connect's converter.type). */
 enum convert_role {
@@ -91,21 +24,53 @@ enum convert_role {
 	CONVERT_HEADER,
 };
 
+/* The converter classes outboxd writes the bytes of (their Java class names). */
+#define CONVERT_CLASS_JSON "org.apache.kafka.connect.json.JsonConverter"
+#define CONVERT_CLASS_STRING "org.apache.kafka.connect.storage.StringConverter"
+#define CONVERT_CLASS_BYTEARRAY "org.apache.kafka.connect.converters.ByteArrayConverter"
+#define CONVERT_CLASS_BINARY "io.debezium.converters.BinaryDataConverter"
+#define CONVERT_CLASS_SIMPLE_HEADER "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+/* convert_role_name() - "key", "value" or "header" (Connect's ConverterType names); static. */
+const char *convert_role_name(enum convert_role role);
+
+/**
+ * convert_class_supports() - whether convert_new() takes @class_name in @role: JsonConverter
+ * and BinaryDataConverter in any role, StringConverter and ByteArrayConverter as key or value,
+ * SimpleHeaderConverter as header only.
+ * @class_name: borrowed; NULL or an unknown class is supported in no role.
+ */
+bool convert_class_supports(const char *class_name, enum convert_role role);
+
+/**
+ * convert_class_has_option() - whether @option (its converter prefix stripped) is an option
+ * of @class_name's ConfigDef: converter.type for every class; JsonConverter schemas.enable,
+ * schemas.cache.size, decimal.format, replace.null.with.default; StringConverter
+ * converter.encoding; BinaryDataConverter delegate.converter.type and
+ * delegate.converter.type.<option>. Kafka's converters ignore keys they do not define.
+ * @class_name: borrowed; an unknown class has no options.
+ */
+bool convert_class_has_option(const char *class_name, const char *option);
+
+/**
+ * convert_class_list() - append the classes supported in @role to @out, in the registry's
+ * order, separated by ", " and, before the last, " @conj " ("A, B and C").
+ * @full_names: the Java class names, or (false) their simple names ("JsonConverter").
+ * @conj: borrowed, e.g. "and" or "or".
+ */
+void convert_class_list(enum convert_role role, bool full_names, const char *conj,
+			struct buf *out);
+
 struct convert;
 
 /**
  * convert_new() - configure a converter as Kafka Connect would.
- * @class_name: borrowed; org.apache.kafka.connect.json.JsonConverter,
- *	org.apache.kafka.connect.storage.StringConverter,
- *	org.apache.kafka.connect.converters.ByteArrayConverter,
- *	io.debezium.converters.BinaryDataConverter (any role), or (CONVERT_HEADER only)
- *	org.apache.kafka.connect.storage.SimpleHeaderConverter.
+ * @class_name: borrowed; a class convert_class_supports() in @role.
  * @options: borrowed; the converter's options with the "key.converter." etc. prefix stripped,
- *	NULL for none. JsonConverter: schemas.enable, schemas.cache.size, decimal.format,
- *	replace.null.with.default; StringConverter: converter.encoding (UTF-8 only);
- *	BinaryDataConverter: delegate.converter.type (a key/value converter class above) and
- *	delegate.converter.type.<option> (that converter's options); every converter:
- *	converter.type. Anything else is an error.
+ *	NULL for none; each one convert_class_has_option() of the class (anything else is an
+ *	error). StringConverter takes UTF-8 only; BinaryDataConverter's
+ *	delegate.converter.type names a key/value class and delegate.converter.type.<option>
+ *	are that converter's options.
  * @ret: written only on success; caller frees with convert_free().
  *
  * Return: 0, or -EINVAL with the class or option, the reason and the fix in @errbuf.

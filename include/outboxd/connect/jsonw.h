@@ -33,9 +33,6 @@ enum jsonw_double_format {
 int jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *errbuf,
 			      size_t errlen);
 
-/* jsonw_utf8_valid() - true if @s (borrowed, @len bytes) is well-formed UTF-8. */
-bool jsonw_utf8_valid(const char *s, size_t len);
-
 /**
  * jsonw_string() - append @s as a quoted JSON string the way Jackson escapes it: '"' and '\'
  * escaped, \b \t \n \f \r, other control characters as \u00XX with uppercase hex, '/' DEL

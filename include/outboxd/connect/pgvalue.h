@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "outboxd/util/buf.h"
-#include "outboxd/connect/convert.h"
+#include "outboxd/connect/cvalue.h"
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/relcache.h"
 

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * SimpleHeaderConverter.fromConnectHeader(): Values.convertToString(), which is
+ * Values.append() of the value. Checked by running Kafka 4.3.0: a struct header is
+ * {"a":"q\"\\","b":"AQID","c":null} (names and strings quoted with only '"' and '\'
+ * escaped, bytes as Base64). Integers, booleans and arrays are written as JsonConverter writes
+ * them (convert_json.c). For an array that is not what Values.append() does (it quotes the
+ * strings inside with only '"' and '\' escaped, and prints a Decimal as a number), but headers
+ * carry column values (pgvalue), which are never arrays.
+ */
+#include "convert_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "outboxd/util/utf8.h"
+
+/* Values.append(): how SimpleHeaderConverter renders a value; @embedded inside a struct. */
+static int
+header_text(const struct convert *c, const struct cvalue *v, bool embedded, struct buf *out,
+	    char *errbuf, size_t errlen)
+{
+	if (v->is_null) {
+		buf_add_str(out, "null");
+		return 0;
+	}
+	switch (v->type) {
+	case CVALUE_STRING:
+		if (!utf8_valid(v->u.s.p, v->u.s.len)) {
+			return convert_json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen);
+		}
+		if (!embedded) {
+			buf_add(out, v->u.s.p, v->u.s.len);
+			return 0;
+		}
+		buf_add_char(out, '"');
+		for (size_t i = 0; i < v->u.s.len; i++) {
+			if (v->u.s.p[i] == '"' || v->u.s.p[i] == '\\') {
+				buf_add_char(out, '\\');
+			}
+			buf_add_char(out, v->u.s.p[i]);
+		}
+		buf_add_char(out, '"');
+		return 0;
+	case CVALUE_BYTES:
+		if (convert_text_decimal(v, out)) {
+			return 0;
+		}
+		if (embedded) {
+			buf_add_char(out, '"');
+		}
+		jsonw_base64(out, v->u.s.p, v->u.s.len);
+		if (embedded) {
+			buf_add_char(out, '"');
+		}
+		return 0;
+	case CVALUE_FLOAT32:
+		jsonw_java_float(out, (float)v->u.f, c->dfmt);
+		return 0;
+	case CVALUE_FLOAT64:
+		jsonw_java_double(out, v->u.f, c->dfmt);
+		return 0;
+	case CVALUE_STRUCT:
+		buf_add_char(out, '{');
+		for (size_t i = 0; i < v->u.fields.n; i++) {
+			const struct cvalue *f = &v->u.fields.v[i];
+			struct cvalue name = { .type = CVALUE_STRING,
+					       .u.s = slice_from_str(f->field ? f->field : "") };
+
+			if (i) {
+				buf_add_char(out, ',');
+			}
+			if (header_text(c, &name, true, out, errbuf, errlen) < 0) {
+				return -EINVAL;
+			}
+			buf_add_char(out, ':');
+			if (header_text(c, f, true, out, errbuf, errlen) < 0) {
+				return -EINVAL;
+			}
+		}
+		buf_add_char(out, '}');
+		return 0;
+	default:
+		return convert_json_nonnull(c, v, out, errbuf, errlen);
+	}
+}
+
+int
+convert_header_write(const struct convert *c, const struct cvalue *v, struct buf *out,
+		     char *errbuf, size_t errlen)
+{
+	return header_text(c, v, false, out, errbuf, errlen);
+}
