@@ -2,7 +2,6 @@
 #include "outboxd/config/config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +92,28 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest", 0, 0),
 };
 
+/*
+ * The fields no single row sets: the loader assembles them from several keys, or from the
+ * converter, transform and producer keys config_kafka.c reads. Freed from this table, as the
+ * rows' own fields are freed from theirs, so no field is ever missed by a hand list.
+ */
+static const struct {
+	size_t off;
+	bool kv; /* a struct kv; else a char * */
+} assembled[] = {
+#define CF_OWN_STR(field) { offsetof(struct config, field), false }
+#define CF_OWN_KV(field) { offsetof(struct config, field), true }
+	CF_OWN_STR(name), CF_OWN_STR(plugin_name), CF_OWN_STR(snapshot_mode),
+	CF_OWN_STR(bootstrap_servers), CF_OWN_STR(key_converter), CF_OWN_STR(value_converter),
+	CF_OWN_STR(header_converter), CF_OWN_STR(transform_alias), CF_OWN_STR(errors_tolerance),
+	CF_OWN_STR(heartbeat_topic),
+	CF_OWN_KV(pg_conn), CF_OWN_KV(connector), CF_OWN_KV(key_converter_opts),
+	CF_OWN_KV(value_converter_opts), CF_OWN_KV(header_converter_opts), CF_OWN_KV(transform),
+	CF_OWN_KV(producer), CF_OWN_KV(ignored), CF_OWN_KV(librdkafka),
+#undef CF_OWN_STR
+#undef CF_OWN_KV
+};
+
 /* Connector settings refused for a value (NULL: any non-empty value). A trailing '*' is a prefix. */
 struct refusal {
 	const char *key;
@@ -135,25 +156,6 @@ static const struct refusal notes[] = {
 	{ "database.server.name", NULL, "Debezium 1.x name; 3.6.1 reads topic.prefix" },
 };
 
-void
-config_seterr(struct ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!c->errbuf || !c->errlen) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(c->errbuf, c->errlen, fmt, ap);
-	va_end(ap);
-}
-
-bool
-config_starts_with(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 /* @key matches a table key that may end in '*'. */
 static bool
 key_matches(const char *pattern, const char *key)
@@ -161,40 +163,6 @@ key_matches(const char *pattern, const char *key)
 	size_t n = strlen(pattern);
 
 	return pattern[n - 1] == '*' ? strncmp(key, pattern, n - 1) == 0 : strcmp(key, pattern) == 0;
-}
-
-/* The key as the user wrote it (Server keys carry their debezium.* prefix). */
-char *
-config_display(const struct ctx *c, const char *key)
-{
-	struct buf b = BUF_INIT;
-
-	if (c->src->flavour == CFGSRC_SERVER) {
-		buf_add_str(&b, config_starts_with(key, "transforms") || config_starts_with(key, "predicates")
-					? "debezium." : "debezium.source.");
-	}
-	buf_add_str(&b, key);
-	return buf_steal(&b);
-}
-
-void
-config_ignore(struct ctx *c, const char *shown, const char *why, const char *origin)
-{
-	kv_set(&c->cfg->ignored, shown, why, origin);
-}
-
-int
-config_unknown(struct ctx *c, const char *shown, const char *origin)
-{
-	config_seterr(c, "%s: unknown key \"%s\" " UNKNOWN_WHY, origin, shown);
-	return -EINVAL;
-}
-
-/* The value for a message: never a secret. */
-const char *
-config_shown_value(const char *key, const char *value)
-{
-	return secret_key(key) ? "(secret, not shown)" : value;
 }
 
 /* ---- typed keys ---- */
@@ -222,7 +190,7 @@ set_pg(struct ctx *c, const struct cf_key *k, const char *value, const char *ori
 		t = xstrdup(value); /* strings are not trimmed (ConfigDef STRING/PASSWORD) */
 	}
 	if (r) {
-		config_seterr(c, "%s: %s: invalid value \"%s\"", origin, shown, config_shown_value(k->name, value));
+		config_ctx_seterr(c, "%s: %s: invalid value \"%s\"", origin, shown, config_ctx_shown_value(k->name, value));
 	} else if (*t) {
 		kv_set(&c->cfg->pg_conn, k->extra, t, origin);
 	}
@@ -247,19 +215,19 @@ set_key(struct ctx *c, const struct cf_key *k, const char *value, const char *or
 	case CF_BOOL:
 		r = configdef_bool(value, (bool *)field);
 		if (r) {
-			config_seterr(c, "%s: %s: \"%s\" is not true or false", origin, shown, config_shown_value(k->name, value));
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not true or false", origin, shown, config_ctx_shown_value(k->name, value));
 		}
 		return r;
 	case CF_INT:
 		r = configdef_long(value, k->min, k->max, (int64_t *)field);
 		if (r) {
-			config_seterr(c, "%s: %s: \"%s\" is not an integer from %lld to %lld", origin, shown,
-			       config_shown_value(k->name, value), (long long)k->min, (long long)k->max);
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not an integer from %lld to %lld", origin, shown,
+			       config_ctx_shown_value(k->name, value), (long long)k->min, (long long)k->max);
 		}
 		return r;
 	case CF_ENUM:
 		if (configdef_enum(value, k->extra, &t) < 0) {
-			config_seterr(c, "%s: %s: \"%s\" is not one of %s", origin, shown, value, k->extra);
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not one of %s", origin, shown, value, k->extra);
 			return -EINVAL;
 		}
 		free(*(char **)field);
@@ -318,13 +286,13 @@ check_special_values(struct ctx *c, const char *key, const char *value, const ch
 	if (strcmp(key, "connector.class") == 0) {
 		if (configdef_enum(value, "io.debezium.connector.postgresql.PostgresConnector|"
 				   "PostgresConnector|Postgres", NULL) < 0) {
-			config_seterr(c, "%s: %s: \"%s\" is not supported; outboxd replaces "
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not supported; outboxd replaces "
 				      "io.debezium.connector.postgresql.PostgresConnector", origin, shown, value);
 			r = -EINVAL;
 		}
 	} else if (strcmp(key, "plugin.name") == 0) {
 		if (!configdef_eq(value, "pgoutput")) {
-			config_seterr(c, "%s: %s: \"%s\" is not supported; outboxd decodes pgoutput only: set "
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not supported; outboxd decodes pgoutput only: set "
 				      "plugin.name=pgoutput (a slot created for another plugin must be recreated)",
 				      origin, shown, value);
 			r = -EINVAL;
@@ -332,11 +300,11 @@ check_special_values(struct ctx *c, const char *key, const char *value, const ch
 		c->cfg->plugin_name_set = true;
 	} else if (strcmp(key, "snapshot.mode") == 0) {
 		if (configdef_eq(value, "never")) {
-			config_seterr(c, "%s: %s: \"never\" was removed in Debezium 3 (3.6.1 rejects it); "
+			config_ctx_seterr(c, "%s: %s: \"never\" was removed in Debezium 3 (3.6.1 rejects it); "
 				      "use no_data", origin, shown);
 			r = -EINVAL;
 		} else if (configdef_enum(value, "initial|no_data", &t) < 0) {
-			config_seterr(c, "%s: %s: \"%s\" is not supported by outboxd; use initial or no_data",
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not supported by outboxd; use initial or no_data",
 				      origin, shown, value);
 			r = -EINVAL;
 		} else {
@@ -359,7 +327,7 @@ refuse(struct ctx *c, const char *key, const char *value, const char *origin, co
 	if (f->value ? !configdef_eq(value, f->value) : configdef_trim(value).len == 0) {
 		return 0;
 	}
-	config_seterr(c, "%s: %s: %s", origin, shown, f->why);
+	config_ctx_seterr(c, "%s: %s: %s", origin, shown, f->why);
 	return -EINVAL;
 }
 
@@ -392,7 +360,7 @@ static int
 connector_key(struct ctx *c, const struct kv_entry *e)
 {
 	const struct cf_key *k;
-	char *shown = config_display(c, e->key);
+	char *shown = config_ctx_display(c, e->key);
 	unsigned groups;
 	int r;
 
@@ -423,11 +391,11 @@ connector_key(struct ctx *c, const struct kv_entry *e)
 	groups = vocab_groups(e->key);
 	if ((groups & (VOCAB_CONNECTOR | VOCAB_CONNECT | VOCAB_JDBC | VOCAB_ENGINE | VOCAB_LEGACY)) ||
 	    find_refusal(notes, sizeof(notes) / sizeof(notes[0]), e->key)) {
-		config_ignore(c, shown, ignored_reason(e->key, groups), e->origin);
-	} else if (config_starts_with(e->key, "driver.")) {
-		config_ignore(c, shown, "PostgreSQL JDBC driver property; outboxd connects with libpq", e->origin);
+		config_ctx_ignore(c, shown, ignored_reason(e->key, groups), e->origin);
+	} else if (config_ctx_starts_with(e->key, "driver.")) {
+		config_ctx_ignore(c, shown, "PostgreSQL JDBC driver property; outboxd connects with libpq", e->origin);
 	} else {
-		r = config_unknown(c, shown, e->origin);
+		r = config_ctx_unknown(c, shown, e->origin);
 	}
 out:
 	free(shown);
@@ -442,12 +410,12 @@ outboxd_key(struct ctx *c, const struct kv_entry *e)
 	if (k) {
 		return set_key(c, k, e->value, e->origin, e->key);
 	}
-	if (config_starts_with(e->origin, "environment ")) {
+	if (config_ctx_starts_with(e->origin, "environment ")) {
 		/* other tools may use OUTBOXD_* variables too (test scripts, images) */
-		config_ignore(c, e->origin + 12, "not an outboxd setting", e->origin);
+		config_ctx_ignore(c, e->origin + 12, "not an outboxd setting", e->origin);
 		return 0;
 	}
-	config_seterr(c, "%s: unknown key \"%s\" (not an outboxd setting); check the spelling", e->origin, e->key);
+	config_ctx_seterr(c, "%s: unknown key \"%s\" (not an outboxd setting); check the spelling", e->origin, e->key);
 	return -EINVAL;
 }
 
@@ -461,8 +429,8 @@ require(struct ctx *c, const char *key, bool present)
 	if (present) {
 		return 0;
 	}
-	shown = config_display(c, key);
-	config_seterr(c, "%s: missing required key \"%s\"", c->src->connector_path, shown);
+	shown = config_ctx_display(c, key);
+	config_ctx_seterr(c, "%s: missing required key \"%s\"", c->src->connector_path, shown);
 	free(shown);
 	return -EINVAL;
 }
@@ -481,9 +449,9 @@ finish_connector(struct ctx *c)
 		return r;
 	}
 	if (!cfg->topic_prefix) {
-		char *shown = config_display(c, "topic.prefix");
+		char *shown = config_ctx_display(c, "topic.prefix");
 
-		config_seterr(c, "%s: missing required key \"%s\"%s", c->src->connector_path, shown,
+		config_ctx_seterr(c, "%s: missing required key \"%s\"%s", c->src->connector_path, shown,
 			      kv_find(&cfg->connector, "database.server.name")
 				      ? " (database.server.name is its Debezium 1.x name, which 3.6.1 no longer reads)" : "");
 		free(shown);
@@ -491,13 +459,13 @@ finish_connector(struct ctx *c)
 	}
 	if (cfg->table_include_list && cfg->table_exclude_list) {
 		e = kv_find(&cfg->connector, "table.exclude.list");
-		config_seterr(c, "%s: table.exclude.list: cannot be set together with table.include.list "
+		config_ctx_seterr(c, "%s: table.exclude.list: cannot be set together with table.include.list "
 			      "(Debezium refuses both); keep one", e->origin);
 		return -EINVAL;
 	}
 	if (cfg->schema_include_list && cfg->schema_exclude_list) {
 		e = kv_find(&cfg->connector, "schema.exclude.list");
-		config_seterr(c, "%s: schema.exclude.list: cannot be set together with schema.include.list "
+		config_ctx_seterr(c, "%s: schema.exclude.list: cannot be set together with schema.include.list "
 			      "(Debezium refuses both); keep one", e->origin);
 		return -EINVAL;
 	}
@@ -517,11 +485,11 @@ finish_errors(struct ctx *c)
 		return 0;
 	}
 	if (configdef_enum(e->value, "none|all", &t) < 0) {
-		config_seterr(c, "%s: errors.tolerance: \"%s\" is not one of none|all", e->origin, e->value);
+		config_ctx_seterr(c, "%s: errors.tolerance: \"%s\" is not one of none|all", e->origin, e->value);
 		return -EINVAL;
 	}
 	if (strcmp(t, "all") == 0 && !cfg->dlq_topic) {
-		config_seterr(c, "%s: errors.tolerance: \"all\" makes Kafka Connect skip a failing source "
+		config_ctx_seterr(c, "%s: errors.tolerance: \"all\" makes Kafka Connect skip a failing source "
 			      "record silently, losing the outbox event; set "
 			      "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter "
 			      "topic, or remove errors.tolerance (outboxd then halts on such a row, "
@@ -641,36 +609,33 @@ config_ignored(const struct config *cfg)
 	return &cfg->ignored;
 }
 
+/* Frees the fields the rows of @keys own (strings; libpq keywords live in pg_conn). */
+static void
+free_keys(struct config *cfg, const struct cf_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (keys[i].type == CF_STR || keys[i].type == CF_ENUM) {
+			zfree(*(char **)((char *)cfg + keys[i].off));
+		}
+	}
+}
+
 void
 config_free(struct config *cfg)
 {
-	char **strs[] = {
-		&cfg->name, &cfg->slot_name, &cfg->publication_name, &cfg->plugin_name,
-		&cfg->topic_prefix, &cfg->table_include_list, &cfg->table_exclude_list,
-		&cfg->schema_include_list, &cfg->schema_exclude_list, &cfg->snapshot_mode,
-		&cfg->message_prefix_include_list, &cfg->message_prefix_exclude_list,
-		&cfg->heartbeat_action_query, &cfg->topic_heartbeat_prefix, &cfg->topic_delimiter,
-		&cfg->database_initial_statements, &cfg->time_precision_mode,
-		&cfg->decimal_handling_mode, &cfg->binary_handling_mode, &cfg->hstore_handling_mode,
-		&cfg->interval_handling_mode, &cfg->schema_name_adjustment_mode,
-		&cfg->bootstrap_servers, &cfg->key_converter, &cfg->value_converter,
-		&cfg->header_converter, &cfg->transform_alias, &cfg->errors_tolerance,
-		&cfg->dlq_topic, &cfg->java_double_format, &cfg->heartbeat_topic,
-	};
-	struct kv *kvs[] = {
-		&cfg->pg_conn, &cfg->connector, &cfg->key_converter_opts, &cfg->value_converter_opts,
-		&cfg->header_converter_opts, &cfg->transform, &cfg->producer, &cfg->ignored,
-		&cfg->librdkafka,
-	};
-
 	if (!cfg) {
 		return;
 	}
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
-		free(*strs[i]);
-	}
-	for (size_t i = 0; i < sizeof(kvs) / sizeof(kvs[0]); i++) {
-		kv_fini(kvs[i]);
+	free_keys(cfg, connector_keys, sizeof(connector_keys) / sizeof(connector_keys[0]));
+	free_keys(cfg, outboxd_keys, sizeof(outboxd_keys) / sizeof(outboxd_keys[0]));
+	for (size_t i = 0; i < sizeof(assembled) / sizeof(assembled[0]); i++) {
+		void *field = (char *)cfg + assembled[i].off;
+
+		if (assembled[i].kv) {
+			kv_fini(field);
+		} else {
+			zfree(*(char **)field);
+		}
 	}
 	free(cfg);
 }

@@ -3,9 +3,10 @@
 #define OUTBOXD_CONFIG_INT_H
 
 /*
- * Private to config.c and config_kafka.c: the state of one config_load() and the helpers both
- * use. config.c owns the PostgreSQL connector and outboxd keys; config_kafka.c the Kafka side
- * (worker, converters, the EventRouter transform, producer settings, Server formats).
+ * Private to the configuration loader: the state of one config_load() and its helpers
+ * (config_ctx.c), which config.c (the PostgreSQL connector and outboxd keys) and config_kafka.c
+ * (worker, converters, the EventRouter transform, producer settings, Server formats) both use.
+ * Calls go one way: config.c -> config_kafka.c -> config_ctx.c.
  */
 
 #include <stdbool.h>
@@ -30,13 +31,18 @@ struct ctx {
 	size_t errlen;
 };
 
-void config_seterr(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool config_starts_with(const char *s, const char *prefix);
+/* config_ctx_seterr() - the one error line of config_load(), into the caller's errbuf. */
+void config_ctx_seterr(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* config_ctx_starts_with() - @s begins with @prefix. */
+bool config_ctx_starts_with(const char *s, const char *prefix);
 /* The key as the user wrote it (Server connector keys carry debezium.source.). Caller-frees. */
-char *config_display(const struct ctx *c, const char *key);
-void config_ignore(struct ctx *c, const char *shown, const char *why, const char *origin);
-int config_unknown(struct ctx *c, const char *shown, const char *origin);
-const char *config_shown_value(const char *key, const char *value);
+char *config_ctx_display(const struct ctx *c, const char *key);
+/* config_ctx_ignore() - list @shown as accepted without effect, for @why (logged at start-up). */
+void config_ctx_ignore(struct ctx *c, const char *shown, const char *why, const char *origin);
+/* config_ctx_unknown() - the error for a key nobody defines (a typo). Return: -EINVAL. */
+int config_ctx_unknown(struct ctx *c, const char *shown, const char *origin);
+/* config_ctx_shown_value() - @value, or a placeholder when @key's value is a secret. */
+const char *config_ctx_shown_value(const char *key, const char *value);
 
 /* Connector-level Connect keys (converters, transforms, producer.override.*, ...): 1 if taken. */
 int config_kafka_connector_key(struct ctx *c, const struct kv_entry *e);

@@ -22,7 +22,7 @@ static int
 add_java(struct ctx *c, const char *key, const char *value, const char *origin, const char *shown)
 {
 	if (!vocab_is(key, VOCAB_PRODUCER)) {
-		return config_unknown(c, shown, origin);
+		return config_ctx_unknown(c, shown, origin);
 	}
 	kv_set(&c->java, key, value, origin);
 	kv_set(&c->java_disp, key, shown, origin);
@@ -36,7 +36,7 @@ is_converter_key(const char *key)
 		const char *role = convert_role_name((enum convert_role)i);
 		size_t n = strlen(role);
 
-		if (strncmp(key, role, n) == 0 && config_starts_with(key + n, ".converter") &&
+		if (strncmp(key, role, n) == 0 && config_ctx_starts_with(key + n, ".converter") &&
 		    (key[n + 10] == '\0' || key[n + 10] == '.')) {
 			return true;
 		}
@@ -52,15 +52,15 @@ config_kafka_connector_key(struct ctx *c, const struct kv_entry *e)
 	int r = 1;
 
 	if (is_converter_key(k) || strcmp(k, "errors.tolerance") == 0 ||
-	    config_starts_with(k, "transforms") || config_starts_with(k, "predicates")) {
+	    config_ctx_starts_with(k, "transforms") || config_ctx_starts_with(k, "predicates")) {
 		return 1; /* read when every key is known (config_kafka_finish, finish_errors) */
 	}
-	shown = config_display(c, k);
-	if (config_starts_with(k, "producer.override.")) {
+	shown = config_ctx_display(c, k);
+	if (config_ctx_starts_with(k, "producer.override.")) {
 		r = add_java(c, k + 18, e->value, e->origin, shown);
 		r = r ? r : 1;
-	} else if (config_starts_with(k, "consumer.override.") || config_starts_with(k, "admin.override.")) {
-		config_ignore(c, shown, "outboxd runs no consumer or admin client", e->origin);
+	} else if (config_ctx_starts_with(k, "consumer.override.") || config_ctx_starts_with(k, "admin.override.")) {
+		config_ctx_ignore(c, shown, "outboxd runs no consumer or admin client", e->origin);
 	} else {
 		r = 0;
 	}
@@ -71,8 +71,8 @@ config_kafka_connector_key(struct ctx *c, const struct kv_entry *e)
 static bool
 is_security_key(const char *key)
 {
-	return strcmp(key, "security.protocol") == 0 || config_starts_with(key, "sasl.") ||
-	       config_starts_with(key, "ssl.");
+	return strcmp(key, "security.protocol") == 0 || config_ctx_starts_with(key, "sasl.") ||
+	       config_ctx_starts_with(key, "ssl.");
 }
 
 static int
@@ -81,7 +81,7 @@ require_worker(struct ctx *c, const char *key)
 	if (kv_find(&c->src->worker, key)) {
 		return 0;
 	}
-	config_seterr(c, "%s: missing required key \"%s\" (Kafka Connect's worker requires it too)",
+	config_ctx_seterr(c, "%s: missing required key \"%s\" (Kafka Connect's worker requires it too)",
 		      c->src->worker_path, key);
 	return -EINVAL;
 }
@@ -98,24 +98,24 @@ worker_key(struct ctx *c, const struct kv_entry *e)
 		return 0;
 	}
 	if (is_converter_key(k) || is_security_key(k) || strcmp(k, "config.providers") == 0 ||
-	    (config_starts_with(k, "config.providers.") && !strstr(k, ".param."))) {
+	    (config_ctx_starts_with(k, "config.providers.") && !strstr(k, ".param."))) {
 		return 0; /* honoured: converters in finish, security below, providers by cfgsrc */
 	}
-	if (config_starts_with(k, "producer.")) {
+	if (config_ctx_starts_with(k, "producer.")) {
 		return add_java(c, k + 9, e->value, e->origin, k);
 	}
-	if (config_starts_with(k, "consumer.") || config_starts_with(k, "admin.") ||
-	    config_starts_with(k, "config.providers.") || config_starts_with(k, "listeners.https.") ||
-	    config_starts_with(k, "admin.listeners.https.") || config_starts_with(k, "metrics.context.")) {
-		config_ignore(c, k, "Kafka Connect worker setting without effect in outboxd", e->origin);
+	if (config_ctx_starts_with(k, "consumer.") || config_ctx_starts_with(k, "admin.") ||
+	    config_ctx_starts_with(k, "config.providers.") || config_ctx_starts_with(k, "listeners.https.") ||
+	    config_ctx_starts_with(k, "admin.listeners.https.") || config_ctx_starts_with(k, "metrics.context.")) {
+		config_ctx_ignore(c, k, "Kafka Connect worker setting without effect in outboxd", e->origin);
 		return 0;
 	}
 	groups = vocab_groups(k);
 	if (groups & VOCAB_WORKER) {
-		config_ignore(c, k, "Kafka Connect worker setting without effect in outboxd", e->origin);
+		config_ctx_ignore(c, k, "Kafka Connect worker setting without effect in outboxd", e->origin);
 		return 0;
 	}
-	return config_unknown(c, k, e->origin);
+	return config_ctx_unknown(c, k, e->origin);
 }
 
 int
@@ -134,7 +134,7 @@ config_kafka_worker(struct ctx *c)
 			kv_set(&c->java, w->v[i].key, w->v[i].value, w->v[i].origin);
 			kv_set(&c->java_disp, w->v[i].key, w->v[i].key, w->v[i].origin);
 		} else if (is_security_key(w->v[i].key)) {
-			return config_unknown(c, w->v[i].key, w->v[i].origin);
+			return config_ctx_unknown(c, w->v[i].key, w->v[i].origin);
 		}
 	}
 	for (size_t i = 0; i < w->n; i++) {
@@ -153,35 +153,35 @@ server_key(struct ctx *c, const struct kv_entry *e)
 
 	if (strcmp(k, "debezium.sink.type") == 0) {
 		if (strcmp(e->value, "kafka") != 0) {
-			config_seterr(c, "%s: %s: sink \"%s\" is not supported; outboxd writes to Kafka "
+			config_ctx_seterr(c, "%s: %s: sink \"%s\" is not supported; outboxd writes to Kafka "
 				      "(debezium.sink.type=kafka)", e->origin, k, e->value);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	if (config_starts_with(k, "debezium.sink.kafka.producer.")) {
+	if (config_ctx_starts_with(k, "debezium.sink.kafka.producer.")) {
 		return add_java(c, k + 29, e->value, e->origin, k);
 	}
 	if (strcmp(k, "debezium.sink.kafka.wait.message.delivery.timeout.ms") == 0) {
-		config_ignore(c, k, "outboxd confirms from delivery reports and never waits per record", e->origin);
+		config_ctx_ignore(c, k, "outboxd confirms from delivery reports and never waits per record", e->origin);
 		return 0;
 	}
-	if (config_starts_with(k, "debezium.sink.kafka.")) {
-		return config_unknown(c, k, e->origin);
+	if (config_ctx_starts_with(k, "debezium.sink.kafka.")) {
+		return config_ctx_unknown(c, k, e->origin);
 	}
-	if (config_starts_with(k, "debezium.sink.")) {
-		config_ignore(c, k, "setting of another sink type", e->origin);
+	if (config_ctx_starts_with(k, "debezium.sink.")) {
+		config_ctx_ignore(c, k, "setting of another sink type", e->origin);
 		return 0;
 	}
-	if (config_starts_with(k, "debezium.format.")) {
+	if (config_ctx_starts_with(k, "debezium.format.")) {
 		return 0; /* read in finish_converters */
 	}
-	if (strcmp(k, "debezium.api.enabled") == 0 || config_starts_with(k, "quarkus.") ||
-	    config_starts_with(k, "mp.") || config_starts_with(k, "smallrye.")) {
-		config_ignore(c, k, "Debezium Server (Quarkus) runtime setting without effect in outboxd", e->origin);
+	if (strcmp(k, "debezium.api.enabled") == 0 || config_ctx_starts_with(k, "quarkus.") ||
+	    config_ctx_starts_with(k, "mp.") || config_ctx_starts_with(k, "smallrye.")) {
+		config_ctx_ignore(c, k, "Debezium Server (Quarkus) runtime setting without effect in outboxd", e->origin);
 		return 0;
 	}
-	return config_unknown(c, k, e->origin);
+	return config_ctx_unknown(c, k, e->origin);
 }
 
 int
@@ -190,7 +190,7 @@ config_kafka_server(struct ctx *c)
 	const struct kv *s = &c->src->server;
 
 	if (!kv_find(s, "debezium.sink.type")) {
-		config_seterr(c, "%s: missing required key \"debezium.sink.type\" (set it to kafka)",
+		config_ctx_seterr(c, "%s: missing required key \"debezium.sink.type\" (set it to kafka)",
 			      c->src->connector_path);
 		return -EINVAL;
 	}
@@ -216,7 +216,7 @@ check_converter_class(struct ctx *c, enum convert_role role, const char *cls, co
 		return 0;
 	}
 	convert_class_list(role, false, "and", &ok);
-	config_seterr(c, "%s: %s: converter \"%s\" is not supported%s; outboxd writes the bytes "
+	config_ctx_seterr(c, "%s: %s: converter \"%s\" is not supported%s; outboxd writes the bytes "
 		      "of %s", origin, shown, cls,
 		      role == CONVERT_HEADER ? " as a header converter" : "", buf_cstr(&ok));
 	buf_fini(&ok);
@@ -227,11 +227,11 @@ static int
 add_converter_opt(struct ctx *c, struct kv *opts, const char *opt, const struct kv_entry *e, const char *shown)
 {
 	if (vocab_is(shown, VOCAB_WORKER | VOCAB_CONNECT)) {
-		config_ignore(c, shown, "plugin versions do not apply to outboxd", e->origin);
+		config_ctx_ignore(c, shown, "plugin versions do not apply to outboxd", e->origin);
 		return 0;
 	}
-	if (!vocab_is(opt, VOCAB_CONVERTER | VOCAB_HEADER) && !config_starts_with(opt, "delegate.converter.type.")) {
-		return config_unknown(c, shown, e->origin);
+	if (!vocab_is(opt, VOCAB_CONVERTER | VOCAB_HEADER) && !config_ctx_starts_with(opt, "delegate.converter.type.")) {
+		return config_ctx_unknown(c, shown, e->origin);
 	}
 	kv_set(opts, opt, e->value, e->origin);
 	return 0;
@@ -258,8 +258,8 @@ connect_converter(struct ctx *c, enum convert_role which, char **ret_cls, struct
 	}
 	buf_add_char(&key, '.');
 	for (size_t i = 0; r == 0 && i < from->n; i++) {
-		if (config_starts_with(from->v[i].key, buf_cstr(&key))) {
-			char *shown = config_display(c, from->v[i].key);
+		if (config_ctx_starts_with(from->v[i].key, buf_cstr(&key))) {
+			char *shown = config_ctx_display(c, from->v[i].key);
 
 			if (from == &c->src->worker) {
 				free(shown);
@@ -293,7 +293,7 @@ server_converter(struct ctx *c, enum convert_role which, char **ret_cls, struct 
 	} else if (which != CONVERT_HEADER && strcmp(fmt, "binary") == 0) {
 		*ret_cls = xstrdup(CONVERT_CLASS_BINARY);
 	} else {
-		config_seterr(c, "%s: %s: format \"%s\" is not supported; outboxd writes json, "
+		config_ctx_seterr(c, "%s: %s: format \"%s\" is not supported; outboxd writes json, "
 			      "jsonbytearray%s", e->origin, e->key, fmt,
 			      which == CONVERT_HEADER ? "" : ", simplestring and binary");
 		buf_fini(&key);
@@ -304,10 +304,10 @@ server_converter(struct ctx *c, enum convert_role which, char **ret_cls, struct 
 		for (size_t i = 0; r == 0 && i < s->n; i++) {
 			const char *k = s->v[i].key;
 			const char *opt = k + 16;
-			bool own = config_starts_with(k, buf_cstr(&key)) && k[key.len] == '.';
-			bool general = config_starts_with(k, "debezium.format.") &&
-				       !config_starts_with(opt, "key") && !config_starts_with(opt, "value") &&
-				       !config_starts_with(opt, "header");
+			bool own = config_ctx_starts_with(k, buf_cstr(&key)) && k[key.len] == '.';
+			bool general = config_ctx_starts_with(k, "debezium.format.") &&
+				       !config_ctx_starts_with(opt, "key") && !config_ctx_starts_with(opt, "value") &&
+				       !config_ctx_starts_with(opt, "header");
 
 			if (pass == 0 && general) {
 				r = add_converter_opt(c, opts, opt, &s->v[i], k);
@@ -341,7 +341,7 @@ drop_foreign_options(struct ctx *c, const char *role, const char *cls, struct kv
 		buf_reset(&why);
 		buf_add_fmt(&shown, "%s.converter.%s", role, e->key);
 		buf_add_fmt(&why, "not an option of %s, which ignores it", cls);
-		config_ignore(c, buf_cstr(&shown), buf_cstr(&why), e->origin);
+		config_ctx_ignore(c, buf_cstr(&shown), buf_cstr(&why), e->origin);
 		kv_del(opts, opts->v[i].key);
 	}
 	buf_fini(&shown);
@@ -375,7 +375,7 @@ transform_list(struct ctx *c, const struct kv_entry *e, char **ret_alias)
 {
 	struct configdef_list list;
 	const char *alias = NULL;
-	char *shown = config_display(c, "transforms");
+	char *shown = config_ctx_display(c, "transforms");
 	int n = 0, r = 0;
 
 	configdef_list(e ? e->value : "", &list);
@@ -386,7 +386,7 @@ transform_list(struct ctx *c, const struct kv_entry *e, char **ret_alias)
 		}
 	}
 	if (n != 1) {
-		config_seterr(c, "%s: %s: %s; outboxd implements exactly one %s and nothing else "
+		config_ctx_seterr(c, "%s: %s: %s; outboxd implements exactly one %s and nothing else "
 			      "(e.g. transforms=outbox, transforms.outbox.type=%s)",
 			      e ? e->origin : c->src->connector_path, shown,
 			      n == 0 ? "no transform is configured" : "more than one transform is listed",
@@ -404,26 +404,26 @@ static int
 transform_option(struct ctx *c, const char *alias, const struct kv_entry *e)
 {
 	const char *opt = e->key + 11 + strlen(alias) + 1; /* "transforms." alias "." */
-	char *shown = config_display(c, e->key);
+	char *shown = config_ctx_display(c, e->key);
 	unsigned groups = vocab_groups(opt);
 	int r = 0;
 
 	if (strcmp(opt, "type") == 0) {
 		if (strcmp(e->value, EVENT_ROUTER) != 0) {
-			config_seterr(c, "%s: %s: transform \"%s\" is not supported; outboxd implements %s only",
+			config_ctx_seterr(c, "%s: %s: transform \"%s\" is not supported; outboxd implements %s only",
 				      e->origin, shown, e->value, EVENT_ROUTER);
 			r = -EINVAL;
 		}
 	} else if (strcmp(opt, "predicate") == 0 || strcmp(opt, "negate") == 0) {
-		config_seterr(c, "%s: %s: predicates are not supported; outboxd routes every row of the "
+		config_ctx_seterr(c, "%s: %s: predicates are not supported; outboxd routes every row of the "
 			      "outbox tables (select them with table.include.list); remove it", e->origin, shown);
 		r = -EINVAL;
 	} else if (groups & VOCAB_LEGACY) {
-		config_ignore(c, shown, vocab_note(opt, groups), e->origin);
+		config_ctx_ignore(c, shown, vocab_note(opt, groups), e->origin);
 	} else if (groups & VOCAB_SMT) {
 		kv_set(&c->cfg->transform, opt, e->value, e->origin);
 	} else {
-		r = config_unknown(c, shown, e->origin);
+		r = config_ctx_unknown(c, shown, e->origin);
 	}
 	free(shown);
 	return r;
@@ -454,8 +454,8 @@ finish_transform(struct ctx *c)
 	int r;
 
 	if (preds && has_items(preds->value)) {
-		shown = config_display(c, "predicates");
-		config_seterr(c, "%s: %s: predicates are not supported; outboxd routes every row of the "
+		shown = config_ctx_display(c, "predicates");
+		config_ctx_seterr(c, "%s: %s: predicates are not supported; outboxd routes every row of the "
 			      "outbox tables (select them with table.include.list); remove it", preds->origin, shown);
 		free(shown);
 		return -EINVAL;
@@ -469,19 +469,19 @@ finish_transform(struct ctx *c)
 	for (size_t i = 0; r == 0 && i < conn->n; i++) {
 		const struct kv_entry *e = &conn->v[i];
 
-		if (config_starts_with(e->key, buf_cstr(&prefix))) {
+		if (config_ctx_starts_with(e->key, buf_cstr(&prefix))) {
 			r = transform_option(c, alias, e);
-		} else if (config_starts_with(e->key, "transforms.") || config_starts_with(e->key, "predicates.")) {
-			shown = config_display(c, e->key);
-			config_ignore(c, shown, "its transform or predicate is not listed, so it is unused", e->origin);
+		} else if (config_ctx_starts_with(e->key, "transforms.") || config_ctx_starts_with(e->key, "predicates.")) {
+			shown = config_ctx_display(c, e->key);
+			config_ctx_ignore(c, shown, "its transform or predicate is not listed, so it is unused", e->origin);
 			free(shown);
 		}
 	}
 	if (r == 0) {
 		buf_add_str(&prefix, "type");
 		if (!kv_find(conn, buf_cstr(&prefix))) {
-			shown = config_display(c, buf_cstr(&prefix));
-			config_seterr(c, "%s: missing required key \"%s\" (set it to %s)", c->src->connector_path,
+			shown = config_ctx_display(c, buf_cstr(&prefix));
+			config_ctx_seterr(c, "%s: missing required key \"%s\" (set it to %s)", c->src->connector_path,
 				      shown, EVENT_ROUTER);
 			free(shown);
 			r = -EINVAL;
@@ -515,7 +515,7 @@ finish_producer(struct ctx *c)
 		}
 	}
 	if (!cfg->bootstrap_servers) {
-		config_seterr(c, "%s: missing required key \"debezium.sink.kafka.producer.bootstrap.servers\"",
+		config_ctx_seterr(c, "%s: missing required key \"debezium.sink.kafka.producer.bootstrap.servers\"",
 			      c->src->connector_path);
 		return -EINVAL;
 	}
