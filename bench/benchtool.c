@@ -69,7 +69,8 @@ cmd_load(int argc, char **argv)
 	secs = atof(argv[5]);
 	first = atoll(argv[6]);
 	total = (long long)(rate * secs);
-	snprintf(sql, sizeof(sql), "INSERT INTO %s SELECT * FROM bench_rows($1::bigint, 1)", argv[3]);
+	snprintf(sql, sizeof(sql), "INSERT INTO %s SELECT * FROM bench_rows($1::bigint, 1)",
+		 argv[3]);
 	r = PQprepare(c, "ins", sql, 1, NULL);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
 		fprintf(stderr, "benchtool: %s", PQerrorMessage(c));
@@ -107,8 +108,8 @@ cmd_load(int argc, char **argv)
 	}
 	w1 = wall();
 	printf("rows=%lld seconds=%.3f rate=%.1f mean_late_ms=%.3f max_late_ms=%.3f start=%.6f\n",
-	       total, w1 - w0, (double)total / (w1 - w0), sum_late / (double)(total ? total : 1) * 1e3,
-	       max_late * 1e3, w0);
+	       total, w1 - w0, (double)total / (w1 - w0),
+	       sum_late / (double)(total ? total : 1) * 1e3, max_late * 1e3, w0);
 	PQfinish(c);
 	return 0;
 }
@@ -160,7 +161,8 @@ cmd_wait(int argc, char **argv)
 	char sql[256], err[512];
 
 	if (argc != 9) {
-		fprintf(stderr, "usage: benchtool wait CONNINFO SLOT LSN BOOTSTRAP TOPIC COUNT TIMEOUT_S\n");
+		fprintf(stderr,
+			"usage: benchtool wait CONNINFO SLOT LSN BOOTSTRAP TOPIC COUNT TIMEOUT_S\n");
 		return 2;
 	}
 	slot = argv[3];
@@ -178,7 +180,8 @@ cmd_wait(int argc, char **argv)
 		c = connect_pg(argv[2]);
 		snprintf(sql, sizeof(sql),
 			 "SELECT confirmed_flush_lsn - '0/0'::pg_lsn FROM pg_replication_slots "
-			 "WHERE slot_name = '%s'", slot);
+			 "WHERE slot_name = '%s'",
+			 slot);
 	}
 	if (!kafka_done) {
 		rd_kafka_conf_t *conf = rd_kafka_conf_new();

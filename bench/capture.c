@@ -75,7 +75,8 @@ main(int argc, char **argv)
 	char *conninfo, *cmd, *slot, *lit;
 
 	if ((argc != 6 && argc != 7) || sscanf(argv[4], "%X/%X", &hi, &lo) != 2) {
-		fprintf(stderr, "usage: capture CONNINFO SLOT PUBLICATION ENDPOS OUTFILE [MAXROWS]\n");
+		fprintf(stderr,
+			"usage: capture CONNINFO SLOT PUBLICATION ENDPOS OUTFILE [MAXROWS]\n");
 		return 2;
 	}
 	endpos = ((uint64_t)hi << 32) | lo;
@@ -90,8 +91,10 @@ main(int argc, char **argv)
 	}
 	slot = PQescapeIdentifier(c, argv[2], strlen(argv[2]));
 	lit = PQescapeLiteral(c, argv[3], strlen(argv[3]));
-	if (asprintf(&cmd, "START_REPLICATION SLOT %s LOGICAL 0/0 (proto_version '1', "
-			   "publication_names %s)", slot, lit) < 0) {
+	if (asprintf(&cmd,
+		     "START_REPLICATION SLOT %s LOGICAL 0/0 (proto_version '1', "
+		     "publication_names %s)",
+		     slot, lit) < 0) {
 		return 1;
 	}
 	r = PQexec(c, cmd);
@@ -110,7 +113,8 @@ main(int argc, char **argv)
 		int n = PQgetCopyData(c, &buf, 0);
 
 		if (n < 0) {
-			fprintf(stderr, "capture: stream ended before %s: %s", argv[4], PQerrorMessage(c));
+			fprintf(stderr, "capture: stream ended before %s: %s", argv[4],
+				PQerrorMessage(c));
 			return 1;
 		}
 		if (n >= 18 && buf[0] == 'k') {
@@ -130,8 +134,8 @@ main(int argc, char **argv)
 			continue;
 		}
 		if (n >= 26 && buf[0] == 'w') {
-			uint8_t len[4] = { (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8),
-					   (uint8_t)n };
+			uint8_t len[4] = { (uint8_t)(n >> 24), (uint8_t)(n >> 16),
+					   (uint8_t)(n >> 8), (uint8_t)n };
 			const uint8_t *d = (uint8_t *)buf + 25;
 			bool done = false;
 
@@ -160,7 +164,8 @@ main(int argc, char **argv)
 		PQfreemem(buf);
 	}
 	fclose(out);
-	fprintf(stderr, "capture: %lu frames, %lu transactions, %lu inserts\n", frames, commits, rows);
+	fprintf(stderr, "capture: %lu frames, %lu transactions, %lu inserts\n", frames, commits,
+		rows);
 	PQfinish(c);
 	return 0;
 }

@@ -64,7 +64,7 @@ struct replay {
 	struct publish_params pp;
 	struct stream_params sp;
 	struct publish *pub;
-	struct stream *st;	  /* the stream of the pass running now */
+	struct stream *st;	   /* the stream of the pass running now */
 	struct publish_source src; /* its callbacks */
 	bool produce;
 	uint64_t produced, delivered, failed, queue_full_waits;
@@ -155,7 +155,8 @@ route_only(struct replay *r, struct relcache *rc, struct record *rec, const stru
 		return;
 	}
 	if (router_route(r->router, rel, NULL, NULL, 'I', &m->u.insert.newtup, rec, &v, err,
-			 sizeof(err)) < 0 || v != ROUTER_PUBLISH) {
+			 sizeof(err)) < 0 ||
+	    v != ROUTER_PUBLISH) {
 		die("router_route", "a row of the capture is not publishable");
 	}
 	r->produced++;
@@ -222,8 +223,10 @@ build(struct replay *r, const char *const *files, int nfiles, int mock_brokers,
 	}
 	for (size_t i = 0; i < cfg->librdkafka.n; i++) {
 		/* the mock cluster instead of bootstrap.servers */
-		if (mock_brokers <= 0 || strcmp(cfg->librdkafka.v[i].key, "bootstrap.servers") != 0) {
-			kv_set(&r->settings, cfg->librdkafka.v[i].key, cfg->librdkafka.v[i].value, NULL);
+		if (mock_brokers <= 0 ||
+		    strcmp(cfg->librdkafka.v[i].key, "bootstrap.servers") != 0) {
+			kv_set(&r->settings, cfg->librdkafka.v[i].key, cfg->librdkafka.v[i].value,
+			       NULL);
 		}
 	}
 	if (mock_brokers > 0) {
@@ -234,14 +237,17 @@ build(struct replay *r, const char *const *files, int nfiles, int mock_brokers,
 		kv_set(&r->settings, extra->v[i].key, extra->v[i].value, NULL);
 	}
 	r->metrics = metrics_new();
-	r->pp = (struct publish_params){ .producer = &r->settings, .router = r->router,
+	r->pp = (struct publish_params){ .producer = &r->settings,
+					 .router = r->router,
 					 .metrics = r->metrics };
-	r->sp = (struct stream_params){ .router = r->router, .metrics = r->metrics,
+	r->sp = (struct stream_params){ .router = r->router,
+					.metrics = r->metrics,
 					.dbname = kv_get(&cfg->pg_conn, "dbname") };
-	if (r->produce &&
-	    publish_new(&r->pp, &(struct publish_source){ .on_produced = on_produced,
-							 .on_delivery = on_delivery, .opaque = r },
-			&r->pub, err, sizeof(err)) < 0) {
+	if (r->produce && publish_new(&r->pp,
+				      &(struct publish_source){ .on_produced = on_produced,
+								.on_delivery = on_delivery,
+								.opaque = r },
+				      &r->pub, err, sizeof(err)) < 0) {
 		die("producer", err);
 	}
 	/* the router keeps borrowed pointers into cfg: keep it for the process' life */
@@ -317,7 +323,8 @@ main(int argc, char **argv)
 			loops = atoi(argv[++i]);
 		} else if (strcmp(argv[i], "--no-produce") == 0) {
 			r.produce = false;
-		} else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && strchr(argv[i + 1], '=')) {
+		} else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc &&
+			   strchr(argv[i + 1], '=')) {
 			char *kvs = argv[++i], *eq = strchr(kvs, '=');
 
 			*eq = 0;
@@ -331,8 +338,9 @@ main(int argc, char **argv)
 		}
 	}
 	if (argc - i < 2) {
-		fprintf(stderr, "usage: replay [--loops N] [--limit FRAMES] [--no-produce] [--mock-brokers N] "
-				"CAPTURE FILE...\n");
+		fprintf(stderr,
+			"usage: replay [--loops N] [--limit FRAMES] [--no-produce] [--mock-brokers N] "
+			"CAPTURE FILE...\n");
 		return 2;
 	}
 	log_set_level(getenv("REPLAY_DEBUG") ? LOG_DEBUG : LOG_WARN);

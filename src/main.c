@@ -13,20 +13,20 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/config/config.h"
-#include "outboxd/util/failpoint.h"
-#include "outboxd/run/http.h"
-#include "outboxd/util/log.h"
-#include "outboxd/util/lsn.h"
-#include "outboxd/run/metrics.h"
+#include "outboxd/connect/router.h"
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
-#include "outboxd/run/producer.h"
+#include "outboxd/run/http.h"
 #include "outboxd/run/loop.h"
+#include "outboxd/run/metrics.h"
+#include "outboxd/run/producer.h"
 #include "outboxd/run/relay.h"
-#include "outboxd/connect/router.h"
 #include "outboxd/run/snapshot.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/util/failpoint.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/lsn.h"
 #include "outboxd/util/version.h"
 
 #define MOD "main"
@@ -79,10 +79,9 @@ run_id(char out[37])
 	}
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-		 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-		 b[15]);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
 }
 
 static struct config *
@@ -145,8 +144,9 @@ static int
 prepare_slot(const struct config *cfg, struct router *router, struct metrics *metrics,
 	     struct loop *loop)
 {
-	struct snapshot_params sp = { .cfg = cfg, .router = router, .metrics = metrics,
-				      .loop = loop };
+	struct snapshot_params sp = {
+		.cfg = cfg, .router = router, .metrics = metrics, .loop = loop
+	};
 	enum pgconn_failure f;
 	PGconn *c = NULL;
 	char err[1024], at[LSN_STRLEN];
@@ -155,14 +155,10 @@ prepare_slot(const struct config *cfg, struct router *router, struct metrics *me
 
 	if (strcmp(cfg->snapshot_mode, "initial") == 0) {
 		switch (snapshot_run(&sp)) {
-		case OUTCOME_OK:
-			break;
-		case OUTCOME_STOP:
-			return EXIT_OK;
-		case OUTCOME_HALT:
-			return EXIT_RUNTIME;
-		default:
-			return EXIT_USAGE;
+		case OUTCOME_OK: break;
+		case OUTCOME_STOP: return EXIT_OK;
+		case OUTCOME_HALT: return EXIT_RUNTIME;
+		default: return EXIT_USAGE;
 		}
 	}
 	if (!cfg->slot_create) {
@@ -175,8 +171,10 @@ prepare_slot(const struct config *cfg, struct router *router, struct metrics *me
 	rc = pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err));
 	PQfinish(c);
 	if (rc == 0) {
-		log_info(MOD, "created replication slot \"%s\" at %s (outboxd.slot.create=true, "
-			 "snapshot.mode=no_data)", cfg->slot_name, lsn_format(lsn, at));
+		log_info(MOD,
+			 "created replication slot \"%s\" at %s (outboxd.slot.create=true, "
+			 "snapshot.mode=no_data)",
+			 cfg->slot_name, lsn_format(lsn, at));
 	} else if (rc != -EEXIST) {
 		log_error(MOD, "could not create replication slot \"%s\": %s", cfg->slot_name, err);
 		return EXIT_USAGE;
@@ -213,15 +211,15 @@ cmd_run(int nfiles, char **files)
 		}
 		log_info(MOD, "serving /metrics and /health on port %d", http_port(http));
 	}
-	log_info(MOD, "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix \"%s\", "
-		 "runId %s", version_string(), cfg->slot_name, cfg->publication_name,
-		 cfg->topic_prefix, rid);
+	log_info(MOD,
+		 "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix \"%s\", "
+		 "runId %s",
+		 version_string(), cfg->slot_name, cfg->publication_name, cfg->topic_prefix, rid);
 	if ((rc = prepare_slot(cfg, router, metrics, &loop)) >= 0) {
 		goto out;
 	}
-	rc = (int)relay_run(&(struct relay_params){ .cfg = cfg, .router = router,
-						    .metrics = metrics },
-			    &loop);
+	rc = (int)relay_run(
+		&(struct relay_params){ .cfg = cfg, .router = router, .metrics = metrics }, &loop);
 out:
 	if (sfd >= 0) {
 		close(sfd);
@@ -273,26 +271,31 @@ check_postgres(const struct config *cfg, const struct router *router)
 	ok &= pgsql_check_role(c, err, sizeof(err)) == 0;
 	diag(ok, "privileges", ok ? "the role may stream changes (REPLICATION)" : err);
 	if (pgsql_check_slot(c, cfg->slot_name, &slot, err, sizeof(err)) == 0) {
-		snprintf(detail, sizeof(detail), "\"%s\": logical, pgoutput, confirmed_flush_lsn %s%s",
-			 cfg->slot_name, lsn_format(slot.confirmed_flush, at),
+		snprintf(detail, sizeof(detail),
+			 "\"%s\": logical, pgoutput, confirmed_flush_lsn %s%s", cfg->slot_name,
+			 lsn_format(slot.confirmed_flush, at),
 			 slot.active ? ", active (another client streams from it now)" : "");
 		diag(true, "slot", detail);
 	} else {
 		diag(false, "slot", err);
 		ok = false;
 	}
-	if (pgsql_publication_tables(c, cfg->publication_name, &tables, &n, err, sizeof(err)) == 0) {
+	if (pgsql_publication_tables(c, cfg->publication_name, &tables, &n, err, sizeof(err)) ==
+	    0) {
 		for (int i = 0; i < n; i++) {
 			if (router_selects(router, tables[i].schema, tables[i].table)) {
-				snprintf(detail, sizeof(detail), "\"%s\" publishes %s.%s (selected)",
-					 cfg->publication_name, tables[i].schema, tables[i].table);
+				snprintf(detail, sizeof(detail),
+					 "\"%s\" publishes %s.%s (selected)", cfg->publication_name,
+					 tables[i].schema, tables[i].table);
 				diag(true, "publication", detail);
 				selected++;
 			}
 		}
 		if (!selected) {
-			snprintf(detail, sizeof(detail), "\"%s\" holds no table that "
-				 "table.include.list selects", cfg->publication_name);
+			snprintf(detail, sizeof(detail),
+				 "\"%s\" holds no table that "
+				 "table.include.list selects",
+				 cfg->publication_name);
 			diag(false, "publication", detail);
 			ok = false;
 		}
@@ -328,8 +331,8 @@ cmd_check(int nfiles, char **files)
 		ok = check_postgres(cfg, router);
 		ok = check_kafka(cfg) && ok;
 	}
-	printf("%s\n", ok ? "outboxd can run with this configuration"
-			  : "outboxd cannot run with this configuration: fix the FAIL lines");
+	printf("%s\n", ok ? "outboxd can run with this configuration" :
+			    "outboxd cannot run with this configuration: fix the FAIL lines");
 	router_free(router);
 	config_free(cfg);
 	return ok ? EXIT_OK : EXIT_USAGE;
@@ -346,9 +349,10 @@ cmd_slot(int argc, char **argv)
 	lsn_t lsn = 0;
 	int rc = EXIT_OK;
 
-	if (argc < 1 || (strcmp(argv[0], "create") && strcmp(argv[0], "drop") &&
-			 strcmp(argv[0], "status"))) {
-		fprintf(stderr, "outboxd: slot needs create, drop or status; see \"outboxd --help\"\n");
+	if (argc < 1 ||
+	    (strcmp(argv[0], "create") && strcmp(argv[0], "drop") && strcmp(argv[0], "status"))) {
+		fprintf(stderr,
+			"outboxd: slot needs create, drop or status; see \"outboxd --help\"\n");
 		return EXIT_USAGE;
 	}
 	if (!(cfg = load_config(argc - 1, argv + 1))) {
@@ -364,19 +368,21 @@ cmd_slot(int argc, char **argv)
 			printf("created replication slot \"%s\" (pgoutput) at %s\n", cfg->slot_name,
 			       lsn_format(lsn, at));
 		} else {
-			log_error(MOD, "could not create replication slot \"%s\": %s", cfg->slot_name, err);
+			log_error(MOD, "could not create replication slot \"%s\": %s",
+				  cfg->slot_name, err);
 			rc = EXIT_USAGE;
 		}
 	} else if (strcmp(argv[0], "drop") == 0) {
 		if (pgsql_slot_drop(c, cfg->slot_name, err, sizeof(err)) == 0) {
 			printf("dropped replication slot \"%s\"\n", cfg->slot_name);
 		} else {
-			log_error(MOD, "could not drop replication slot \"%s\": %s", cfg->slot_name, err);
+			log_error(MOD, "could not drop replication slot \"%s\": %s", cfg->slot_name,
+				  err);
 			rc = EXIT_USAGE;
 		}
 	} else if (pgsql_check_slot(c, cfg->slot_name, &slot, err, sizeof(err)) == 0) {
-		printf("slot \"%s\": logical pgoutput, confirmed_flush_lsn %s, %s\n", cfg->slot_name,
-		       lsn_format(slot.confirmed_flush, at),
+		printf("slot \"%s\": logical pgoutput, confirmed_flush_lsn %s, %s\n",
+		       cfg->slot_name, lsn_format(slot.confirmed_flush, at),
 		       slot.active ? "active" : "inactive");
 	} else {
 		printf("slot \"%s\": %s\n", cfg->slot_name, err);

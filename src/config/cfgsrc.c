@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/connect/configdef.h"
-#include "outboxd/util/errbuf.h"
-#include "outboxd/util/buf.h"
-#include "outboxd/util/mem.h"
 #include "outboxd/config/properties.h"
 #include "outboxd/config/vocab.h"
+#include "outboxd/connect/configdef.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/mem.h"
 
 /* Bound on nested ${...} references (a refers to b refers to a ...). */
 #define EXPAND_DEPTH 8
@@ -114,15 +114,16 @@ parse_json(const char *path, const char *text, size_t len, struct kv *ret, char 
 	root = json_tokener_parse_ex(tok, text, (int)len);
 	if (!root || json_tokener_get_error(tok) != json_tokener_success) {
 		errbuf_set(errbuf, errlen, "%s:%d: invalid JSON: %s", path,
-		       line_of(text, json_tokener_get_parse_end(tok)),
-		       json_tokener_error_desc(json_tokener_get_error(tok)));
+			   line_of(text, json_tokener_get_parse_end(tok)),
+			   json_tokener_error_desc(json_tokener_get_error(tok)));
 		json_object_put(root);
 		json_tokener_free(tok);
 		return -EINVAL;
 	}
 	json_tokener_free(tok);
 	if (!json_object_is_type(root, json_type_object)) {
-		errbuf_set(errbuf, errlen, "%s:1: expected a JSON object {\"name\": ..., \"config\": {...}}", path);
+		errbuf_set(errbuf, errlen,
+			   "%s:1: expected a JSON object {\"name\": ..., \"config\": {...}}", path);
 		json_object_put(root);
 		return -EINVAL;
 	}
@@ -135,7 +136,8 @@ parse_json(const char *path, const char *text, size_t len, struct kv *ret, char 
 		cfg = root;
 	}
 	if (!json_object_is_type(cfg, json_type_object)) {
-		errbuf_set(errbuf, errlen, "%s:%d: \"config\" must be a JSON object", path, line_of(text, from));
+		errbuf_set(errbuf, errlen, "%s:%d: \"config\" must be a JSON object", path,
+			   line_of(text, from));
 		json_object_put(root);
 		return -EINVAL;
 	}
@@ -145,16 +147,20 @@ parse_json(const char *path, const char *text, size_t len, struct kv *ret, char 
 
 		buf_reset(&origin);
 		buf_add_fmt(&origin, "%s:%d", path, line);
-		if (!json_object_is_type(val, json_type_string) && !json_object_is_type(val, json_type_int) &&
-		    !json_object_is_type(val, json_type_double) && !json_object_is_type(val, json_type_boolean)) {
-			errbuf_set(errbuf, errlen, "%s: %s: the value must be a string, number or boolean",
-			       buf_cstr(&origin), key);
+		if (!json_object_is_type(val, json_type_string) &&
+		    !json_object_is_type(val, json_type_int) &&
+		    !json_object_is_type(val, json_type_double) &&
+		    !json_object_is_type(val, json_type_boolean)) {
+			errbuf_set(errbuf, errlen,
+				   "%s: %s: the value must be a string, number or boolean",
+				   buf_cstr(&origin), key);
 			r = -EINVAL;
 			break;
 		}
 		kv_set(&out, key, json_object_get_string(val), buf_cstr(&origin));
 	}
-	if (r == 0 && name && json_object_is_type(name, json_type_string) && !kv_find(&out, "name")) {
+	if (r == 0 && name && json_object_is_type(name, json_type_string) &&
+	    !kv_find(&out, "name")) {
 		buf_reset(&origin);
 		buf_add_fmt(&origin, "%s:%d", path, json_key_line(text, 0, "name"));
 		kv_set(&out, "name", json_object_get_string(name), buf_cstr(&origin));
@@ -354,8 +360,8 @@ resolve_providers(const struct kv *worker, char *const *envp, struct kv_entry *e
 		key = c2 ? (*c2 = '\0', c2 + 1) : c1 + 1;
 		r = read_provided(cls, path, key, envp, &out, why, sizeof(why));
 		if (r) {
-			errbuf_set(errbuf, errlen, "%s: %s: cannot resolve ${%s:%s%s%s}: %s", e->origin,
-			       e->key, inner, path, *path ? ":" : "", key, why);
+			errbuf_set(errbuf, errlen, "%s: %s: cannot resolve ${%s:%s%s%s}: %s",
+				   e->origin, e->key, inner, path, *path ? ":" : "", key, why);
 		}
 		free(inner);
 		if (r) {
@@ -387,17 +393,19 @@ check_providers(const struct kv *worker, char *errbuf, size_t errlen)
 		size_t n = strlen(e->key);
 		bool ok = false;
 
-		if (!starts_with(e->key, "config.providers.") || n < 6 || strcmp(e->key + n - 6, ".class") != 0) {
+		if (!starts_with(e->key, "config.providers.") || n < 6 ||
+		    strcmp(e->key + n - 6, ".class") != 0) {
 			continue;
 		}
 		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
 			ok = ok || strcmp(e->value, known[k]) == 0;
 		}
 		if (!ok) {
-			errbuf_set(errbuf, errlen,
-			       "%s: %s: config provider \"%s\" is not supported; outboxd resolves "
-			       "FileConfigProvider, EnvVarConfigProvider and DirectoryConfigProvider",
-			       e->origin, e->key, e->value);
+			errbuf_set(
+				errbuf, errlen,
+				"%s: %s: config provider \"%s\" is not supported; outboxd resolves "
+				"FileConfigProvider, EnvVarConfigProvider and DirectoryConfigProvider",
+				e->origin, e->key, e->value);
 			return -EINVAL;
 		}
 	}
@@ -428,8 +436,8 @@ connect_resolve(struct cfgsrc *src, char *const *envp, char *errbuf, size_t errl
 
 /* Env name prefixes that introduce keys not present in the file. */
 static const char *const server_env_prefixes[] = {
-	"DEBEZIUM_SOURCE_", "DEBEZIUM_SINK_", "DEBEZIUM_FORMAT_", "DEBEZIUM_TRANSFORMS",
-	"DEBEZIUM_PREDICATES",
+	"DEBEZIUM_SOURCE_",    "DEBEZIUM_SINK_",      "DEBEZIUM_FORMAT_",
+	"DEBEZIUM_TRANSFORMS", "DEBEZIUM_PREDICATES",
 };
 
 /* The property name for an environment-only DEBEZIUM_* variable (vocabulary spelling if any). */
@@ -488,8 +496,10 @@ server_env(struct kv *raw, char *const *envp)
 			}
 			free(env);
 		}
-		for (size_t i = 0; i < sizeof(server_env_prefixes) / sizeof(server_env_prefixes[0]); i++) {
-			wanted = wanted || strncmp(*ep, server_env_prefixes[i], strlen(server_env_prefixes[i])) == 0;
+		for (size_t i = 0; i < sizeof(server_env_prefixes) / sizeof(server_env_prefixes[0]);
+		     i++) {
+			wanted = wanted || strncmp(*ep, server_env_prefixes[i],
+						   strlen(server_env_prefixes[i])) == 0;
 		}
 		if (!matched && wanted) {
 			char *key = server_env_key(*ep, n);
@@ -543,8 +553,10 @@ expand_one(const struct kv *raw, char *const *envp, const char *inner, size_t le
 	} else if (colon) {
 		r = expand(raw, envp, colon + 1, depth + 1, out, why);
 	} else {
-		buf_add_fmt(why, "${%s} is not set (no environment variable %s or %s, no property %s, no default)",
-			    s, s, env, s);
+		buf_add_fmt(
+			why,
+			"${%s} is not set (no environment variable %s or %s, no property %s, no default)",
+			s, s, env, s);
 		r = -ENOENT;
 	}
 	free(env);
@@ -588,7 +600,8 @@ server_expand(struct kv *raw, char *const *envp, char *errbuf, size_t errlen)
 		buf_reset(&out);
 		r = expand(raw, envp, raw->v[i].value, 0, &out, &why);
 		if (r) {
-			errbuf_set(errbuf, errlen, "%s: %s: %s", raw->v[i].origin, raw->v[i].key, buf_cstr(&why));
+			errbuf_set(errbuf, errlen, "%s: %s: %s", raw->v[i].origin, raw->v[i].key,
+				   buf_cstr(&why));
 		} else {
 			values[i] = xstrdup(buf_cstr(&out));
 		}
@@ -616,7 +629,8 @@ server_split(struct kv *raw, struct cfgsrc *src)
 
 		if (starts_with(e->key, "debezium.source.")) {
 			kv_set(&src->connector, e->key + 16, e->value, e->origin);
-		} else if (starts_with(e->key, "debezium.transforms") || starts_with(e->key, "debezium.predicates")) {
+		} else if (starts_with(e->key, "debezium.transforms") ||
+			   starts_with(e->key, "debezium.predicates")) {
 			kv_set(&src->connector, e->key + 9, e->value, e->origin);
 		} else if (starts_with(e->key, "outboxd.")) {
 			kv_set(&src->outboxd, e->key, e->value, e->origin);
@@ -652,19 +666,22 @@ load_connect(struct file *files, int n, char *const *envp, struct cfgsrc *src, c
 		struct file **slot = files[i].kind == FILE_WORKER ? &worker : &connector;
 
 		if (*slot) {
-			errbuf_set(errbuf, errlen,
-			       "%s: %s is also a %s file; pass one worker file and one connector file",
-			       files[i].path, (*slot)->path,
-			       files[i].kind == FILE_WORKER ? "Kafka Connect worker" : "connector");
+			errbuf_set(
+				errbuf, errlen,
+				"%s: %s is also a %s file; pass one worker file and one connector file",
+				files[i].path, (*slot)->path,
+				files[i].kind == FILE_WORKER ? "Kafka Connect worker" :
+							       "connector");
 			return -EINVAL;
 		}
 		*slot = &files[i];
 	}
 	if (!worker || !connector) {
-		errbuf_set(errbuf, errlen,
-		       "%s: no %s file; pass the Kafka Connect worker .properties and the connector "
-		       ".properties or JSON (the connector file is the one with connector.class)",
-		       files[0].path, worker ? "connector" : "worker");
+		errbuf_set(
+			errbuf, errlen,
+			"%s: no %s file; pass the Kafka Connect worker .properties and the connector "
+			".properties or JSON (the connector file is the one with connector.class)",
+			files[0].path, worker ? "connector" : "worker");
 		return -EINVAL;
 	}
 	src->flavour = CFGSRC_CONNECT;
@@ -697,15 +714,18 @@ cfgsrc_load(const char *const *paths, int npaths, char *const *envp, struct cfgs
 	}
 	for (int i = 0; r == 0 && i < npaths; i++) {
 		if (files[i].kind == FILE_SERVER && npaths > 1) {
-			errbuf_set(errbuf, errlen,
-			       "%s: a Debezium Server application.properties is the whole configuration; "
-			       "pass it alone", files[i].path);
+			errbuf_set(
+				errbuf, errlen,
+				"%s: a Debezium Server application.properties is the whole configuration; "
+				"pass it alone",
+				files[i].path);
 			r = -EINVAL;
 		}
 	}
 	if (r == 0) {
-		r = files[0].kind == FILE_SERVER ? load_server(&files[0], envp, &src, errbuf, errlen)
-						 : load_connect(files, npaths, envp, &src, errbuf, errlen);
+		r = files[0].kind == FILE_SERVER ?
+			    load_server(&files[0], envp, &src, errbuf, errlen) :
+			    load_connect(files, npaths, envp, &src, errbuf, errlen);
 	}
 	for (int i = 0; i < nread; i++) {
 		kv_fini(&files[i].keys);

@@ -7,20 +7,19 @@
 #include <string.h>
 
 #include "config_int.h"
-#include "outboxd/connect/configdef.h"
 #include "outboxd/config/cfgsrc.h"
-#include "outboxd/util/mem.h"
 #include "outboxd/config/rdconf.h"
 #include "outboxd/config/vocab.h"
+#include "outboxd/connect/configdef.h"
+#include "outboxd/util/mem.h"
 #include "outboxd/util/secret.h"
 
-
 enum cf_type {
-	CF_STR,  /* char *; an empty value counts as unset */
-	CF_INT,  /* int64_t within [min, max] */
+	CF_STR,	 /* char *; an empty value counts as unset */
+	CF_INT,	 /* int64_t within [min, max] */
 	CF_BOOL, /* bool; "true"/"false", any case, trimmed (as ConfigDef) */
 	CF_ENUM, /* char *, lower case, one of the '|'-separated values in .extra */
-	CF_PG,   /* a libpq keyword (.extra) in pg_conn */
+	CF_PG,	 /* a libpq keyword (.extra) in pg_conn */
 };
 
 /* One honoured key, pgbouncer CF_ABS style, pointing into struct config with offsetof. */
@@ -33,9 +32,14 @@ struct cf_key {
 	int64_t min, max;
 };
 
-#define CF_ABS(n, t, field, def, extra, min, max) \
-	{ n, t, offsetof(struct config, field), def, extra, min, max }
-#define CF_PGKEY(n, kw, def) { n, CF_PG, 0, def, kw, 0, 0 }
+#define CF_ABS(n, t, field, def, extra, min, max)                                                  \
+	{                                                                                          \
+		n, t, offsetof(struct config, field), def, extra, min, max                         \
+	}
+#define CF_PGKEY(n, kw, def)                                                                       \
+	{                                                                                          \
+		n, CF_PG, 0, def, kw, 0, 0                                                         \
+	}
 #define MAXI INT64_MAX
 
 static const struct cf_key connector_keys[] = {
@@ -58,38 +62,52 @@ static const struct cf_key connector_keys[] = {
 	CF_ABS("table.exclude.list", CF_STR, table_exclude_list, NULL, NULL, 0, 0),
 	CF_ABS("schema.include.list", CF_STR, schema_include_list, NULL, NULL, 0, 0),
 	CF_ABS("schema.exclude.list", CF_STR, schema_exclude_list, NULL, NULL, 0, 0),
-	CF_ABS("message.prefix.include.list", CF_STR, message_prefix_include_list, NULL, NULL, 0, 0),
-	CF_ABS("message.prefix.exclude.list", CF_STR, message_prefix_exclude_list, NULL, NULL, 0, 0),
-	CF_ABS("status.update.interval.ms", CF_INT, status_update_interval_ms, "10000", NULL, 1, MAXI),
+	CF_ABS("message.prefix.include.list", CF_STR, message_prefix_include_list, NULL, NULL, 0,
+	       0),
+	CF_ABS("message.prefix.exclude.list", CF_STR, message_prefix_exclude_list, NULL, NULL, 0,
+	       0),
+	CF_ABS("status.update.interval.ms", CF_INT, status_update_interval_ms, "10000", NULL, 1,
+	       MAXI),
 	CF_ABS("slot.max.retries", CF_INT, slot_max_retries, "6", NULL, 0, MAXI),
 	CF_ABS("slot.retry.delay.ms", CF_INT, slot_retry_delay_ms, "10000", NULL, 0, MAXI),
 	CF_ABS("heartbeat.interval.ms", CF_INT, heartbeat_interval_ms, "0", NULL, 0, MAXI),
 	CF_ABS("heartbeat.action.query", CF_STR, heartbeat_action_query, NULL, NULL, 0, 0),
-	CF_ABS("topic.heartbeat.prefix", CF_STR, topic_heartbeat_prefix, "__debezium-heartbeat", NULL, 0, 0),
+	CF_ABS("topic.heartbeat.prefix", CF_STR, topic_heartbeat_prefix, "__debezium-heartbeat",
+	       NULL, 0, 0),
 	CF_ABS("topic.delimiter", CF_STR, topic_delimiter, ".", NULL, 0, 0),
-	CF_ABS("database.initial.statements", CF_STR, database_initial_statements, NULL, NULL, 0, 0),
-	CF_ABS("database.query.timeout.ms", CF_INT, database_query_timeout_ms, "600000", NULL, 0, MAXI),
+	CF_ABS("database.initial.statements", CF_STR, database_initial_statements, NULL, NULL, 0,
+	       0),
+	CF_ABS("database.query.timeout.ms", CF_INT, database_query_timeout_ms, "600000", NULL, 0,
+	       MAXI),
 	CF_ABS("extended.headers.enabled", CF_BOOL, extended_headers, "true", NULL, 0, 0),
 	CF_ABS("time.precision.mode", CF_ENUM, time_precision_mode, "adaptive",
-	       "adaptive|adaptive_time_microseconds|connect|isostring|microseconds|nanoseconds", 0, 0),
-	CF_ABS("decimal.handling.mode", CF_ENUM, decimal_handling_mode, "precise", "precise|double|string", 0, 0),
-	CF_ABS("binary.handling.mode", CF_ENUM, binary_handling_mode, "bytes", "bytes|base64|base64-url-safe|hex", 0, 0),
+	       "adaptive|adaptive_time_microseconds|connect|isostring|microseconds|nanoseconds", 0,
+	       0),
+	CF_ABS("decimal.handling.mode", CF_ENUM, decimal_handling_mode, "precise",
+	       "precise|double|string", 0, 0),
+	CF_ABS("binary.handling.mode", CF_ENUM, binary_handling_mode, "bytes",
+	       "bytes|base64|base64-url-safe|hex", 0, 0),
 	CF_ABS("hstore.handling.mode", CF_ENUM, hstore_handling_mode, "json", "json|map", 0, 0),
-	CF_ABS("interval.handling.mode", CF_ENUM, interval_handling_mode, "numeric", "numeric|string", 0, 0),
-	CF_ABS("schema.name.adjustment.mode", CF_ENUM, schema_name_adjustment_mode, "none", "none|avro|avro_unicode", 0, 0),
+	CF_ABS("interval.handling.mode", CF_ENUM, interval_handling_mode, "numeric",
+	       "numeric|string", 0, 0),
+	CF_ABS("schema.name.adjustment.mode", CF_ENUM, schema_name_adjustment_mode, "none",
+	       "none|avro|avro_unicode", 0, 0),
 	CF_ABS("money.fraction.digits", CF_INT, money_fraction_digits, "2", NULL, 0, 100),
-	CF_ABS("include.unknown.datatypes", CF_BOOL, include_unknown_datatypes, "false", NULL, 0, 0),
+	CF_ABS("include.unknown.datatypes", CF_BOOL, include_unknown_datatypes, "false", NULL, 0,
+	       0),
 };
 
 static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.slot.create", CF_BOOL, slot_create, "false", NULL, 0, 0),
 	CF_ABS("outboxd.http.port", CF_INT, http_port, "8080", NULL, 0, 65535),
 	CF_ABS("outboxd.shutdown.flush.ms", CF_INT, shutdown_flush_ms, "10000", NULL, 0, MAXI),
-	CF_ABS("outboxd.restart.backoff.max.ms", CF_INT, restart_backoff_max_ms, "30000", NULL, 1, MAXI),
+	CF_ABS("outboxd.restart.backoff.max.ms", CF_INT, restart_backoff_max_ms, "30000", NULL, 1,
+	       MAXI),
 	CF_ABS("outboxd.halt.after.failures", CF_INT, halt_after_failures, "5", NULL, 1, MAXI),
 	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1, MAXI),
 	CF_ABS("outboxd.errors.deadletterqueue.topic.name", CF_STR, dlq_topic, NULL, NULL, 0, 0),
-	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest", 0, 0),
+	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest",
+	       0, 0),
 };
 
 /*
@@ -101,15 +119,33 @@ static const struct {
 	size_t off;
 	bool kv; /* a struct kv; else a char * */
 } assembled[] = {
-#define CF_OWN_STR(field) { offsetof(struct config, field), false }
-#define CF_OWN_KV(field) { offsetof(struct config, field), true }
-	CF_OWN_STR(name), CF_OWN_STR(plugin_name), CF_OWN_STR(snapshot_mode),
-	CF_OWN_STR(bootstrap_servers), CF_OWN_STR(key_converter), CF_OWN_STR(value_converter),
-	CF_OWN_STR(header_converter), CF_OWN_STR(transform_alias), CF_OWN_STR(errors_tolerance),
+#define CF_OWN_STR(field)                                                                          \
+	{                                                                                          \
+		offsetof(struct config, field), false                                              \
+	}
+#define CF_OWN_KV(field)                                                                           \
+	{                                                                                          \
+		offsetof(struct config, field), true                                               \
+	}
+	CF_OWN_STR(name),
+	CF_OWN_STR(plugin_name),
+	CF_OWN_STR(snapshot_mode),
+	CF_OWN_STR(bootstrap_servers),
+	CF_OWN_STR(key_converter),
+	CF_OWN_STR(value_converter),
+	CF_OWN_STR(header_converter),
+	CF_OWN_STR(transform_alias),
+	CF_OWN_STR(errors_tolerance),
 	CF_OWN_STR(heartbeat_topic),
-	CF_OWN_KV(pg_conn), CF_OWN_KV(connector), CF_OWN_KV(key_converter_opts),
-	CF_OWN_KV(value_converter_opts), CF_OWN_KV(header_converter_opts), CF_OWN_KV(transform),
-	CF_OWN_KV(producer), CF_OWN_KV(ignored), CF_OWN_KV(librdkafka),
+	CF_OWN_KV(pg_conn),
+	CF_OWN_KV(connector),
+	CF_OWN_KV(key_converter_opts),
+	CF_OWN_KV(value_converter_opts),
+	CF_OWN_KV(header_converter_opts),
+	CF_OWN_KV(transform),
+	CF_OWN_KV(producer),
+	CF_OWN_KV(ignored),
+	CF_OWN_KV(librdkafka),
 #undef CF_OWN_STR
 #undef CF_OWN_KV
 };
@@ -135,14 +171,20 @@ static const struct refusal refusals[] = {
 	{ "converters", NULL, "custom column converters are Java classes; remove it" },
 	{ "post.processors", NULL, "post processors are Java classes; remove it" },
 	{ "signal.data.collection", NULL, "signals are not supported by outboxd; remove it" },
-	{ "notification.enabled.channels", NULL, "notifications are not supported by outboxd; remove it" },
-	{ "column.include.list", NULL, "outboxd publishes every column of the outbox table; remove it" },
-	{ "column.exclude.list", NULL, "outboxd publishes every column of the outbox table; remove it" },
+	{ "notification.enabled.channels", NULL,
+	  "notifications are not supported by outboxd; remove it" },
+	{ "column.include.list", NULL,
+	  "outboxd publishes every column of the outbox table; remove it" },
+	{ "column.exclude.list", NULL,
+	  "outboxd publishes every column of the outbox table; remove it" },
 	{ "column.mask.*", NULL, "column masking is not supported by outboxd; remove it" },
 	{ "column.truncate.*", NULL, "column truncation is not supported by outboxd; remove it" },
-	{ "column.propagate.source.type", NULL, "source type parameters are not supported by outboxd; remove it" },
-	{ "datatype.propagate.source.type", NULL, "source type parameters are not supported by outboxd; remove it" },
-	{ "snapshot.select.statement.overrides", NULL, "snapshot query overrides are not supported by outboxd; remove it" },
+	{ "column.propagate.source.type", NULL,
+	  "source type parameters are not supported by outboxd; remove it" },
+	{ "datatype.propagate.source.type", NULL,
+	  "source type parameters are not supported by outboxd; remove it" },
+	{ "snapshot.select.statement.overrides", NULL,
+	  "snapshot query overrides are not supported by outboxd; remove it" },
 };
 
 /* Keys accepted without effect that deserve a specific note (a trailing '*' is a prefix). */
@@ -162,13 +204,15 @@ key_matches(const char *pattern, const char *key)
 {
 	size_t n = strlen(pattern);
 
-	return pattern[n - 1] == '*' ? strncmp(key, pattern, n - 1) == 0 : strcmp(key, pattern) == 0;
+	return pattern[n - 1] == '*' ? strncmp(key, pattern, n - 1) == 0 :
+				       strcmp(key, pattern) == 0;
 }
 
 /* ---- typed keys ---- */
 
 static int
-set_pg(struct ctx *c, const struct cf_key *k, const char *value, const char *origin, const char *shown)
+set_pg(struct ctx *c, const struct cf_key *k, const char *value, const char *origin,
+       const char *shown)
 {
 	char *t = NULL;
 	int r = 0;
@@ -190,7 +234,8 @@ set_pg(struct ctx *c, const struct cf_key *k, const char *value, const char *ori
 		t = xstrdup(value); /* strings are not trimmed (ConfigDef STRING/PASSWORD) */
 	}
 	if (r) {
-		config_ctx_seterr(c, "%s: %s: invalid value \"%s\"", origin, shown, config_ctx_shown_value(k->name, value));
+		config_ctx_seterr(c, "%s: %s: invalid value \"%s\"", origin, shown,
+				  config_ctx_shown_value(k->name, value));
 	} else if (*t) {
 		kv_set(&c->cfg->pg_conn, k->extra, t, origin);
 	}
@@ -199,15 +244,15 @@ set_pg(struct ctx *c, const struct cf_key *k, const char *value, const char *ori
 }
 
 static int
-set_key(struct ctx *c, const struct cf_key *k, const char *value, const char *origin, const char *shown)
+set_key(struct ctx *c, const struct cf_key *k, const char *value, const char *origin,
+	const char *shown)
 {
 	void *field = (char *)c->cfg + k->off;
 	char *t;
 	int r = 0;
 
 	switch (k->type) {
-	case CF_PG:
-		return set_pg(c, k, value, origin, shown);
+	case CF_PG: return set_pg(c, k, value, origin, shown);
 	case CF_STR:
 		free(*(char **)field);
 		*(char **)field = *value ? xstrdup(value) : (k->def ? xstrdup(k->def) : NULL);
@@ -215,19 +260,22 @@ set_key(struct ctx *c, const struct cf_key *k, const char *value, const char *or
 	case CF_BOOL:
 		r = configdef_bool(value, (bool *)field);
 		if (r) {
-			config_ctx_seterr(c, "%s: %s: \"%s\" is not true or false", origin, shown, config_ctx_shown_value(k->name, value));
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not true or false", origin, shown,
+					  config_ctx_shown_value(k->name, value));
 		}
 		return r;
 	case CF_INT:
 		r = configdef_long(value, k->min, k->max, (int64_t *)field);
 		if (r) {
-			config_ctx_seterr(c, "%s: %s: \"%s\" is not an integer from %lld to %lld", origin, shown,
-			       config_ctx_shown_value(k->name, value), (long long)k->min, (long long)k->max);
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not an integer from %lld to %lld",
+					  origin, shown, config_ctx_shown_value(k->name, value),
+					  (long long)k->min, (long long)k->max);
 		}
 		return r;
 	case CF_ENUM:
 		if (configdef_enum(value, k->extra, &t) < 0) {
-			config_ctx_seterr(c, "%s: %s: \"%s\" is not one of %s", origin, shown, value, k->extra);
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not one of %s", origin, shown,
+					  value, k->extra);
 			return -EINVAL;
 		}
 		free(*(char **)field);
@@ -284,28 +332,39 @@ check_special_values(struct ctx *c, const char *key, const char *value, const ch
 	int r = 0;
 
 	if (strcmp(key, "connector.class") == 0) {
-		if (configdef_enum(value, "io.debezium.connector.postgresql.PostgresConnector|"
-				   "PostgresConnector|Postgres", NULL) < 0) {
-			config_ctx_seterr(c, "%s: %s: \"%s\" is not supported; outboxd replaces "
-				      "io.debezium.connector.postgresql.PostgresConnector", origin, shown, value);
+		if (configdef_enum(value,
+				   "io.debezium.connector.postgresql.PostgresConnector|"
+				   "PostgresConnector|Postgres",
+				   NULL) < 0) {
+			config_ctx_seterr(c,
+					  "%s: %s: \"%s\" is not supported; outboxd replaces "
+					  "io.debezium.connector.postgresql.PostgresConnector",
+					  origin, shown, value);
 			r = -EINVAL;
 		}
 	} else if (strcmp(key, "plugin.name") == 0) {
 		if (!configdef_eq(value, "pgoutput")) {
-			config_ctx_seterr(c, "%s: %s: \"%s\" is not supported; outboxd decodes pgoutput only: set "
-				      "plugin.name=pgoutput (a slot created for another plugin must be recreated)",
-				      origin, shown, value);
+			config_ctx_seterr(
+				c,
+				"%s: %s: \"%s\" is not supported; outboxd decodes pgoutput only: set "
+				"plugin.name=pgoutput (a slot created for another plugin must be recreated)",
+				origin, shown, value);
 			r = -EINVAL;
 		}
 		c->cfg->plugin_name_set = true;
 	} else if (strcmp(key, "snapshot.mode") == 0) {
 		if (configdef_eq(value, "never")) {
-			config_ctx_seterr(c, "%s: %s: \"never\" was removed in Debezium 3 (3.6.1 rejects it); "
-				      "use no_data", origin, shown);
+			config_ctx_seterr(
+				c,
+				"%s: %s: \"never\" was removed in Debezium 3 (3.6.1 rejects it); "
+				"use no_data",
+				origin, shown);
 			r = -EINVAL;
 		} else if (configdef_enum(value, "initial|no_data", &t) < 0) {
-			config_ctx_seterr(c, "%s: %s: \"%s\" is not supported by outboxd; use initial or no_data",
-				      origin, shown, value);
+			config_ctx_seterr(
+				c,
+				"%s: %s: \"%s\" is not supported by outboxd; use initial or no_data",
+				origin, shown, value);
 			r = -EINVAL;
 		} else {
 			free(c->cfg->snapshot_mode);
@@ -319,7 +378,8 @@ check_special_values(struct ctx *c, const char *key, const char *value, const ch
 static int
 refuse(struct ctx *c, const char *key, const char *value, const char *origin, const char *shown)
 {
-	const struct refusal *f = find_refusal(refusals, sizeof(refusals) / sizeof(refusals[0]), key);
+	const struct refusal *f =
+		find_refusal(refusals, sizeof(refusals) / sizeof(refusals[0]), key);
 
 	if (!f) {
 		return 0;
@@ -389,11 +449,14 @@ connector_key(struct ctx *c, const struct kv_entry *e)
 		goto out;
 	}
 	groups = vocab_groups(e->key);
-	if ((groups & (VOCAB_CONNECTOR | VOCAB_CONNECT | VOCAB_JDBC | VOCAB_ENGINE | VOCAB_LEGACY)) ||
+	if ((groups &
+	     (VOCAB_CONNECTOR | VOCAB_CONNECT | VOCAB_JDBC | VOCAB_ENGINE | VOCAB_LEGACY)) ||
 	    find_refusal(notes, sizeof(notes) / sizeof(notes[0]), e->key)) {
 		config_ctx_ignore(c, shown, ignored_reason(e->key, groups), e->origin);
 	} else if (config_ctx_starts_with(e->key, "driver.")) {
-		config_ctx_ignore(c, shown, "PostgreSQL JDBC driver property; outboxd connects with libpq", e->origin);
+		config_ctx_ignore(c, shown,
+				  "PostgreSQL JDBC driver property; outboxd connects with libpq",
+				  e->origin);
 	} else {
 		r = config_ctx_unknown(c, shown, e->origin);
 	}
@@ -405,7 +468,8 @@ out:
 static int
 outboxd_key(struct ctx *c, const struct kv_entry *e)
 {
-	const struct cf_key *k = find_key(outboxd_keys, sizeof(outboxd_keys) / sizeof(outboxd_keys[0]), e->key);
+	const struct cf_key *k =
+		find_key(outboxd_keys, sizeof(outboxd_keys) / sizeof(outboxd_keys[0]), e->key);
 
 	if (k) {
 		return set_key(c, k, e->value, e->origin, e->key);
@@ -415,7 +479,8 @@ outboxd_key(struct ctx *c, const struct kv_entry *e)
 		config_ctx_ignore(c, e->origin + 12, "not an outboxd setting", e->origin);
 		return 0;
 	}
-	config_ctx_seterr(c, "%s: unknown key \"%s\" (not an outboxd setting); check the spelling", e->origin, e->key);
+	config_ctx_seterr(c, "%s: unknown key \"%s\" (not an outboxd setting); check the spelling",
+			  e->origin, e->key);
 	return -EINVAL;
 }
 
@@ -451,22 +516,30 @@ finish_connector(struct ctx *c)
 	if (!cfg->topic_prefix) {
 		char *shown = config_ctx_display(c, "topic.prefix");
 
-		config_ctx_seterr(c, "%s: missing required key \"%s\"%s", c->src->connector_path, shown,
-			      kv_find(&cfg->connector, "database.server.name")
-				      ? " (database.server.name is its Debezium 1.x name, which 3.6.1 no longer reads)" : "");
+		config_ctx_seterr(
+			c, "%s: missing required key \"%s\"%s", c->src->connector_path, shown,
+			kv_find(&cfg->connector, "database.server.name") ?
+				" (database.server.name is its Debezium 1.x name, which 3.6.1 no longer reads)" :
+				"");
 		free(shown);
 		return -EINVAL;
 	}
 	if (cfg->table_include_list && cfg->table_exclude_list) {
 		e = kv_find(&cfg->connector, "table.exclude.list");
-		config_ctx_seterr(c, "%s: table.exclude.list: cannot be set together with table.include.list "
-			      "(Debezium refuses both); keep one", e->origin);
+		config_ctx_seterr(
+			c,
+			"%s: table.exclude.list: cannot be set together with table.include.list "
+			"(Debezium refuses both); keep one",
+			e->origin);
 		return -EINVAL;
 	}
 	if (cfg->schema_include_list && cfg->schema_exclude_list) {
 		e = kv_find(&cfg->connector, "schema.exclude.list");
-		config_ctx_seterr(c, "%s: schema.exclude.list: cannot be set together with schema.include.list "
-			      "(Debezium refuses both); keep one", e->origin);
+		config_ctx_seterr(
+			c,
+			"%s: schema.exclude.list: cannot be set together with schema.include.list "
+			"(Debezium refuses both); keep one",
+			e->origin);
 		return -EINVAL;
 	}
 	kv_set(&cfg->pg_conn, "application_name", "outboxd", NULL);
@@ -485,15 +558,19 @@ finish_errors(struct ctx *c)
 		return 0;
 	}
 	if (configdef_enum(e->value, "none|all", &t) < 0) {
-		config_ctx_seterr(c, "%s: errors.tolerance: \"%s\" is not one of none|all", e->origin, e->value);
+		config_ctx_seterr(c, "%s: errors.tolerance: \"%s\" is not one of none|all",
+				  e->origin, e->value);
 		return -EINVAL;
 	}
 	if (strcmp(t, "all") == 0 && !cfg->dlq_topic) {
-		config_ctx_seterr(c, "%s: errors.tolerance: \"all\" makes Kafka Connect skip a failing source "
-			      "record silently, losing the outbox event; set "
-			      "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter "
-			      "topic, or remove errors.tolerance (outboxd then halts on such a row, "
-			      "naming it)", e->origin);
+		config_ctx_seterr(
+			c,
+			"%s: errors.tolerance: \"all\" makes Kafka Connect skip a failing source "
+			"record silently, losing the outbox event; set "
+			"outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter "
+			"topic, or remove errors.tolerance (outboxd then halts on such a row, "
+			"naming it)",
+			e->origin);
 		free(t);
 		return -EINVAL;
 	}
@@ -533,7 +610,8 @@ load(struct ctx *c)
 	if (r == 0) {
 		r = apply_defaults(c, outboxd_keys, sizeof(outboxd_keys) / sizeof(outboxd_keys[0]));
 	}
-	r = r ? r : (src->flavour == CFGSRC_SERVER ? config_kafka_server(c) : config_kafka_worker(c));
+	r = r ? r :
+		(src->flavour == CFGSRC_SERVER ? config_kafka_server(c) : config_kafka_worker(c));
 	for (size_t i = 0; r == 0 && i < src->connector.n; i++) {
 		r = connector_key(c, &src->connector.v[i]);
 	}
@@ -656,8 +734,7 @@ describe_keys(struct buf *out, const struct config *cfg, const struct cf_key *ke
 		const void *field = (const char *)cfg + keys[i].off;
 
 		switch (keys[i].type) {
-		case CF_PG:
-			break;
+		case CF_PG: break;
 		case CF_STR:
 		case CF_ENUM:
 			if (*(char *const *)field) {
@@ -665,10 +742,12 @@ describe_keys(struct buf *out, const struct config *cfg, const struct cf_key *ke
 			}
 			break;
 		case CF_INT:
-			buf_add_fmt(out, "%s = %lld\n", keys[i].name, (long long)*(const int64_t *)field);
+			buf_add_fmt(out, "%s = %lld\n", keys[i].name,
+				    (long long)*(const int64_t *)field);
 			break;
 		case CF_BOOL:
-			buf_add_fmt(out, "%s = %s\n", keys[i].name, *(const bool *)field ? "true" : "false");
+			buf_add_fmt(out, "%s = %s\n", keys[i].name,
+				    *(const bool *)field ? "true" : "false");
 			break;
 		}
 	}
@@ -677,10 +756,12 @@ describe_keys(struct buf *out, const struct config *cfg, const struct cf_key *ke
 void
 config_describe(const struct config *cfg, struct buf *out)
 {
-	buf_add_fmt(out, "flavour = %s\n", cfg->flavour == CONFIG_SERVER ? "Debezium Server" : "Kafka Connect");
+	buf_add_fmt(out, "flavour = %s\n",
+		    cfg->flavour == CONFIG_SERVER ? "Debezium Server" : "Kafka Connect");
 	buf_add_fmt(out, "name = %s\n", cfg->name);
 	describe_kv(out, "libpq ", &cfg->pg_conn);
-	buf_add_fmt(out, "plugin.name = %s%s\n", cfg->plugin_name, cfg->plugin_name_set ? "" : " (not set)");
+	buf_add_fmt(out, "plugin.name = %s%s\n", cfg->plugin_name,
+		    cfg->plugin_name_set ? "" : " (not set)");
 	buf_add_fmt(out, "snapshot.mode = %s\n", cfg->snapshot_mode);
 	describe_keys(out, cfg, connector_keys, sizeof(connector_keys) / sizeof(connector_keys[0]));
 	buf_add_fmt(out, "bootstrap.servers = %s\n", cfg->bootstrap_servers);
@@ -703,6 +784,7 @@ config_describe(const struct config *cfg, struct buf *out)
 	describe_keys(out, cfg, outboxd_keys, sizeof(outboxd_keys) / sizeof(outboxd_keys[0]));
 	for (size_t i = 0; i < cfg->ignored.n; i++) {
 		buf_add_fmt(out, "ignored %s (%s): %s\n", cfg->ignored.v[i].key,
-			    cfg->ignored.v[i].origin ? cfg->ignored.v[i].origin : "", cfg->ignored.v[i].value);
+			    cfg->ignored.v[i].origin ? cfg->ignored.v[i].origin : "",
+			    cfg->ignored.v[i].value);
 	}
 }

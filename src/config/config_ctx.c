@@ -41,8 +41,10 @@ config_ctx_display(const struct ctx *c, const char *key)
 	struct buf b = BUF_INIT;
 
 	if (c->src->flavour == CFGSRC_SERVER) {
-		buf_add_str(&b, config_ctx_starts_with(key, "transforms") || config_ctx_starts_with(key, "predicates")
-					? "debezium." : "debezium.source.");
+		buf_add_str(&b, config_ctx_starts_with(key, "transforms") ||
+						config_ctx_starts_with(key, "predicates") ?
+					"debezium." :
+					"debezium.source.");
 	}
 	buf_add_str(&b, key);
 	return buf_steal(&b);

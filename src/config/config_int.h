@@ -17,15 +17,15 @@
 #include "outboxd/util/kv.h"
 
 #define EVENT_ROUTER "io.debezium.transforms.outbox.EventRouter"
-#define UNKNOWN_WHY                                                                               \
-	"(not a Kafka Connect, producer, Debezium PostgreSQL connector or EventRouter setting); " \
+#define UNKNOWN_WHY                                                                                \
+	"(not a Kafka Connect, producer, Debezium PostgreSQL connector or EventRouter setting); "  \
 	"check the spelling"
 
 /* The state of one config_load(). */
 struct ctx {
 	struct config *cfg;
 	const struct cfgsrc *src;
-	struct kv java;      /* Java producer settings in precedence order */
+	struct kv java;	     /* Java producer settings in precedence order */
 	struct kv java_disp; /* Java producer key -> key as the user wrote it */
 	char *errbuf;
 	size_t errlen;

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/config/rdconf.h"
+#include "outboxd/config/vocab.h"
 #include "outboxd/connect/configdef.h"
 #include "outboxd/connect/convert.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
-#include "outboxd/config/rdconf.h"
-#include "outboxd/config/vocab.h"
 
 /* Add a Java producer setting; later calls win (worker security < producer.* < overrides). */
 static int
@@ -59,7 +59,8 @@ config_kafka_connector_key(struct ctx *c, const struct kv_entry *e)
 	if (config_ctx_starts_with(k, "producer.override.")) {
 		r = add_java(c, k + 18, e->value, e->origin, shown);
 		r = r ? r : 1;
-	} else if (config_ctx_starts_with(k, "consumer.override.") || config_ctx_starts_with(k, "admin.override.")) {
+	} else if (config_ctx_starts_with(k, "consumer.override.") ||
+		   config_ctx_starts_with(k, "admin.override.")) {
 		config_ctx_ignore(c, shown, "outboxd runs no consumer or admin client", e->origin);
 	} else {
 		r = 0;
@@ -81,8 +82,9 @@ require_worker(struct ctx *c, const char *key)
 	if (kv_find(&c->src->worker, key)) {
 		return 0;
 	}
-	config_ctx_seterr(c, "%s: missing required key \"%s\" (Kafka Connect's worker requires it too)",
-		      c->src->worker_path, key);
+	config_ctx_seterr(
+		c, "%s: missing required key \"%s\" (Kafka Connect's worker requires it too)",
+		c->src->worker_path, key);
 	return -EINVAL;
 }
 
@@ -105,14 +107,18 @@ worker_key(struct ctx *c, const struct kv_entry *e)
 		return add_java(c, k + 9, e->value, e->origin, k);
 	}
 	if (config_ctx_starts_with(k, "consumer.") || config_ctx_starts_with(k, "admin.") ||
-	    config_ctx_starts_with(k, "config.providers.") || config_ctx_starts_with(k, "listeners.https.") ||
-	    config_ctx_starts_with(k, "admin.listeners.https.") || config_ctx_starts_with(k, "metrics.context.")) {
-		config_ctx_ignore(c, k, "Kafka Connect worker setting without effect in outboxd", e->origin);
+	    config_ctx_starts_with(k, "config.providers.") ||
+	    config_ctx_starts_with(k, "listeners.https.") ||
+	    config_ctx_starts_with(k, "admin.listeners.https.") ||
+	    config_ctx_starts_with(k, "metrics.context.")) {
+		config_ctx_ignore(c, k, "Kafka Connect worker setting without effect in outboxd",
+				  e->origin);
 		return 0;
 	}
 	groups = vocab_groups(k);
 	if (groups & VOCAB_WORKER) {
-		config_ctx_ignore(c, k, "Kafka Connect worker setting without effect in outboxd", e->origin);
+		config_ctx_ignore(c, k, "Kafka Connect worker setting without effect in outboxd",
+				  e->origin);
 		return 0;
 	}
 	return config_ctx_unknown(c, k, e->origin);
@@ -124,7 +130,8 @@ config_kafka_worker(struct ctx *c)
 	const struct kv *w = &c->src->worker;
 	int r;
 
-	if ((r = require_worker(c, "bootstrap.servers")) || (r = require_worker(c, "key.converter")) ||
+	if ((r = require_worker(c, "bootstrap.servers")) ||
+	    (r = require_worker(c, "key.converter")) ||
 	    (r = require_worker(c, "value.converter"))) {
 		return r;
 	}
@@ -153,8 +160,11 @@ server_key(struct ctx *c, const struct kv_entry *e)
 
 	if (strcmp(k, "debezium.sink.type") == 0) {
 		if (strcmp(e->value, "kafka") != 0) {
-			config_ctx_seterr(c, "%s: %s: sink \"%s\" is not supported; outboxd writes to Kafka "
-				      "(debezium.sink.type=kafka)", e->origin, k, e->value);
+			config_ctx_seterr(
+				c,
+				"%s: %s: sink \"%s\" is not supported; outboxd writes to Kafka "
+				"(debezium.sink.type=kafka)",
+				e->origin, k, e->value);
 			return -EINVAL;
 		}
 		return 0;
@@ -163,7 +173,9 @@ server_key(struct ctx *c, const struct kv_entry *e)
 		return add_java(c, k + 29, e->value, e->origin, k);
 	}
 	if (strcmp(k, "debezium.sink.kafka.wait.message.delivery.timeout.ms") == 0) {
-		config_ctx_ignore(c, k, "outboxd confirms from delivery reports and never waits per record", e->origin);
+		config_ctx_ignore(
+			c, k, "outboxd confirms from delivery reports and never waits per record",
+			e->origin);
 		return 0;
 	}
 	if (config_ctx_starts_with(k, "debezium.sink.kafka.")) {
@@ -178,7 +190,9 @@ server_key(struct ctx *c, const struct kv_entry *e)
 	}
 	if (strcmp(k, "debezium.api.enabled") == 0 || config_ctx_starts_with(k, "quarkus.") ||
 	    config_ctx_starts_with(k, "mp.") || config_ctx_starts_with(k, "smallrye.")) {
-		config_ctx_ignore(c, k, "Debezium Server (Quarkus) runtime setting without effect in outboxd", e->origin);
+		config_ctx_ignore(
+			c, k, "Debezium Server (Quarkus) runtime setting without effect in outboxd",
+			e->origin);
 		return 0;
 	}
 	return config_ctx_unknown(c, k, e->origin);
@@ -190,8 +204,9 @@ config_kafka_server(struct ctx *c)
 	const struct kv *s = &c->src->server;
 
 	if (!kv_find(s, "debezium.sink.type")) {
-		config_ctx_seterr(c, "%s: missing required key \"debezium.sink.type\" (set it to kafka)",
-			      c->src->connector_path);
+		config_ctx_seterr(
+			c, "%s: missing required key \"debezium.sink.type\" (set it to kafka)",
+			c->src->connector_path);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < s->n; i++) {
@@ -216,21 +231,25 @@ check_converter_class(struct ctx *c, enum convert_role role, const char *cls, co
 		return 0;
 	}
 	convert_class_list(role, false, "and", &ok);
-	config_ctx_seterr(c, "%s: %s: converter \"%s\" is not supported%s; outboxd writes the bytes "
-		      "of %s", origin, shown, cls,
-		      role == CONVERT_HEADER ? " as a header converter" : "", buf_cstr(&ok));
+	config_ctx_seterr(c,
+			  "%s: %s: converter \"%s\" is not supported%s; outboxd writes the bytes "
+			  "of %s",
+			  origin, shown, cls,
+			  role == CONVERT_HEADER ? " as a header converter" : "", buf_cstr(&ok));
 	buf_fini(&ok);
 	return -EINVAL;
 }
 
 static int
-add_converter_opt(struct ctx *c, struct kv *opts, const char *opt, const struct kv_entry *e, const char *shown)
+add_converter_opt(struct ctx *c, struct kv *opts, const char *opt, const struct kv_entry *e,
+		  const char *shown)
 {
 	if (vocab_is(shown, VOCAB_WORKER | VOCAB_CONNECT)) {
 		config_ctx_ignore(c, shown, "plugin versions do not apply to outboxd", e->origin);
 		return 0;
 	}
-	if (!vocab_is(opt, VOCAB_CONVERTER | VOCAB_HEADER) && !config_ctx_starts_with(opt, "delegate.converter.type.")) {
+	if (!vocab_is(opt, VOCAB_CONVERTER | VOCAB_HEADER) &&
+	    !config_ctx_starts_with(opt, "delegate.converter.type.")) {
 		return config_ctx_unknown(c, shown, e->origin);
 	}
 	kv_set(opts, opt, e->value, e->origin);
@@ -265,7 +284,8 @@ connect_converter(struct ctx *c, enum convert_role which, char **ret_cls, struct
 				free(shown);
 				shown = xstrdup(from->v[i].key);
 			}
-			r = add_converter_opt(c, opts, from->v[i].key + key.len, &from->v[i], shown);
+			r = add_converter_opt(c, opts, from->v[i].key + key.len, &from->v[i],
+					      shown);
 			free(shown);
 		}
 	}
@@ -293,9 +313,11 @@ server_converter(struct ctx *c, enum convert_role which, char **ret_cls, struct 
 	} else if (which != CONVERT_HEADER && strcmp(fmt, "binary") == 0) {
 		*ret_cls = xstrdup(CONVERT_CLASS_BINARY);
 	} else {
-		config_ctx_seterr(c, "%s: %s: format \"%s\" is not supported; outboxd writes json, "
-			      "jsonbytearray%s", e->origin, e->key, fmt,
-			      which == CONVERT_HEADER ? "" : ", simplestring and binary");
+		config_ctx_seterr(c,
+				  "%s: %s: format \"%s\" is not supported; outboxd writes json, "
+				  "jsonbytearray%s",
+				  e->origin, e->key, fmt,
+				  which == CONVERT_HEADER ? "" : ", simplestring and binary");
 		buf_fini(&key);
 		return -EINVAL;
 	}
@@ -306,7 +328,8 @@ server_converter(struct ctx *c, enum convert_role which, char **ret_cls, struct 
 			const char *opt = k + 16;
 			bool own = config_ctx_starts_with(k, buf_cstr(&key)) && k[key.len] == '.';
 			bool general = config_ctx_starts_with(k, "debezium.format.") &&
-				       !config_ctx_starts_with(opt, "key") && !config_ctx_starts_with(opt, "value") &&
+				       !config_ctx_starts_with(opt, "key") &&
+				       !config_ctx_starts_with(opt, "value") &&
 				       !config_ctx_starts_with(opt, "header");
 
 			if (pass == 0 && general) {
@@ -353,7 +376,8 @@ finish_converters(struct ctx *c)
 {
 	struct config *cfg = c->cfg;
 	char **cls[] = { &cfg->key_converter, &cfg->value_converter, &cfg->header_converter };
-	struct kv *opts[] = { &cfg->key_converter_opts, &cfg->value_converter_opts, &cfg->header_converter_opts };
+	struct kv *opts[] = { &cfg->key_converter_opts, &cfg->value_converter_opts,
+			      &cfg->header_converter_opts };
 	for (int i = CONVERT_KEY; i <= CONVERT_HEADER; i++) {
 		enum convert_role role = (enum convert_role)i;
 		int r = c->src->flavour == CFGSRC_SERVER ?
@@ -386,11 +410,13 @@ transform_list(struct ctx *c, const struct kv_entry *e, char **ret_alias)
 		}
 	}
 	if (n != 1) {
-		config_ctx_seterr(c, "%s: %s: %s; outboxd implements exactly one %s and nothing else "
-			      "(e.g. transforms=outbox, transforms.outbox.type=%s)",
-			      e ? e->origin : c->src->connector_path, shown,
-			      n == 0 ? "no transform is configured" : "more than one transform is listed",
-			      EVENT_ROUTER, EVENT_ROUTER);
+		config_ctx_seterr(c,
+				  "%s: %s: %s; outboxd implements exactly one %s and nothing else "
+				  "(e.g. transforms=outbox, transforms.outbox.type=%s)",
+				  e ? e->origin : c->src->connector_path, shown,
+				  n == 0 ? "no transform is configured" :
+					   "more than one transform is listed",
+				  EVENT_ROUTER, EVENT_ROUTER);
 		r = -EINVAL;
 	} else {
 		*ret_alias = xstrdup(alias);
@@ -410,13 +436,18 @@ transform_option(struct ctx *c, const char *alias, const struct kv_entry *e)
 
 	if (strcmp(opt, "type") == 0) {
 		if (strcmp(e->value, EVENT_ROUTER) != 0) {
-			config_ctx_seterr(c, "%s: %s: transform \"%s\" is not supported; outboxd implements %s only",
-				      e->origin, shown, e->value, EVENT_ROUTER);
+			config_ctx_seterr(
+				c,
+				"%s: %s: transform \"%s\" is not supported; outboxd implements %s only",
+				e->origin, shown, e->value, EVENT_ROUTER);
 			r = -EINVAL;
 		}
 	} else if (strcmp(opt, "predicate") == 0 || strcmp(opt, "negate") == 0) {
-		config_ctx_seterr(c, "%s: %s: predicates are not supported; outboxd routes every row of the "
-			      "outbox tables (select them with table.include.list); remove it", e->origin, shown);
+		config_ctx_seterr(
+			c,
+			"%s: %s: predicates are not supported; outboxd routes every row of the "
+			"outbox tables (select them with table.include.list); remove it",
+			e->origin, shown);
 		r = -EINVAL;
 	} else if (groups & VOCAB_LEGACY) {
 		config_ctx_ignore(c, shown, vocab_note(opt, groups), e->origin);
@@ -455,8 +486,11 @@ finish_transform(struct ctx *c)
 
 	if (preds && has_items(preds->value)) {
 		shown = config_ctx_display(c, "predicates");
-		config_ctx_seterr(c, "%s: %s: predicates are not supported; outboxd routes every row of the "
-			      "outbox tables (select them with table.include.list); remove it", preds->origin, shown);
+		config_ctx_seterr(
+			c,
+			"%s: %s: predicates are not supported; outboxd routes every row of the "
+			"outbox tables (select them with table.include.list); remove it",
+			preds->origin, shown);
 		free(shown);
 		return -EINVAL;
 	}
@@ -471,9 +505,13 @@ finish_transform(struct ctx *c)
 
 		if (config_ctx_starts_with(e->key, buf_cstr(&prefix))) {
 			r = transform_option(c, alias, e);
-		} else if (config_ctx_starts_with(e->key, "transforms.") || config_ctx_starts_with(e->key, "predicates.")) {
+		} else if (config_ctx_starts_with(e->key, "transforms.") ||
+			   config_ctx_starts_with(e->key, "predicates.")) {
 			shown = config_ctx_display(c, e->key);
-			config_ctx_ignore(c, shown, "its transform or predicate is not listed, so it is unused", e->origin);
+			config_ctx_ignore(
+				c, shown,
+				"its transform or predicate is not listed, so it is unused",
+				e->origin);
 			free(shown);
 		}
 	}
@@ -481,8 +519,8 @@ finish_transform(struct ctx *c)
 		buf_add_str(&prefix, "type");
 		if (!kv_find(conn, buf_cstr(&prefix))) {
 			shown = config_ctx_display(c, buf_cstr(&prefix));
-			config_ctx_seterr(c, "%s: missing required key \"%s\" (set it to %s)", c->src->connector_path,
-				      shown, EVENT_ROUTER);
+			config_ctx_seterr(c, "%s: missing required key \"%s\" (set it to %s)",
+					  c->src->connector_path, shown, EVENT_ROUTER);
 			free(shown);
 			r = -EINVAL;
 		}
@@ -515,8 +553,10 @@ finish_producer(struct ctx *c)
 		}
 	}
 	if (!cfg->bootstrap_servers) {
-		config_ctx_seterr(c, "%s: missing required key \"debezium.sink.kafka.producer.bootstrap.servers\"",
-			      c->src->connector_path);
+		config_ctx_seterr(
+			c,
+			"%s: missing required key \"debezium.sink.kafka.producer.bootstrap.servers\"",
+			c->src->connector_path);
 		return -EINVAL;
 	}
 	return 0;

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "outboxd/util/errbuf.h"
 #include "outboxd/util/buf.h"
+#include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/utf8.h"
 
@@ -146,10 +146,22 @@ unescape(const char *s, const char *end, struct buf *out)
 		}
 		s++;
 		switch (*s) {
-		case 't': buf_add_char(out, '\t'); s++; continue;
-		case 'n': buf_add_char(out, '\n'); s++; continue;
-		case 'r': buf_add_char(out, '\r'); s++; continue;
-		case 'f': buf_add_char(out, '\f'); s++; continue;
+		case 't':
+			buf_add_char(out, '\t');
+			s++;
+			continue;
+		case 'n':
+			buf_add_char(out, '\n');
+			s++;
+			continue;
+		case 'r':
+			buf_add_char(out, '\r');
+			s++;
+			continue;
+		case 'f':
+			buf_add_char(out, '\f');
+			s++;
+			continue;
 		case 'u': break;
 		default: buf_add_char(out, *s++); continue;
 		}
@@ -226,8 +238,8 @@ properties_parse(const char *text, size_t len, const char *name, struct kv *ret,
 		err = split_line(line.data, line.len, &key, &value);
 		if (err) {
 			errbuf_set(errbuf, errlen, "%s:%d: %s", name, line_no,
-			       err == -EDOM ? "\\u0000 is not supported in a key or value"
-					    : "malformed \\uxxxx escape");
+				   err == -EDOM ? "\\u0000 is not supported in a key or value" :
+						  "malformed \\uxxxx escape");
 			err = -EINVAL;
 			break;
 		}

@@ -10,12 +10,12 @@
 #include <strings.h>
 
 #include "outboxd/connect/configdef.h"
-#include "outboxd/util/errbuf.h"
 #include "outboxd/util/buf.h"
+#include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
 
 enum action {
-	PASS,   /* same name in librdkafka */
+	PASS,	/* same name in librdkafka */
 	RENAME, /* librdkafka name in .rd */
 	IGNORE, /* no effect in librdkafka; .note says why */
 	REJECT, /* matters, but librdkafka cannot do it; .note gives the fix */
@@ -37,7 +37,8 @@ static const struct rule rules[] = {
 	{ "compression.gzip.level", RENAME, "compression.level" },
 	{ "compression.lz4.level", RENAME, "compression.level" },
 	{ "compression.zstd.level", RENAME, "compression.level" },
-	{ "config.providers", IGNORE, "producer-level config providers are not supported; use the worker's" },
+	{ "config.providers", IGNORE,
+	  "producer-level config providers are not supported; use the worker's" },
 	{ "delivery.timeout.ms", RENAME, "message.timeout.ms" },
 	{ "enable.metrics.push", IGNORE, JAVA_ONLY },
 	{ "interceptor.classes", IGNORE, "Java classes" },
@@ -59,14 +60,16 @@ static const struct rule rules[] = {
 	{ "sasl.kerberos.ticket.renew.", IGNORE, JAVA_ONLY },
 	{ "sasl.login.", IGNORE, JAVA_ONLY },
 	{ "sasl.mechanism", SPECIAL, NULL },
-	{ "sasl.oauthbearer.", REJECT, "SASL/OAUTHBEARER is not supported by outboxd; use SCRAM or PLAIN" },
+	{ "sasl.oauthbearer.", REJECT,
+	  "SASL/OAUTHBEARER is not supported by outboxd; use SCRAM or PLAIN" },
 	{ "security.providers", IGNORE, JAVA_ONLY },
 	{ "send.buffer.bytes", SPECIAL, "socket.send.buffer.bytes" },
 	{ "socket.connection.setup.timeout.max.ms", IGNORE, JAVA_ONLY },
 	{ "ssl.cipher.suites", IGNORE, "Java cipher names; librdkafka uses OpenSSL's defaults" },
 	{ "ssl.enabled.protocols", IGNORE, JAVA_ONLY },
 	{ "ssl.endpoint.identification.algorithm", SPECIAL, NULL },
-	{ "ssl.engine.factory.class", REJECT, "a Java class; give PEM files to ssl.*.location instead" },
+	{ "ssl.engine.factory.class", REJECT,
+	  "a Java class; give PEM files to ssl.*.location instead" },
 	{ "ssl.keymanager.algorithm", IGNORE, JAVA_ONLY },
 	{ "ssl.keystore.certificate.chain", RENAME, "ssl.certificate.pem" },
 	{ "ssl.keystore.key", RENAME, "ssl.key.pem" },
@@ -79,7 +82,8 @@ static const struct rule rules[] = {
 	{ "ssl.trustmanager.algorithm", IGNORE, JAVA_ONLY },
 	{ "ssl.truststore.certificates", RENAME, "ssl.ca.pem" },
 	{ "ssl.truststore.location", SPECIAL, NULL },
-	{ "ssl.truststore.password", IGNORE, "librdkafka reads PEM CA files, which have no password" },
+	{ "ssl.truststore.password", IGNORE,
+	  "librdkafka reads PEM CA files, which have no password" },
 	{ "ssl.truststore.type", IGNORE, "read with ssl.truststore.location" },
 	{ "transaction.timeout.ms", IGNORE, "outboxd does not use transactions" },
 	{ "transaction.two.phase.commit.enable", IGNORE, "outboxd does not use transactions" },
@@ -94,8 +98,8 @@ find_rule(const char *key)
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		size_t n = strlen(rules[i].java);
 
-		if (rules[i].java[n - 1] == '.' ? strncmp(key, rules[i].java, n) == 0
-						 : strcmp(key, rules[i].java) == 0) {
+		if (rules[i].java[n - 1] == '.' ? strncmp(key, rules[i].java, n) == 0 :
+						  strcmp(key, rules[i].java) == 0) {
 			return &rules[i];
 		}
 	}
@@ -143,8 +147,10 @@ rdconf_jaas_credentials(const char *jaas, char **ret_user, char **ret_password)
 	while (*p && !isspace((unsigned char)*p)) {
 		p++;
 	}
-	if (strncmp(cls, "org.apache.kafka.common.security.plain.PlainLoginModule", (size_t)(p - cls)) != 0 &&
-	    strncmp(cls, "org.apache.kafka.common.security.scram.ScramLoginModule", (size_t)(p - cls)) != 0) {
+	if (strncmp(cls, "org.apache.kafka.common.security.plain.PlainLoginModule",
+		    (size_t)(p - cls)) != 0 &&
+	    strncmp(cls, "org.apache.kafka.common.security.scram.ScramLoginModule",
+		    (size_t)(p - cls)) != 0) {
 		return -ENOTSUP;
 	}
 	p = skip_space(p);
@@ -202,16 +208,17 @@ translate_jaas(const char *value, const char *origin, const char *display, struc
 
 	if (r == -ENOTSUP) {
 		errbuf_set(errbuf, errlen,
-		       "%s: %s: only PlainLoginModule and ScramLoginModule are supported; "
-		       "use SASL/PLAIN or SCRAM credentials",
-		       origin, display);
+			   "%s: %s: only PlainLoginModule and ScramLoginModule are supported; "
+			   "use SASL/PLAIN or SCRAM credentials",
+			   origin, display);
 		return -EINVAL;
 	}
 	if (r) {
-		errbuf_set(errbuf, errlen,
-		       "%s: %s: cannot read username=\"...\" password=\"...\" from the login module "
-		       "options; check the quoting",
-		       origin, display);
+		errbuf_set(
+			errbuf, errlen,
+			"%s: %s: cannot read username=\"...\" password=\"...\" from the login module "
+			"options; check the quoting",
+			origin, display);
 		return -EINVAL;
 	}
 	kv_set(out, "sasl.username", user, origin);
@@ -252,16 +259,18 @@ translate_store(const char *key, const char *value, const struct kv *all, const 
 		return 0;
 	}
 	if (trust) {
-		errbuf_set(errbuf, errlen,
-		       "%s: %s: a %s trust store cannot be read by librdkafka; export the CA "
-		       "certificates to a PEM file and set ssl.ca.location (or ssl.truststore.type=PEM)",
-		       origin, display, type);
+		errbuf_set(
+			errbuf, errlen,
+			"%s: %s: a %s trust store cannot be read by librdkafka; export the CA "
+			"certificates to a PEM file and set ssl.ca.location (or ssl.truststore.type=PEM)",
+			origin, display, type);
 	} else {
-		errbuf_set(errbuf, errlen,
-		       "%s: %s: a %s key store cannot be read by librdkafka; convert it to PKCS12 "
-		       "(ssl.keystore.type=PKCS12) or to PEM files for ssl.certificate.location and "
-		       "ssl.key.location",
-		       origin, display, type);
+		errbuf_set(
+			errbuf, errlen,
+			"%s: %s: a %s key store cannot be read by librdkafka; convert it to PKCS12 "
+			"(ssl.keystore.type=PKCS12) or to PEM files for ssl.certificate.location and "
+			"ssl.key.location",
+			origin, display, type);
 	}
 	return -EINVAL;
 }
@@ -276,21 +285,25 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 	if (strcmp(key, "sasl.jaas.config") == 0) {
 		return translate_jaas(value, origin, display, out, errbuf, errlen);
 	}
-	if (strcmp(key, "ssl.truststore.location") == 0 || strcmp(key, "ssl.keystore.location") == 0) {
+	if (strcmp(key, "ssl.truststore.location") == 0 ||
+	    strcmp(key, "ssl.keystore.location") == 0) {
 		return translate_store(key, value, all, origin, display, out, errbuf, errlen);
 	}
 	if (strcmp(key, "ssl.keystore.password") == 0) {
 		if (strcasecmp(store_type(all, "ssl.keystore.type"), "PKCS12") == 0) {
 			kv_set(out, "ssl.keystore.password", value, origin);
 		} else {
-			kv_set(ignored, display, "only a PKCS12 key store has a password in librdkafka", origin);
+			kv_set(ignored, display,
+			       "only a PKCS12 key store has a password in librdkafka", origin);
 		}
 		return 0;
 	}
 	if (strcmp(key, "sasl.mechanism") == 0) {
 		if (strcasecmp(value, "OAUTHBEARER") == 0) {
-			errbuf_set(errbuf, errlen, "%s: %s: SASL/OAUTHBEARER is not supported by outboxd; use "
-			       "SCRAM-SHA-256, SCRAM-SHA-512 or PLAIN", origin, display);
+			errbuf_set(errbuf, errlen,
+				   "%s: %s: SASL/OAUTHBEARER is not supported by outboxd; use "
+				   "SCRAM-SHA-256, SCRAM-SHA-512 or PLAIN",
+				   origin, display);
 			return -EINVAL;
 		}
 		kv_set(out, "sasl.mechanisms", value, origin);
@@ -304,8 +317,9 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 		int64_t bytes;
 
 		if (configdef_long(value, 1, INT64_MAX, &bytes) < 0) {
-			errbuf_set(errbuf, errlen, "%s: %s: \"%s\" is not a positive number of bytes", origin,
-			       display, value);
+			errbuf_set(errbuf, errlen,
+				   "%s: %s: \"%s\" is not a positive number of bytes", origin,
+				   display, value);
 			return -EINVAL;
 		}
 		struct buf kb = BUF_INIT;
@@ -321,19 +335,25 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 		return 0;
 	}
 	if (strcmp(key, "partitioner.class") == 0) {
-		if (!*value || strstr(value, "DefaultPartitioner") || strstr(value, "BuiltInPartitioner")) {
-			kv_set(ignored, display, "outboxd partitions like the Java default (murmur2)", origin);
+		if (!*value || strstr(value, "DefaultPartitioner") ||
+		    strstr(value, "BuiltInPartitioner")) {
+			kv_set(ignored, display,
+			       "outboxd partitions like the Java default (murmur2)", origin);
 			return 0;
 		}
-		errbuf_set(errbuf, errlen, "%s: %s: custom Java partitioners are not supported; outboxd "
-		       "partitions like the Java default partitioner (murmur2 of the key); remove it",
-		       origin, display);
+		errbuf_set(
+			errbuf, errlen,
+			"%s: %s: custom Java partitioners are not supported; outboxd "
+			"partitions like the Java default partitioner (murmur2 of the key); remove it",
+			origin, display);
 		return -EINVAL;
 	}
 	/* partitioner.ignore.keys (a value that is no boolean is left to the "ignored" note) */
 	if (configdef_bool(value, &ignore_keys) == 0 && ignore_keys) {
-		errbuf_set(errbuf, errlen, "%s: %s: true is not supported; outboxd partitions by key like "
-		       "the Java default; remove it", origin, display);
+		errbuf_set(errbuf, errlen,
+			   "%s: %s: true is not supported; outboxd partitions by key like "
+			   "the Java default; remove it",
+			   origin, display);
 		return -EINVAL;
 	}
 	kv_set(ignored, display, "false is the default", origin);
@@ -342,7 +362,8 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 
 int
 rdconf_translate(const char *key, const char *value, const struct kv *all, const char *origin,
-		 const char *display, struct kv *out, struct kv *ignored, char *errbuf, size_t errlen)
+		 const char *display, struct kv *out, struct kv *ignored, char *errbuf,
+		 size_t errlen)
 {
 	const struct rule *rule = find_rule(key);
 
@@ -351,20 +372,13 @@ rdconf_translate(const char *key, const char *value, const struct kv *all, const
 		return 0;
 	}
 	switch (rule->action) {
-	case PASS:
-		kv_set(out, key, value, origin);
-		return 0;
-	case RENAME:
-		kv_set(out, rule->rd_or_note, value, origin);
-		return 0;
-	case IGNORE:
-		kv_set(ignored, display, rule->rd_or_note, origin);
-		return 0;
+	case PASS: kv_set(out, key, value, origin); return 0;
+	case RENAME: kv_set(out, rule->rd_or_note, value, origin); return 0;
+	case IGNORE: kv_set(ignored, display, rule->rd_or_note, origin); return 0;
 	case REJECT:
 		errbuf_set(errbuf, errlen, "%s: %s: %s", origin, display, rule->rd_or_note);
 		return -EINVAL;
-	case SPECIAL:
-		break;
+	case SPECIAL: break;
 	}
 	return special(rule, key, value, all, origin, display, out, ignored, errbuf, errlen);
 }

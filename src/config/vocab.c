@@ -91,7 +91,8 @@ vocab_groups(const char *key)
 		groups = e->groups;
 	} else {
 		for (size_t i = 0; i < vocab_data_len; i++) {
-			if (strchr(vocab_data[i].key, '(') && pattern_match(vocab_data[i].key, key)) {
+			if (strchr(vocab_data[i].key, '(') &&
+			    pattern_match(vocab_data[i].key, key)) {
 				groups |= vocab_data[i].groups;
 			}
 		}

@@ -27,7 +27,7 @@ static const char *const string_options[] = { "converter.encoding", NULL };
 static const char *const binary_options[] = { DELEGATE, DELEGATE ".*", NULL };
 static const char *const no_options[] = { NULL };
 
-#define ROLE(r) (1u << (r))
+#define ROLE(r)	   (1u << (r))
 #define DATA_ROLES (ROLE(CONVERT_KEY) | ROLE(CONVERT_VALUE))
 
 /*
@@ -124,9 +124,10 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 		bool *dst = e->key[0] == 's' ? &c->schemas_enable : &c->replace_null;
 
 		if (configdef_bool(e->value, dst) < 0) {
-			errbuf_set(errbuf, errlen, "%s: JsonConverter option %s='%s' is not a boolean; "
-			       "use true or false", e->origin ? e->origin : "config", e->key,
-			       e->value);
+			errbuf_set(errbuf, errlen,
+				   "%s: JsonConverter option %s='%s' is not a boolean; "
+				   "use true or false",
+				   e->origin ? e->origin : "config", e->key, e->value);
 			return -EINVAL;
 		}
 		return 0;
@@ -136,16 +137,20 @@ json_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t er
 			c->decimal_numeric = configdef_eq(e->value, "NUMERIC");
 			return 0;
 		}
-		errbuf_set(errbuf, errlen, "%s: JsonConverter decimal.format='%s' is invalid; use BASE64 "
-		       "or NUMERIC", e->origin ? e->origin : "config", e->value);
+		errbuf_set(errbuf, errlen,
+			   "%s: JsonConverter decimal.format='%s' is invalid; use BASE64 "
+			   "or NUMERIC",
+			   e->origin ? e->origin : "config", e->value);
 		return -EINVAL;
 	}
 	if (strcmp(e->key, "schemas.cache.size") == 0) {
 		int32_t v;
 
 		if (configdef_int(e->value, 0, INT32_MAX, &v) < 0) {
-			errbuf_set(errbuf, errlen, "%s: JsonConverter schemas.cache.size='%s' is not a "
-			       "non-negative integer", e->origin ? e->origin : "config", e->value);
+			errbuf_set(errbuf, errlen,
+				   "%s: JsonConverter schemas.cache.size='%s' is not a "
+				   "non-negative integer",
+				   e->origin ? e->origin : "config", e->value);
 			return -EINVAL;
 		}
 		return 0; /* no effect: outboxd keeps no schema cache */
@@ -157,9 +162,10 @@ static int
 check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t errlen)
 {
 	if (!convert_class_has_option(c->class_name, e->key)) {
-		errbuf_set(errbuf, errlen, "%s: unknown option '%s' for %s; check the spelling "
-		       "(it is not an option of this converter)", e->origin ? e->origin : "config",
-		       e->key, c->class_name);
+		errbuf_set(errbuf, errlen,
+			   "%s: unknown option '%s' for %s; check the spelling "
+			   "(it is not an option of this converter)",
+			   e->origin ? e->origin : "config", e->key, c->class_name);
 		return -EINVAL;
 	}
 	if (strcmp(e->key, "converter.type") == 0) {
@@ -167,8 +173,9 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 		    configdef_eq(e->value, "header")) {
 			return 0;
 		}
-		errbuf_set(errbuf, errlen, "%s: converter.type='%s' is invalid; use key, value or header",
-		       e->origin ? e->origin : "config", e->value);
+		errbuf_set(errbuf, errlen,
+			   "%s: converter.type='%s' is invalid; use key, value or header",
+			   e->origin ? e->origin : "config", e->value);
 		return -EINVAL;
 	}
 	if (c->kind == KIND_JSON) {
@@ -178,9 +185,10 @@ check_option(struct convert *c, const struct kv_entry *e, char *errbuf, size_t e
 		if (configdef_eq(e->value, "UTF-8") || configdef_eq(e->value, "UTF8")) {
 			return 0;
 		}
-		errbuf_set(errbuf, errlen, "%s: StringConverter %s='%s' is not supported; outboxd "
-		       "writes UTF-8 only (remove the option or set UTF-8)",
-		       e->origin ? e->origin : "config", e->key, e->value);
+		errbuf_set(errbuf, errlen,
+			   "%s: StringConverter %s='%s' is not supported; outboxd "
+			   "writes UTF-8 only (remove the option or set UTF-8)",
+			   e->origin ? e->origin : "config", e->key, e->value);
 		return -EINVAL;
 	}
 	return 0; /* BinaryDataConverter's delegate options: taken by setup_delegate() */
@@ -213,9 +221,10 @@ setup_delegate(struct convert *c, const struct kv *options, char *errbuf, size_t
 			 &c->delegate, errbuf, errlen);
 	kv_fini(&sub);
 	if (rc == 0 && c->delegate->kind == KIND_BINARY) {
-		errbuf_set(errbuf, errlen, "BinaryDataConverter " DELEGATE " cannot be "
-		       "BinaryDataConverter itself; name JsonConverter, StringConverter or "
-		       "ByteArrayConverter");
+		errbuf_set(errbuf, errlen,
+			   "BinaryDataConverter " DELEGATE " cannot be "
+			   "BinaryDataConverter itself; name JsonConverter, StringConverter or "
+			   "ByteArrayConverter");
 		return -EINVAL;
 	}
 	return rc;
@@ -233,7 +242,8 @@ convert_new(const char *class_name, const struct kv *options, enum convert_role 
 
 		convert_class_list(role, true, "or", &ok);
 		errbuf_set(errbuf, errlen, "%s converter class '%s' is not supported; use %s",
-		       convert_role_name(role), class_name ? class_name : "(none)", buf_cstr(&ok));
+			   convert_role_name(role), class_name ? class_name : "(none)",
+			   buf_cstr(&ok));
 		buf_fini(&ok);
 		return -EINVAL;
 	}
@@ -284,8 +294,8 @@ convert_class(const struct convert *c)
 
 /* A String value under a schema of another type (cvalue.java_string). */
 static int
-write_java_string(const struct convert *c, const struct cvalue *v, struct buf *out,
-		  bool *ret_null, char *errbuf, size_t errlen)
+write_java_string(const struct convert *c, const struct cvalue *v, struct buf *out, bool *ret_null,
+		  char *errbuf, size_t errlen)
 {
 	switch (c->kind) {
 	case KIND_JSON:
@@ -295,7 +305,8 @@ write_java_string(const struct convert *c, const struct cvalue *v, struct buf *o
 		break;
 	case KIND_STRING:
 		if (!utf8_valid(v->u.s.p, v->u.s.len)) {
-			errbuf_set(errbuf, errlen, "StringConverter: a string value is not valid UTF-8");
+			errbuf_set(errbuf, errlen,
+				   "StringConverter: a string value is not valid UTF-8");
 			return -EINVAL;
 		}
 		buf_add(out, v->u.s.p, v->u.s.len);
@@ -304,8 +315,10 @@ write_java_string(const struct convert *c, const struct cvalue *v, struct buf *o
 		if (c->kind == KIND_BINARY && c->delegate) {
 			return convert_write(c->delegate, v, out, ret_null, errbuf, errlen);
 		}
-		errbuf_set(errbuf, errlen, "%s cannot write a String value (Kafka Connect fails with "
-		       "DataException)", c->class_name);
+		errbuf_set(errbuf, errlen,
+			   "%s cannot write a String value (Kafka Connect fails with "
+			   "DataException)",
+			   c->class_name);
 		return -EINVAL;
 	}
 	*ret_null = false;
@@ -327,18 +340,19 @@ write_binary(const struct convert *c, const struct cvalue *v, struct buf *out, b
 		return 0;
 	}
 	if (!c->delegate) {
-		errbuf_set(errbuf, errlen, "BinaryDataConverter: a %s value needs a delegate converter "
-		       "(Debezium fails with DataException); set " DELEGATE " (for example "
-		       "org.apache.kafka.connect.json.JsonConverter) or use a bytea column",
-		       convert_text_type_name(v->type));
+		errbuf_set(errbuf, errlen,
+			   "BinaryDataConverter: a %s value needs a delegate converter "
+			   "(Debezium fails with DataException); set " DELEGATE " (for example "
+			   "org.apache.kafka.connect.json.JsonConverter) or use a bytea column",
+			   convert_text_type_name(v->type));
 		return -EINVAL;
 	}
 	return convert_write(c->delegate, v, out, ret_null, errbuf, errlen);
 }
 
 int
-convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
-	      bool *ret_null, char *errbuf, size_t errlen)
+convert_write(const struct convert *c, const struct cvalue *v, struct buf *out, bool *ret_null,
+	      char *errbuf, size_t errlen)
 {
 	int r = 0;
 
@@ -352,28 +366,28 @@ convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
 		return write_java_string(c, v, out, ret_null, errbuf, errlen);
 	}
 	switch (c->kind) {
-	case KIND_BINARY:
-		return write_binary(c, v, out, ret_null, errbuf, errlen);
-	case KIND_JSON:
-		r = convert_json_write(c, v, out, errbuf, errlen);
-		break;
+	case KIND_BINARY: return write_binary(c, v, out, ret_null, errbuf, errlen);
+	case KIND_JSON: r = convert_json_write(c, v, out, errbuf, errlen); break;
 	case KIND_STRING:
 		if (v->is_null) {
 			*ret_null = true;
 			return 0;
 		}
 		if (convert_java_string(v, c->dfmt, out) < 0) {
-			errbuf_set(errbuf, errlen, "StringConverter: a string value is not valid UTF-8");
+			errbuf_set(errbuf, errlen,
+				   "StringConverter: a string value is not valid UTF-8");
 			return -EINVAL;
 		}
 		break;
 	case KIND_BYTEARRAY:
 		if (v->type != CVALUE_BYTES) {
-			errbuf_set(errbuf, errlen, "ByteArrayConverter: invalid schema type %s (Kafka "
-			       "Connect fails with DataException); it only writes BYTES values (a "
-			       "bytea column); use org.apache.kafka.connect.json.JsonConverter or "
-			       "org.apache.kafka.connect.storage.StringConverter for this %s",
-			       convert_text_type_name(v->type), convert_role_name(c->role));
+			errbuf_set(
+				errbuf, errlen,
+				"ByteArrayConverter: invalid schema type %s (Kafka "
+				"Connect fails with DataException); it only writes BYTES values (a "
+				"bytea column); use org.apache.kafka.connect.json.JsonConverter or "
+				"org.apache.kafka.connect.storage.StringConverter for this %s",
+				convert_text_type_name(v->type), convert_role_name(c->role));
 			return -EINVAL;
 		}
 		if (v->is_null) {

@@ -54,12 +54,8 @@ header_text(const struct convert *c, const struct cvalue *v, bool embedded, stru
 			buf_add_char(out, '"');
 		}
 		return 0;
-	case CVALUE_FLOAT32:
-		jsonw_java_float(out, (float)v->u.f, c->dfmt);
-		return 0;
-	case CVALUE_FLOAT64:
-		jsonw_java_double(out, v->u.f, c->dfmt);
-		return 0;
+	case CVALUE_FLOAT32: jsonw_java_float(out, (float)v->u.f, c->dfmt); return 0;
+	case CVALUE_FLOAT64: jsonw_java_double(out, v->u.f, c->dfmt); return 0;
 	case CVALUE_STRUCT:
 		buf_add_char(out, '{');
 		for (size_t i = 0; i < v->u.fields.n; i++) {
@@ -80,14 +76,13 @@ header_text(const struct convert *c, const struct cvalue *v, bool embedded, stru
 		}
 		buf_add_char(out, '}');
 		return 0;
-	default:
-		return convert_json_nonnull(c, v, out, errbuf, errlen);
+	default: return convert_json_nonnull(c, v, out, errbuf, errlen);
 	}
 }
 
 int
-convert_header_write(const struct convert *c, const struct cvalue *v, struct buf *out,
-		     char *errbuf, size_t errlen)
+convert_header_write(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
+		     size_t errlen)
 {
 	return header_text(c, v, false, out, errbuf, errlen);
 }

@@ -28,7 +28,7 @@ enum convert_kind {
 struct convert {
 	enum convert_kind kind;
 	enum convert_role role;
-	const char *class_name;	/* static, from the registry */
+	const char *class_name; /* static, from the registry */
 	bool schemas_enable;	/* JsonConverter: schemas.enable */
 	bool decimal_numeric;	/* JsonConverter: decimal.format=NUMERIC */
 	bool replace_null;	/* JsonConverter: replace.null.with.default */
@@ -68,8 +68,8 @@ int convert_json_write(const struct convert *c, const struct cvalue *v, struct b
  * convert_json_write_java_string() - JsonConverter given a String under another schema
  * (cvalue.java_string): without a schema it writes the string, else DataException (-EINVAL).
  */
-int convert_json_write_java_string(const struct convert *c, const struct cvalue *v,
-				   struct buf *out, char *errbuf, size_t errlen);
+int convert_json_write_java_string(const struct convert *c, const struct cvalue *v, struct buf *out,
+				   char *errbuf, size_t errlen);
 
 /* --- convert_header.c --------------------------------------------------------------------- */
 

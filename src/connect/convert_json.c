@@ -20,8 +20,10 @@ static int
 json_str(struct buf *out, const char *s, size_t len, char *errbuf, size_t errlen)
 {
 	if (jsonw_string(out, s, len) < 0) {
-		errbuf_set(errbuf, errlen, "a string value is not valid UTF-8 (Kafka Connect "
-		       "cannot write it); check the database encoding and client_encoding=UTF8");
+		errbuf_set(
+			errbuf, errlen,
+			"a string value is not valid UTF-8 (Kafka Connect "
+			"cannot write it); check the database encoding and client_encoding=UTF8");
 		return -EINVAL;
 	}
 	return 0;
@@ -114,27 +116,18 @@ json_schema(const struct convert *c, const struct cvalue *v, struct buf *out, ch
 
 /* JsonConverter.convertToJson() for a non-null value. */
 int
-convert_json_nonnull(const struct convert *c, const struct cvalue *v, struct buf *out,
-		     char *errbuf, size_t errlen)
+convert_json_nonnull(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
+		     size_t errlen)
 {
 	switch (v->type) {
 	case CVALUE_INT8:
 	case CVALUE_INT16:
 	case CVALUE_INT32:
-	case CVALUE_INT64:
-		jsonw_int(out, v->u.i);
-		return 0;
-	case CVALUE_FLOAT32:
-		jsonw_float(out, (float)v->u.f, c->dfmt);
-		return 0;
-	case CVALUE_FLOAT64:
-		jsonw_double(out, v->u.f, c->dfmt);
-		return 0;
-	case CVALUE_BOOLEAN:
-		buf_add_str(out, v->u.b ? "true" : "false");
-		return 0;
-	case CVALUE_STRING:
-		return json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen);
+	case CVALUE_INT64: jsonw_int(out, v->u.i); return 0;
+	case CVALUE_FLOAT32: jsonw_float(out, (float)v->u.f, c->dfmt); return 0;
+	case CVALUE_FLOAT64: jsonw_double(out, v->u.f, c->dfmt); return 0;
+	case CVALUE_BOOLEAN: buf_add_str(out, v->u.b ? "true" : "false"); return 0;
+	case CVALUE_STRING: return json_str(out, v->u.s.p, v->u.s.len, errbuf, errlen);
 	case CVALUE_BYTES:
 		if (c->decimal_numeric && convert_text_decimal(v, out)) {
 			return 0;
@@ -173,8 +166,7 @@ convert_json_nonnull(const struct convert *c, const struct cvalue *v, struct buf
 		}
 		buf_add_char(out, ']');
 		return 0;
-	case CVALUE_NONE:
-		break;
+	case CVALUE_NONE: break;
 	}
 	buf_add_str(out, "null");
 	return 0;
@@ -198,16 +190,18 @@ json_value(const struct convert *c, const struct cvalue *v, struct buf *out, cha
 		buf_add_str(out, "null");
 		return 0;
 	}
-	errbuf_set(errbuf, errlen, "JsonConverter: null value for %s%s%s that is required and has "
-	       "no default value (Kafka Connect fails with DataException 'Conversion error: null "
-	       "value for field that is required and has no default value')",
-	       v->field ? "field '" : "a value", v->field ? v->field : "", v->field ? "'" : "");
+	errbuf_set(
+		errbuf, errlen,
+		"JsonConverter: null value for %s%s%s that is required and has "
+		"no default value (Kafka Connect fails with DataException 'Conversion error: null "
+		"value for field that is required and has no default value')",
+		v->field ? "field '" : "a value", v->field ? v->field : "", v->field ? "'" : "");
 	return -EINVAL;
 }
 
 int
-convert_json_write(const struct convert *c, const struct cvalue *v, struct buf *out,
-		   char *errbuf, size_t errlen)
+convert_json_write(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
+		   size_t errlen)
 {
 	if (!c->schemas_enable) {
 		return json_value(c, v, out, errbuf, errlen);
@@ -229,7 +223,8 @@ convert_json_write(const struct convert *c, const struct cvalue *v, struct buf *
 int
 convert_schema_json(const struct cvalue *v, struct buf *out)
 {
-	static const struct convert dflt = { .kind = KIND_JSON, .schemas_enable = true,
+	static const struct convert dflt = { .kind = KIND_JSON,
+					     .schemas_enable = true,
 					     .replace_null = true };
 
 	return json_schema(&dflt, v, out, NULL, 0);
@@ -237,14 +232,16 @@ convert_schema_json(const struct cvalue *v, struct buf *out)
 
 /* JsonConverter given a String under a schema of another type (cvalue.java_string). */
 int
-convert_json_write_java_string(const struct convert *c, const struct cvalue *v,
-			       struct buf *out, char *errbuf, size_t errlen)
+convert_json_write_java_string(const struct convert *c, const struct cvalue *v, struct buf *out,
+			       char *errbuf, size_t errlen)
 {
 	if (v->type != CVALUE_NONE) {
-		errbuf_set(errbuf, errlen, "JsonConverter: Invalid type for %s: class "
-		       "java.lang.String (Kafka Connect fails with DataException: the "
-		       "EventRouter kept the payload string after a failed "
-		       "table.expand.json.payload)", convert_text_type_name(v->type));
+		errbuf_set(errbuf, errlen,
+			   "JsonConverter: Invalid type for %s: class "
+			   "java.lang.String (Kafka Connect fails with DataException: the "
+			   "EventRouter kept the payload string after a failed "
+			   "table.expand.json.payload)",
+			   convert_text_type_name(v->type));
 		return -EINVAL;
 	}
 	if (c->schemas_enable) {

@@ -19,11 +19,12 @@ const char *
 convert_text_type_name(enum cvalue_type t)
 {
 	static const char *const names[] = {
-		[CVALUE_NONE] = "null", [CVALUE_INT8] = "int8", [CVALUE_INT16] = "int16",
-		[CVALUE_INT32] = "int32", [CVALUE_INT64] = "int64", [CVALUE_FLOAT32] = "float",
+		[CVALUE_NONE] = "null",	     [CVALUE_INT8] = "int8",
+		[CVALUE_INT16] = "int16",    [CVALUE_INT32] = "int32",
+		[CVALUE_INT64] = "int64",    [CVALUE_FLOAT32] = "float",
 		[CVALUE_FLOAT64] = "double", [CVALUE_BOOLEAN] = "boolean",
-		[CVALUE_STRING] = "string", [CVALUE_BYTES] = "bytes", [CVALUE_STRUCT] = "struct",
-		[CVALUE_ARRAY] = "array",
+		[CVALUE_STRING] = "string",  [CVALUE_BYTES] = "bytes",
+		[CVALUE_STRUCT] = "struct",  [CVALUE_ARRAY] = "array",
 	};
 
 	return names[t];
@@ -145,15 +146,9 @@ convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct
 				    v->u.s.len, v->u.s.len);
 		}
 		return 0;
-	case CVALUE_FLOAT32:
-		jsonw_java_float(out, (float)v->u.f, fmt);
-		return 0;
-	case CVALUE_FLOAT64:
-		jsonw_java_double(out, v->u.f, fmt);
-		return 0;
-	case CVALUE_BOOLEAN:
-		buf_add_str(out, v->u.b ? "true" : "false");
-		return 0;
+	case CVALUE_FLOAT32: jsonw_java_float(out, (float)v->u.f, fmt); return 0;
+	case CVALUE_FLOAT64: jsonw_java_double(out, v->u.f, fmt); return 0;
+	case CVALUE_BOOLEAN: buf_add_str(out, v->u.b ? "true" : "false"); return 0;
 	case CVALUE_STRUCT: {
 		bool first = true;
 
@@ -193,11 +188,7 @@ convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct
 		}
 		buf_add_char(out, ']');
 		return 0;
-	case CVALUE_NONE:
-		buf_add_str(out, "null");
-		return 0;
-	default:
-		jsonw_int(out, v->u.i);
-		return 0;
+	case CVALUE_NONE: buf_add_str(out, "null"); return 0;
+	default: jsonw_int(out, v->u.i); return 0;
 	}
 }

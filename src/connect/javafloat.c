@@ -42,8 +42,8 @@
  * beyond it (a loose bound), so both are kept as they are rather than computed exactly.
  */
 static const int pow5_bits[27] = {
-	0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52,
-	54, 56, 59, 61,
+	0,  3,	5,  7,	10, 12, 14, 17, 19, 21, 24, 26, 28, 31,
+	33, 35, 38, 40, 42, 45, 47, 49, 52, 54, 56, 59, 61,
 };
 
 static int
@@ -169,8 +169,7 @@ first_digit(struct jf_dec *r, struct jf_gen *g, int q)
 }
 
 static void
-gen_int32(struct jf_dec *r, struct jf_gen *g, uint64_t f, int B5, int B2, int S5, int S2,
-	  int M2)
+gen_int32(struct jf_dec *r, struct jf_gen *g, uint64_t f, int B5, int B2, int S5, int S2, int M2)
 {
 	int32_t b = j32(((uint32_t)f * (uint32_t)javafloat_pow5[B5]) << (B2 & 31));
 	int32_t s = j32((uint32_t)javafloat_pow5[S5] << (S2 & 31));
@@ -205,8 +204,7 @@ gen_int32(struct jf_dec *r, struct jf_gen *g, uint64_t f, int B5, int B2, int S5
 }
 
 static void
-gen_int64(struct jf_dec *r, struct jf_gen *g, uint64_t f, int B5, int B2, int S5, int S2,
-	  int M2)
+gen_int64(struct jf_dec *r, struct jf_gen *g, uint64_t f, int B5, int B2, int S5, int S2, int M2)
 {
 	int64_t b = j64((f * javafloat_pow5[B5]) << (B2 & 63));
 	int64_t s = j64(javafloat_pow5[S5] << (S2 & 63));
@@ -241,15 +239,15 @@ gen_int64(struct jf_dec *r, struct jf_gen *g, uint64_t f, int B5, int B2, int S5
 
 /* The exact variant; note its "high" test is B + M >= 10S where the others use ">". */
 static void
-gen_big(struct jf_dec *r, struct jf_gen *g, uint64_t f, int B5, int B2, int S5, int S2,
-	int M2)
+gen_big(struct jf_dec *r, struct jf_gen *g, uint64_t f, int B5, int B2, int S5, int S2, int M2)
 {
 	struct big b, s, m, tens, sum;
 	int q;
 
 	javafloat_big_pow52(&s, 1, S5, S2);
 	javafloat_big_pow52(&b, f, B5, B2);
-	javafloat_big_pow52(&m, 1, B5 + 1, M2 + 1); /* M already times 10, like B after the first step */
+	javafloat_big_pow52(&m, 1, B5 + 1,
+			    M2 + 1); /* M already times 10, like B after the first step */
 	javafloat_big_pow52(&tens, 1, S5 + 1, S2 + 1);
 
 	q = javafloat_big_quorem10(&b, &s);

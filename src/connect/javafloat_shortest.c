@@ -69,7 +69,8 @@ shortest_digits(uint64_t c, int q, bool narrow, double x, struct jf_dec *r)
 		d = javafloat_big_quorem10(&rem, &s);
 		lo = even ? javafloat_big_cmp(&rem, &mm) <= 0 : javafloat_big_cmp(&rem, &mm) < 0;
 		javafloat_big_add(&sum, &rem, &mp);
-		hi = even ? javafloat_big_cmp(&sum, &tens) >= 0 : javafloat_big_cmp(&sum, &tens) > 0;
+		hi = even ? javafloat_big_cmp(&sum, &tens) >= 0 :
+			    javafloat_big_cmp(&sum, &tens) > 0;
 		javafloat_add_digit(r, d);
 		if (r->n >= 2 && (lo || hi)) {
 			break;

@@ -11,7 +11,7 @@
 #include "outboxd/util/utf8.h"
 
 /* Jackson's StreamReadConstraints defaults. */
-#define MAX_DEPTH 1000
+#define MAX_DEPTH  1000
 #define MAX_NUMBER 1000
 
 /*
@@ -23,8 +23,8 @@ struct jsonr {
 	const char *p, *end;
 	bool failed;
 	int depth;
-	struct buf tmp;		/* the string being decoded */
-	void **blocks;		/* the arena: everything allocated since the last reset */
+	struct buf tmp; /* the string being decoded */
+	void **blocks;	/* the arena: everything allocated since the last reset */
 	size_t n, cap;
 };
 
@@ -241,8 +241,9 @@ read_number(struct jsonr *r, struct jsonr_node *n)
 		n->d = strtod(text, &end);
 	} else {
 		n->i = strtoll(text, &end, 10);
-		n->type = errno == ERANGE ? JSONR_BIG :
-			  n->i >= INT32_MIN && n->i <= INT32_MAX ? JSONR_INT : JSONR_LONG;
+		n->type = errno == ERANGE			 ? JSONR_BIG :
+			  n->i >= INT32_MIN && n->i <= INT32_MAX ? JSONR_INT :
+								   JSONR_LONG;
 	}
 	free(text);
 	return 0;
@@ -314,8 +315,7 @@ read_value(struct jsonr *r, struct jsonr_node *n)
 	skip_ws(r);
 	switch (peek(r)) {
 	case '{':
-	case '[':
-		return read_container(r, n, *r->p++ == '{');
+	case '[': return read_container(r, n, *r->p++ == '{');
 	case '"':
 		r->p++;
 		if (read_string(r) < 0) {
@@ -330,13 +330,9 @@ read_value(struct jsonr *r, struct jsonr_node *n)
 		n->type = JSONR_BOOL;
 		n->b = *r->p == 't';
 		return literal(r, n->b ? "true" : "false");
-	case 'n':
-		n->type = JSONR_NULL;
-		return literal(r, "null");
-	case -1:
-		return fail(r);
-	default:
-		return read_number(r, n);
+	case 'n': n->type = JSONR_NULL; return literal(r, "null");
+	case -1: return fail(r);
+	default: return read_number(r, n);
 	}
 }
 

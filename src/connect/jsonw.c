@@ -18,8 +18,7 @@
  */
 
 int
-jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *errbuf,
-			  size_t errlen)
+jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *errbuf, size_t errlen)
 {
 	int i = s ? configdef_enum(s, "jdk17|shortest", NULL) : JSONW_DOUBLE_JDK17;
 
@@ -27,7 +26,8 @@ jsonw_double_format_parse(const char *s, enum jsonw_double_format *ret, char *er
 		errbuf_set(errbuf, errlen,
 			   "outboxd.java.double.format: invalid value '%s'; use 'jdk17' (Java 17's "
 			   "Double.toString, what Debezium 3.6.1 on Java 17 prints) or 'shortest' "
-			   "(Java 19+)", s);
+			   "(Java 19+)",
+			   s);
 		return -EINVAL;
 	}
 	*ret = i == 1 ? JSONW_DOUBLE_SHORTEST : JSONW_DOUBLE_JDK17;
@@ -52,7 +52,7 @@ static const unsigned char plain[256] = {
 
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define JSONW_SWAR
-#define ONES 0x0101010101010101ull
+#define ONES  0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
 /*
@@ -63,7 +63,8 @@ static const unsigned char plain[256] = {
 static uint64_t
 special8(uint64_t w)
 {
-	return ((w - 0x20 * ONES) | ((w ^ ('"' * ONES)) - ONES) | ((w ^ ('\\' * ONES)) - ONES) | w) &
+	return ((w - 0x20 * ONES) | ((w ^ ('"' * ONES)) - ONES) | ((w ^ ('\\' * ONES)) - ONES) |
+		w) &
 	       HIGHS;
 }
 #endif
@@ -83,6 +84,48 @@ put_u_escape(char *o, unsigned v)
 	return o + 6;
 }
 
+/* The short escapes Jackson writes (\" \\ \b \t \n \f \r); 0: the byte is written \uXXXX. */
+static const char short_escape[128] = {
+	['"'] = '"',  ['\\'] = '\\', ['\b'] = 'b', ['\t'] = 't',
+	['\n'] = 'n', ['\f'] = 'f',  ['\r'] = 'r',
+};
+
+/* Writes the escape of @c (an ASCII byte that is not plain) at @o; room for 6 was reserved. */
+static inline char *
+put_escape(char *o, unsigned char c)
+{
+	if (short_escape[c]) {
+		o[0] = '\\';
+		o[1] = short_escape[c];
+		return o + 2;
+	}
+	return put_u_escape(o, c);
+}
+
+/*
+ * The UTF-8 character at @p (@left bytes remain): as it is in the BMP, as a surrogate pair of
+ * escapes beyond it (Jackson's form). Return: the bytes read, 0 when malformed.
+ */
+static inline size_t
+put_non_ascii(struct buf *b, const unsigned char *p, size_t left)
+{
+	uint32_t cp;
+	size_t n = utf8_decode(p, left, &cp);
+	char *o;
+
+	if (n && cp < 0x10000) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+	} else if (n) {
+		buf_reserve(b, left + 12 + 1);
+		cp -= 0x10000;
+		o = put_u_escape(b->data + b->len, 0xD800 + (cp >> 10));
+		o = put_u_escape(o, 0xDC00 + (cp & 0x3FF));
+		b->len = (size_t)(o - b->data);
+	}
+	return n;
+}
+
 /*
  * One pass: plain runs are copied with memcpy and only the rest is looked at. The buffer always
  * has room for what is left of the input copied as it is (room reserved up front); an escape,
@@ -93,7 +136,6 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t start = b->len, i = 0, n;
-	uint32_t cp;
 	char *o;
 
 	buf_reserve(b, len + 2);
@@ -129,37 +171,17 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 			break;
 		}
 		if (p[i] >= 0x80) {
-			n = utf8_decode(p + i, len - i, &cp);
+			n = put_non_ascii(b, p + i, len - i);
 			if (!n) {
 				b->len = start;
 				b->data[start] = '\0';
 				return -EINVAL;
 			}
-			if (cp < 0x10000) {
-				memcpy(b->data + b->len, p + i, n); /* BMP: as it is */
-				b->len += n;
-			} else {
-				buf_reserve(b, len - i + 12 + 1);
-				cp -= 0x10000;
-				o = put_u_escape(b->data + b->len, 0xD800 + (cp >> 10));
-				o = put_u_escape(o, 0xDC00 + (cp & 0x3FF));
-				b->len = (size_t)(o - b->data);
-			}
 			i += n;
 			continue;
 		}
 		buf_reserve(b, len - i + 6 + 1);
-		o = b->data + b->len;
-		switch (p[i]) {
-		case '"': *o++ = '\\'; *o++ = '"'; break;
-		case '\\': *o++ = '\\'; *o++ = '\\'; break;
-		case '\b': *o++ = '\\'; *o++ = 'b'; break;
-		case '\t': *o++ = '\\'; *o++ = 't'; break;
-		case '\n': *o++ = '\\'; *o++ = 'n'; break;
-		case '\f': *o++ = '\\'; *o++ = 'f'; break;
-		case '\r': *o++ = '\\'; *o++ = 'r'; break;
-		default: o = put_u_escape(o, p[i]); break;
-		}
+		o = put_escape(b->data + b->len, p[i]);
 		b->len = (size_t)(o - b->data);
 		i++;
 	}

@@ -8,16 +8,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/util/errbuf.h"
 #include "outboxd/connect/jsonw.h"
+#include "outboxd/util/errbuf.h"
 #include "outboxd/util/utf8.h"
 
 enum {
-	OID_BOOL = 16, OID_BYTEA = 17, OID_CHAR = 18, OID_NAME = 19, OID_INT8 = 20,
-	OID_INT2 = 21, OID_INT4 = 23, OID_TEXT = 25, OID_OID = 26, OID_JSON = 114,
-	OID_XML = 142, OID_FLOAT4 = 700, OID_FLOAT8 = 701, OID_BPCHAR = 1042,
-	OID_VARCHAR = 1043, OID_DATE = 1082, OID_TIMESTAMP = 1114, OID_TIMESTAMPTZ = 1184,
-	OID_NUMERIC = 1700, OID_UUID = 2950, OID_JSONB = 3802,
+	OID_BOOL = 16,
+	OID_BYTEA = 17,
+	OID_CHAR = 18,
+	OID_NAME = 19,
+	OID_INT8 = 20,
+	OID_INT2 = 21,
+	OID_INT4 = 23,
+	OID_TEXT = 25,
+	OID_OID = 26,
+	OID_JSON = 114,
+	OID_XML = 142,
+	OID_FLOAT4 = 700,
+	OID_FLOAT8 = 701,
+	OID_BPCHAR = 1042,
+	OID_VARCHAR = 1043,
+	OID_DATE = 1082,
+	OID_TIMESTAMP = 1114,
+	OID_TIMESTAMPTZ = 1184,
+	OID_NUMERIC = 1700,
+	OID_UUID = 2950,
+	OID_JSONB = 3802,
 };
 
 /*
@@ -29,9 +45,9 @@ static bool
 unsupported_oid(uint32_t oid)
 {
 	static const uint32_t deny[] = {
-		600, 601, 602, 603, 604, 628, 718, 790, 1083, 1186, 1266, 1560, 1562, 3904,
-		3906, 3908, 3910, 3912, 3926, 4451, 199, 3807, 2951, 1115, 1182, 1183, 1185,
-		1187, 1231, 1270, 651, 1041,
+		600,  601,  602,  603,	604,  628,  718,  790,	1083, 1186, 1266,
+		1560, 1562, 3904, 3906, 3908, 3910, 3912, 3926, 4451, 199,  3807,
+		2951, 1115, 1182, 1183, 1185, 1187, 1231, 1270, 651,  1041,
 	};
 
 	if (oid >= 1000 && oid <= 1040) {
@@ -126,7 +142,9 @@ parse_datetime(const char *s, size_t len, bool want_time, bool want_zone, int64_
 		sec = isec;
 	}
 	us = (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 +
-	      (int64_t)sec) * 1000000 + frac;
+	      (int64_t)sec) *
+		     1000000 +
+	     frac;
 	if (want_zone) {
 		int oh = 0, om = 0, os = 0, sign;
 
@@ -163,7 +181,8 @@ format_zoned(int64_t us, int width, struct buf *out)
 	int64_t frac = rem % 1000000, secs = rem / 1000000;
 
 	civil_from_days(days, &y, &m, &d);
-	buf_add_fmt(out, y > 9999 ? "+%lld-%02u-%02uT%02d:%02d:%02d" : "%04lld-%02u-%02uT%02d:%02d:%02d",
+	buf_add_fmt(out,
+		    y > 9999 ? "+%lld-%02u-%02uT%02d:%02d:%02d" : "%04lld-%02u-%02uT%02d:%02d:%02d",
 		    (long long)y, m, d, (int)(secs / 3600), (int)(secs / 60 % 60),
 		    (int)(secs % 60));
 	if (width >= 1 && width <= 9) {
@@ -344,7 +363,8 @@ convert_bytea(struct slice t, enum pgvalue_binary binary, struct pgvalue *pv)
 	}
 	for (size_t i = 2; i < t.len; i += 2) {
 		static const char hx[] = "0123456789abcdef";
-		const char *a = memchr(hx, t.p[i] | 0x20, 16), *b = memchr(hx, t.p[i + 1] | 0x20, 16);
+		const char *a = memchr(hx, t.p[i] | 0x20, 16),
+			   *b = memchr(hx, t.p[i + 1] | 0x20, 16);
 
 		if (!a || !b) {
 			buf_fini(&raw);
@@ -353,18 +373,10 @@ convert_bytea(struct slice t, enum pgvalue_binary binary, struct pgvalue *pv)
 		buf_add_char(&raw, (char)((a - hx) << 4 | (b - hx)));
 	}
 	switch (binary) {
-	case PGVALUE_BINARY_BYTES:
-		buf_add(&pv->data, raw.data, raw.len);
-		break;
-	case PGVALUE_BINARY_BASE64:
-		jsonw_base64(&pv->data, raw.data, raw.len);
-		break;
-	case PGVALUE_BINARY_BASE64_URL_SAFE:
-		jsonw_base64url(&pv->data, raw.data, raw.len);
-		break;
-	case PGVALUE_BINARY_HEX:
-		buf_add(&pv->data, t.p + 2, t.len - 2);
-		break;
+	case PGVALUE_BINARY_BYTES: buf_add(&pv->data, raw.data, raw.len); break;
+	case PGVALUE_BINARY_BASE64: jsonw_base64(&pv->data, raw.data, raw.len); break;
+	case PGVALUE_BINARY_BASE64_URL_SAFE: jsonw_base64url(&pv->data, raw.data, raw.len); break;
+	case PGVALUE_BINARY_HEX: buf_add(&pv->data, t.p + 2, t.len - 2); break;
 	}
 	buf_fini(&raw);
 	pv->v.u.s = (struct slice){ pv->data.data ? pv->data.data : "", pv->data.len };
@@ -430,8 +442,9 @@ convert_time(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
 		pv->v.name = "io.debezium.time.ZonedTimestamp";
 	} else {
 		pv->v.type = CVALUE_INT64;
-		pv->v.name = col->typmod >= 0 && col->typmod <= 3 ? "io.debezium.time.Timestamp" :
-								     "io.debezium.time.MicroTimestamp";
+		pv->v.name = col->typmod >= 0 && col->typmod <= 3 ?
+				     "io.debezium.time.Timestamp" :
+				     "io.debezium.time.MicroTimestamp";
 	}
 	pv->v.version = 1;
 	if (pv->v.is_null) {
@@ -478,34 +491,22 @@ dispatch(const struct relcache_col *col, struct slice t, enum pgvalue_binary bin
 		pv->v.u.b = t.len == 1 && t.p[0] == 't';
 		return pv->v.is_null || (t.len == 1 && (t.p[0] == 't' || t.p[0] == 'f')) ? 0 :
 											   -EINVAL;
-	case OID_INT2:
-		return convert_int(t, CVALUE_INT16, pv);
-	case OID_INT4:
-		return convert_int(t, CVALUE_INT32, pv);
+	case OID_INT2: return convert_int(t, CVALUE_INT16, pv);
+	case OID_INT4: return convert_int(t, CVALUE_INT32, pv);
 	case OID_INT8:
-	case OID_OID:
-		return convert_int(t, CVALUE_INT64, pv);
-	case OID_FLOAT4:
-		return convert_float(t, CVALUE_FLOAT32, pv);
-	case OID_FLOAT8:
-		return convert_float(t, CVALUE_FLOAT64, pv);
-	case OID_NUMERIC:
-		return convert_numeric(col, t, pv);
-	case OID_BYTEA:
-		return convert_bytea(t, binary, pv);
+	case OID_OID: return convert_int(t, CVALUE_INT64, pv);
+	case OID_FLOAT4: return convert_float(t, CVALUE_FLOAT32, pv);
+	case OID_FLOAT8: return convert_float(t, CVALUE_FLOAT64, pv);
+	case OID_NUMERIC: return convert_numeric(col, t, pv);
+	case OID_BYTEA: return convert_bytea(t, binary, pv);
 	case OID_DATE:
 	case OID_TIMESTAMP:
-	case OID_TIMESTAMPTZ:
-		return convert_time(col, t, pv);
-	case OID_UUID:
-		return convert_string(t, "io.debezium.data.Uuid", pv);
+	case OID_TIMESTAMPTZ: return convert_time(col, t, pv);
+	case OID_UUID: return convert_string(t, "io.debezium.data.Uuid", pv);
 	case OID_JSON:
-	case OID_JSONB:
-		return convert_string(t, "io.debezium.data.Json", pv);
-	case OID_XML:
-		return convert_string(t, "io.debezium.data.Xml", pv);
-	default:
-		return convert_string(t, NULL, pv);
+	case OID_JSONB: return convert_string(t, "io.debezium.data.Json", pv);
+	case OID_XML: return convert_string(t, "io.debezium.data.Xml", pv);
+	default: return convert_string(t, NULL, pv);
 	}
 }
 
@@ -518,28 +519,36 @@ pgvalue_convert(const struct relcache_col *col, const struct pgoutput_col *pc, b
 	buf_reset(&pv->data);
 	pv->v = (struct cvalue){ .optional = !notnull, .field = col->name };
 	if (unsupported_oid(col->type_oid)) {
-		errbuf_set(errbuf, errlen, "column '%s' has type OID %u, which outboxd does not convert "
-		       "yet (Debezium does not write it as a plain string); use a text, varchar, "
-		       "uuid, jsonb, integer or timestamp column", col->name, col->type_oid);
+		errbuf_set(
+			errbuf, errlen,
+			"column '%s' has type OID %u, which outboxd does not convert "
+			"yet (Debezium does not write it as a plain string); use a text, varchar, "
+			"uuid, jsonb, integer or timestamp column",
+			col->name, col->type_oid);
 		return -EINVAL;
 	}
 	if (pc->kind != 't' && pc->kind != 'n') {
-		errbuf_set(errbuf, errlen, "column '%s' arrived as '%c' (%s), not as text", col->name,
-		       pc->kind, pc->kind == 'u' ? "unchanged TOAST value" : "binary format");
+		errbuf_set(errbuf, errlen, "column '%s' arrived as '%c' (%s), not as text",
+			   col->name, pc->kind,
+			   pc->kind == 'u' ? "unchanged TOAST value" : "binary format");
 		return -EINVAL;
 	}
 	pv->v.is_null = pc->kind == 'n';
 	rc = dispatch(col, pc->value, binary, pv);
 	if (rc == -EILSEQ) {
-		errbuf_set(errbuf, errlen, "column '%s' is not valid UTF-8; set the database encoding "
-		       "to UTF8 (outboxd pins client_encoding=UTF8)", col->name);
+		errbuf_set(errbuf, errlen,
+			   "column '%s' is not valid UTF-8; set the database encoding "
+			   "to UTF8 (outboxd pins client_encoding=UTF8)",
+			   col->name);
 		return -EINVAL;
 	}
 	if (rc < 0) {
-		errbuf_set(errbuf, errlen, "column '%s' (type OID %u): value '%.*s' cannot be converted "
-		       "(BC dates, infinities and negative numeric scales are not supported yet)",
-		       col->name, col->type_oid, (int)(pc->value.len > 64 ? 64 : pc->value.len),
-		       pc->value.p ? pc->value.p : "");
+		errbuf_set(
+			errbuf, errlen,
+			"column '%s' (type OID %u): value '%.*s' cannot be converted "
+			"(BC dates, infinities and negative numeric scales are not supported yet)",
+			col->name, col->type_oid, (int)(pc->value.len > 64 ? 64 : pc->value.len),
+			pc->value.p ? pc->value.p : "");
 		return -EINVAL;
 	}
 	return 0;

@@ -19,8 +19,8 @@
 
 /* One piece of a parsed replacement: literal bytes, or a group reference. */
 struct repl_tok {
-	int group;	/* -1: literal */
-	char *lit;	/* owned, for literals */
+	int group; /* -1: literal */
+	char *lit; /* owned, for literals */
 	size_t len;
 };
 
@@ -38,9 +38,7 @@ translate_escape(const char *p, struct buf *out, const char **why)
 	uint32_t v = 0;
 
 	switch (p[1]) {
-	case '\0':
-		*why = "the pattern ends with a lone '\\'";
-		return 0;
+	case '\0': *why = "the pattern ends with a lone '\\'"; return 0;
 	case 'u':
 		if (utf8_hex4(p + 2, strnlen(p + 2, 4), &v) < 0) {
 			*why = "\\u must be followed by four hex digits";
@@ -68,11 +66,10 @@ translate_escape(const char *p, struct buf *out, const char **why)
 		*why = "\\p{...} and \\P{...} classes (Java names differ from PCRE2's) are not "
 		       "supported; write the characters out, e.g. [a-z]";
 		return 0;
-	case 'N':
-		*why = "\\N{name} is not supported; write the character or \\uXXXX";
-		return 0;
+	case 'N': *why = "\\N{name} is not supported; write the character or \\uXXXX"; return 0;
 	default:
-		if (isalpha((unsigned char)p[1]) && !strchr("dDsSwWbBAzZGntrfaecxkhHvVRXQE", p[1])) {
+		if (isalpha((unsigned char)p[1]) &&
+		    !strchr("dDsSwWbBAzZGntrfaecxkhHvVRXQE", p[1])) {
 			*why = "an unknown escape sequence";
 			return 0;
 		}
@@ -98,12 +95,8 @@ translate_class(const char *p, struct buf *out, const char **why)
 	}
 	for (;;) {
 		switch (p[i]) {
-		case '\0':
-			*why = "an unclosed character class";
-			return 0;
-		case ']':
-			buf_add_char(out, ']');
-			return i + 1;
+		case '\0': *why = "an unclosed character class"; return 0;
+		case ']': buf_add_char(out, ']'); return i + 1;
 		case '[':
 			*why = "nested character classes (Java union [a[b]]) are not supported";
 			return 0;
@@ -185,12 +178,8 @@ translate(const char *pat, struct buf *out, char *errbuf, size_t errlen)
 			buf_add_str(out, JAVA_DOT);
 			n = 1;
 			break;
-		case '[':
-			n = translate_class(pat + i, out, &why);
-			break;
-		case '(':
-			n = translate_group(pat + i, out, &why);
-			break;
+		case '[': n = translate_class(pat + i, out, &why); break;
+		case '(': n = translate_group(pat + i, out, &why); break;
 		case '\\':
 			if (pat[i + 1] == 'Q') {
 				const char *e = strstr(pat + i + 2, "\\E");
@@ -210,8 +199,8 @@ translate(const char *pat, struct buf *out, char *errbuf, size_t errlen)
 			break;
 		}
 		if (!n) {
-			errbuf_set(errbuf, errlen, "regular expression '%s' at offset %zu: %s", pat, i,
-			       why);
+			errbuf_set(errbuf, errlen, "regular expression '%s' at offset %zu: %s", pat,
+				   i, why);
 			return -EINVAL;
 		}
 		i += n;
@@ -241,7 +230,7 @@ regex_java_compile(const char *pattern, bool caseless, struct regex_java **ret, 
 
 		pcre2_get_error_message(err, msg, sizeof(msg));
 		errbuf_set(errbuf, errlen, "regular expression '%s' is invalid: %s", pattern,
-		       (const char *)msg);
+			   (const char *)msg);
 		return -EINVAL;
 	}
 	re = znew(*re);

@@ -126,12 +126,15 @@ required_columns(struct router *r, const struct relcache_rel *rel, const bool *n
 	};
 
 	for (size_t k = 0; k < sizeof(req) / sizeof(req[0]); k++) {
-		int rc = router_column(r, rel, notnull, tup, req[k].col, req[k].slot, errbuf, errlen);
+		int rc = router_column(r, rel, notnull, tup, req[k].col, req[k].slot, errbuf,
+				       errlen);
 
 		if (rc > 0) {
-			errbuf_set(errbuf, errlen, "table %s.%s has no column '%s' (%s); Debezium's task "
-			       "fails on this row; add the column or set %s", rel->nspname,
-			       rel->relname, req[k].col, req[k].option, req[k].option);
+			errbuf_set(errbuf, errlen,
+				   "table %s.%s has no column '%s' (%s); Debezium's task "
+				   "fails on this row; add the column or set %s",
+				   rel->nspname, rel->relname, req[k].col, req[k].option,
+				   req[k].option);
 			return -EINVAL;
 		}
 		if (rc < 0) {
@@ -167,13 +170,17 @@ route_topic(struct router *r, struct record *out, char *errbuf, size_t errlen)
 	int m;
 
 	if (v->type != CVALUE_STRING) {
-		errbuf_set(errbuf, errlen, "route.by.field column '%s' is not a string column; "
-		       "Debezium fails with DataException; use a text/varchar column", r->col_route);
+		errbuf_set(errbuf, errlen,
+			   "route.by.field column '%s' is not a string column; "
+			   "Debezium fails with DataException; use a text/varchar column",
+			   r->col_route);
 		return -EINVAL;
 	}
 	if (v->is_null) {
-		errbuf_set(errbuf, errlen, "route.by.field column '%s' is NULL; Debezium's RegexRouter "
-		       "fails (NullPointerException); make the column NOT NULL", r->col_route);
+		errbuf_set(errbuf, errlen,
+			   "route.by.field column '%s' is NULL; Debezium's RegexRouter "
+			   "fails (NullPointerException); make the column NOT NULL",
+			   r->col_route);
 		return -EINVAL;
 	}
 	if (router_memo_lookup(&r->memo, v->u.s.p, v->u.s.len, &out->topic)) {
@@ -183,17 +190,20 @@ route_topic(struct router *r, struct record *out, char *errbuf, size_t errlen)
 	if (m < 0 || (m == 1 && regex_java_replace_first(r->route_re, v->u.s.p, v->u.s.len,
 							 &out->topic) < 0)) {
 		errbuf_set(errbuf, errlen, "route.topic.regex failed on '%.*s'", (int)v->u.s.len,
-		       v->u.s.p);
+			   v->u.s.p);
 		return -EINVAL;
 	}
 	if (m == 0) {
 		buf_add(&out->topic, v->u.s.p, v->u.s.len);
 	}
 	if (!legal_topic(out->topic.data, out->topic.len)) {
-		errbuf_set(errbuf, errlen, "topic '%s' (from %s='%.*s') is not a legal Kafka topic name "
-		       "([a-zA-Z0-9._-], 1 to 249 characters); the broker would refuse it; fix the "
-		       "row's %s or route.topic.replacement", buf_cstr(&out->topic), r->col_route,
-		       (int)v->u.s.len, v->u.s.p, r->col_route);
+		errbuf_set(
+			errbuf, errlen,
+			"topic '%s' (from %s='%.*s') is not a legal Kafka topic name "
+			"([a-zA-Z0-9._-], 1 to 249 characters); the broker would refuse it; fix the "
+			"row's %s or route.topic.replacement",
+			buf_cstr(&out->topic), r->col_route, (int)v->u.s.len, v->u.s.p,
+			r->col_route);
 		return -EINVAL;
 	}
 	router_memo_store(&r->memo, v->u.s.p, v->u.s.len, out->topic.data, out->topic.len);
@@ -208,8 +218,7 @@ route_topic(struct router *r, struct record *out, char *errbuf, size_t errlen)
  */
 static int
 event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-		const struct pgoutput_tuple *tup, struct record *out, char *errbuf,
-		size_t errlen)
+		const struct pgoutput_tuple *tup, struct record *out, char *errbuf, size_t errlen)
 {
 	const struct cvalue *v = &r->vals[SLOT_TS].v;
 	int rc;
@@ -219,18 +228,23 @@ event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *no
 	}
 	rc = router_column(r, rel, notnull, tup, r->col_ts, SLOT_TS, errbuf, errlen);
 	if (rc > 0) {
-		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' is missing from "
-		       "%s.%s (Debezium: Unable to find timestamp field); add it or fix the option",
-		       r->col_ts, rel->nspname, rel->relname);
+		errbuf_set(
+			errbuf, errlen,
+			"table.field.event.timestamp column '%s' is missing from "
+			"%s.%s (Debezium: Unable to find timestamp field); add it or fix the option",
+			r->col_ts, rel->nspname, rel->relname);
 		return -EINVAL;
 	}
 	if (rc < 0) {
 		return -EINVAL;
 	}
 	if (v->type != CVALUE_INT64) {
-		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' is not of type "
-		       "INT64 (Debezium fails with DataException); use a timestamp (without time "
-		       "zone) column", r->col_ts);
+		errbuf_set(
+			errbuf, errlen,
+			"table.field.event.timestamp column '%s' is not of type "
+			"INT64 (Debezium fails with DataException); use a timestamp (without time "
+			"zone) column",
+			r->col_ts);
 		return -EINVAL;
 	}
 	if (v->is_null) {
@@ -243,15 +257,19 @@ event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *no
 	} else if (v->name && strcmp(v->name, "io.debezium.time.NanoTimestamp") == 0) {
 		out->timestamp_ms = v->u.i / 1000000;
 	} else {
-		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' has the "
-		       "unsupported type %s (Debezium fails with ConnectException); use a timestamp "
-		       "(without time zone) column", r->col_ts, v->name ? v->name : "int64");
+		errbuf_set(
+			errbuf, errlen,
+			"table.field.event.timestamp column '%s' has the "
+			"unsupported type %s (Debezium fails with ConnectException); use a timestamp "
+			"(without time zone) column",
+			r->col_ts, v->name ? v->name : "int64");
 		return -EINVAL;
 	}
 	if (out->timestamp_ms < 0) {
-		errbuf_set(errbuf, errlen, "table.field.event.timestamp column '%s' is before 1970 "
-		       "(%lld ms); Kafka refuses negative record timestamps", r->col_ts,
-		       (long long)out->timestamp_ms);
+		errbuf_set(errbuf, errlen,
+			   "table.field.event.timestamp column '%s' is before 1970 "
+			   "(%lld ms); Kafka refuses negative record timestamps",
+			   r->col_ts, (long long)out->timestamp_ms);
 		return -EINVAL;
 	}
 	return 0;
@@ -259,8 +277,7 @@ event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *no
 
 static int
 route_row(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-	  const struct pgoutput_tuple *tup, struct record *out, char *errbuf,
-	  size_t errlen)
+	  const struct pgoutput_tuple *tup, struct record *out, char *errbuf, size_t errlen)
 {
 	size_t nenv = 0;
 
@@ -286,9 +303,8 @@ route_row(struct router *r, const struct relcache_rel *rel, const bool *notnull,
 
 int
 router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-		      const char *const *defaults, char op, const struct pgoutput_tuple *tup,
-		      struct record *out, enum router_verdict *ret_verdict, char *errbuf,
-		      size_t errlen)
+	     const char *const *defaults, char op, const struct pgoutput_tuple *tup,
+	     struct record *out, enum router_verdict *ret_verdict, char *errbuf, size_t errlen)
 {
 	static const enum router_verdict upd[] = { ROUTER_DROP_WARN, ROUTER_DROP_ERROR,
 						   ROUTER_HALT };
@@ -296,28 +312,30 @@ router_route(struct router *r, const struct relcache_rel *rel, const bool *notnu
 	record_reset(out);
 	switch (op) {
 	case 'D':
-	case 'T':
-		*ret_verdict = ROUTER_DROP;
-		return 0;
+	case 'T': *ret_verdict = ROUTER_DROP; return 0;
 	case 'U':
-		errbuf_set(errbuf, errlen, "UPDATE of outbox table %s.%s %s (table.op.invalid.behavior="
-		       "%s); outbox rows are insert-only: fix the application, or set "
-		       "table.op.invalid.behavior=warn to skip such rows", rel->nspname,
-		       rel->relname, r->invalid_op == INVALID_OP_FATAL ? "stops the relay" :
-		       "publishes nothing", r->invalid_op == INVALID_OP_WARN ? "warn" :
-		       r->invalid_op == INVALID_OP_ERROR ? "error" : "fatal");
+		errbuf_set(errbuf, errlen,
+			   "UPDATE of outbox table %s.%s %s (table.op.invalid.behavior="
+			   "%s); outbox rows are insert-only: fix the application, or set "
+			   "table.op.invalid.behavior=warn to skip such rows",
+			   rel->nspname, rel->relname,
+			   r->invalid_op == INVALID_OP_FATAL ? "stops the relay" :
+							       "publishes nothing",
+			   r->invalid_op == INVALID_OP_WARN  ? "warn" :
+			   r->invalid_op == INVALID_OP_ERROR ? "error" :
+							       "fatal");
 		*ret_verdict = upd[r->invalid_op];
 		return 0;
 	case 'I':
-	case 'r':
-		break;
+	case 'r': break;
 	default:
 		errbuf_set(errbuf, errlen, "router_route: unknown operation '%c'", op);
 		return -EINVAL;
 	}
 	if (!tup || tup->ncols != rel->ncols) {
-		errbuf_set(errbuf, errlen, "router_route: tuple has %d columns, relation %s.%s has %d",
-		       tup ? tup->ncols : -1, rel->nspname, rel->relname, rel->ncols);
+		errbuf_set(errbuf, errlen,
+			   "router_route: tuple has %d columns, relation %s.%s has %d",
+			   tup ? tup->ncols : -1, rel->nspname, rel->relname, rel->ncols);
 		return -EINVAL;
 	}
 	r->defaults = defaults;
@@ -344,4 +362,3 @@ router_row_id(const struct router *r, const struct relcache_rel *rel,
 		buf_add(out, tup->cols[i].value.p, tup->cols[i].value.len);
 	}
 }
-

@@ -16,8 +16,8 @@
  * whose Connect value is null (KafkaChangeConsumer); Kafka Connect sends it with a null value.
  */
 int
-router_header_value(struct router *r, struct record *rec, const char *name,
-	     const struct cvalue *v, char *errbuf, size_t errlen)
+router_header_value(struct router *r, struct record *rec, const char *name, const struct cvalue *v,
+		    char *errbuf, size_t errlen)
 {
 	struct record_header *h;
 
@@ -113,7 +113,8 @@ column_default(struct router *r, const struct relcache_rel *rel, int i, bool not
 /* Convert column @name into slot @slot; 1 if absent, 0 done, -EINVAL poison. */
 int
 router_column(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-       const struct pgoutput_tuple *tup, const char *name, int slot, char *errbuf, size_t errlen)
+	      const struct pgoutput_tuple *tup, const char *name, int slot, char *errbuf,
+	      size_t errlen)
 {
 	int i = router_find_col(rel, name);
 	bool nn;
@@ -132,7 +133,8 @@ router_column(struct router *r, const struct relcache_rel *rel, const bool *notn
 
 /* The raw text of column @name, or NULL (absent or SQL NULL). */
 const struct slice *
-router_raw_column(const struct relcache_rel *rel, const struct pgoutput_tuple *tup, const char *name)
+router_raw_column(const struct relcache_rel *rel, const struct pgoutput_tuple *tup,
+		  const char *name)
 {
 	int i = tup ? router_find_col(rel, name) : -1;
 
@@ -141,4 +143,3 @@ router_raw_column(const struct relcache_rel *rel, const struct pgoutput_tuple *t
 	}
 	return &tup->cols[i].value;
 }
-

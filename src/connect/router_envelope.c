@@ -15,22 +15,25 @@
 /* Placements in list order: headers appended, envelope fields collected, partition set. */
 int
 router_envelope_placements(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-	   const struct pgoutput_tuple *tup, struct record *out, size_t *nenv,
-	   char *errbuf, size_t errlen)
+			   const struct pgoutput_tuple *tup, struct record *out, size_t *nenv,
+			   char *errbuf, size_t errlen)
 {
 	for (size_t i = 0; i < r->npl; i++) {
 		const struct placement *p = &r->pl[i];
 		struct pgvalue *pv = &r->vals[SLOT_PLACEMENTS + i];
-		int rc = router_column(r, rel, notnull, tup, p->column, SLOT_PLACEMENTS + (int)i, errbuf,
-				errlen);
+		int rc = router_column(r, rel, notnull, tup, p->column, SLOT_PLACEMENTS + (int)i,
+				       errbuf, errlen);
 
 		if (rc > 0 && !r->missing_error) {
 			continue;
 		}
 		if (rc > 0) {
-			errbuf_set(errbuf, errlen, "table.fields.additional.placement column '%s' is "
-			       "missing from %s.%s; add it or set table.field.additional.missing="
-			       "ignore", p->column, rel->nspname, rel->relname);
+			errbuf_set(
+				errbuf, errlen,
+				"table.fields.additional.placement column '%s' is "
+				"missing from %s.%s; add it or set table.field.additional.missing="
+				"ignore",
+				p->column, rel->nspname, rel->relname);
 			return -EINVAL;
 		}
 		if (rc < 0) {
@@ -44,8 +47,10 @@ router_envelope_placements(struct router *r, const struct relcache_rel *rel, con
 			r->envfields[*nenv] = pv->v;
 			r->envfields[(*nenv)++].field = p->alias;
 		} else if (pv->v.type != CVALUE_INT32) {
-			errbuf_set(errbuf, errlen, "partition placement column '%s' must be an integer "
-			       "(int4) column; Debezium fails with DataException", p->column);
+			errbuf_set(errbuf, errlen,
+				   "partition placement column '%s' must be an integer "
+				   "(int4) column; Debezium fails with DataException",
+				   p->column);
 			return -EINVAL;
 		} else if (!pv->v.is_null && !r->server) {
 			/* Debezium Server's sink leaves the partition to the producer */
@@ -122,10 +127,12 @@ envelope_schema(struct router *r, const struct relcache_rel *rel, const struct c
 	*ret_payload = *payload;
 	if (e->payload && strcmp(e->payload_key, buf_cstr(&skey)) != 0) {
 		if (!fits_cached(payload, e->payload, false)) {
-			errbuf_set(errbuf, errlen, "the payload schema differs from the first one seen "
-			       "for schema version %d, which Debezium caches (DataException: Invalid "
-			       "Java object for schema); give each payload shape its own version",
-			       (int)version);
+			errbuf_set(
+				errbuf, errlen,
+				"the payload schema differs from the first one seen "
+				"for schema version %d, which Debezium caches (DataException: Invalid "
+				"Java object for schema); give each payload shape its own version",
+				(int)version);
 			buf_fini(&key);
 			buf_fini(&skey);
 			return -EINVAL;
@@ -179,35 +186,43 @@ build_envelope(struct router *r, const struct relcache_rel *rel, const bool *not
 	int32_t version = 0;
 
 	if (r->payload.java_string) {
-		errbuf_set(errbuf, errlen, "table.expand.json.payload: the payload could not be "
-		       "converted to the schema inferred from it, and the envelope refuses the "
-		       "string left behind (Debezium: DataException: Invalid Java object for schema "
-		       "... for field: \"payload\"); fix the payload JSON");
+		errbuf_set(
+			errbuf, errlen,
+			"table.expand.json.payload: the payload could not be "
+			"converted to the schema inferred from it, and the envelope refuses the "
+			"string left behind (Debezium: DataException: Invalid Java object for schema "
+			"... for field: \"payload\"); fix the payload JSON");
 		return -EINVAL;
 	}
 	if (r->col_version) {
-		int rc = router_column(r, rel, notnull, tup, r->col_version, SLOT_VERSION, errbuf, errlen);
+		int rc = router_column(r, rel, notnull, tup, r->col_version, SLOT_VERSION, errbuf,
+				       errlen);
 
 		if (rc != 0 || ver->type != CVALUE_INT32) {
 			if (rc >= 0) {
-				errbuf_set(errbuf, errlen, "table.field.event.schema.version column "
-				       "'%s' must be an int4 column of %s.%s (Debezium fails with "
-				       "DataException)", r->col_version, rel->nspname,
-				       rel->relname);
+				errbuf_set(
+					errbuf, errlen,
+					"table.field.event.schema.version column "
+					"'%s' must be an int4 column of %s.%s (Debezium fails with "
+					"DataException)",
+					r->col_version, rel->nspname, rel->relname);
 			}
 			return -EINVAL;
 		}
 		/* Struct.getInt32() of NULL unboxed: NullPointerException in Debezium */
 		if (ver->is_null) {
-			errbuf_set(errbuf, errlen, "table.field.event.schema.version column '%s' is "
-			       "NULL (Debezium fails with NullPointerException); make it NOT NULL",
-			       r->col_version);
+			errbuf_set(
+				errbuf, errlen,
+				"table.field.event.schema.version column '%s' is "
+				"NULL (Debezium fails with NullPointerException); make it NOT NULL",
+				r->col_version);
 			return -EINVAL;
 		}
 		version = (int32_t)ver->u.i;
 	}
 	memmove(r->envfields + 1, r->envfields, nenv * sizeof(*r->envfields));
-	*env = (struct cvalue){ .type = CVALUE_STRUCT, .version = version,
+	*env = (struct cvalue){ .type = CVALUE_STRUCT,
+				.version = version,
 				.u.fields = { r->envfields, nenv + 1 } };
 	if (envelope_schema(r, rel, &r->payload, version, &env->name, &r->envfields[0], errbuf,
 			    errlen) < 0) {
@@ -219,8 +234,8 @@ build_envelope(struct router *r, const struct relcache_rel *rel, const bool *not
 
 int
 router_envelope_value(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-	    const struct pgoutput_tuple *tup, size_t nenv, struct record *out,
-	    char *errbuf, size_t errlen)
+		      const struct pgoutput_tuple *tup, size_t nenv, struct record *out,
+		      char *errbuf, size_t errlen)
 {
 	struct cvalue env;
 	const struct cvalue *v = &r->payload;
@@ -238,4 +253,3 @@ router_envelope_value(struct router *r, const struct relcache_rel *rel, const bo
 	}
 	return convert_write(r->value_conv, v, &out->value, &out->value_null, errbuf, errlen);
 }
-

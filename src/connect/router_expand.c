@@ -26,7 +26,7 @@ struct jschema {
 	struct jschema *items;
 	struct jfield *fields;
 	size_t nfields;
-	struct cvalue *cv;	/* the schema as a null cvalue, built on first use */
+	struct cvalue *cv; /* the schema as a null cvalue, built on first use */
 };
 
 struct jfield {
@@ -35,7 +35,7 @@ struct jfield {
 };
 
 struct router_expand {
-	struct jsonr *rd;	/* the tree and everything else of the current payload */
+	struct jsonr *rd; /* the tree and everything else of the current payload */
 	bool null_bytes;
 	enum name_adjust adjust;
 	struct buf tmp;
@@ -43,7 +43,7 @@ struct router_expand {
 
 /* Outcomes of schema inference and value conversion. */
 enum {
-	NO_SCHEMA = 1,		/* Java null schema: the field is left out */
+	NO_SCHEMA = 1, /* Java null schema: the field is left out */
 };
 
 struct router_expand *
@@ -192,13 +192,16 @@ static int infer(struct router_expand *x, const char *key, const struct jsonr_no
 static enum cvalue_type
 number_type(const struct jsonr_node *n)
 {
-	return n->type == JSONR_INT ? CVALUE_INT32 : n->type == JSONR_LONG ? CVALUE_INT64 : CVALUE_FLOAT64;
+	return n->type == JSONR_INT  ? CVALUE_INT32 :
+	       n->type == JSONR_LONG ? CVALUE_INT64 :
+				       CVALUE_FLOAT64;
 }
 
 static bool
 is_number(const struct jsonr_node *n)
 {
-	return n->type == JSONR_INT || n->type == JSONR_LONG || n->type == JSONR_BIG || n->type == JSONR_DOUBLE;
+	return n->type == JSONR_INT || n->type == JSONR_LONG || n->type == JSONR_BIG ||
+	       n->type == JSONR_DOUBLE;
 }
 
 /* getFirstArrayElement(): the first non-null element; the others must be of its kind. */
@@ -337,18 +340,12 @@ infer(struct router_expand *x, const char *key, const struct jsonr_node *n, stru
 	struct jschema *items;
 
 	switch (n->type) {
-	case JSONR_STRING:
-		*ret = jschema_new(x, CVALUE_STRING, NULL);
-		return 0;
-	case JSONR_BOOL:
-		*ret = jschema_new(x, CVALUE_BOOLEAN, NULL);
-		return 0;
+	case JSONR_STRING: *ret = jschema_new(x, CVALUE_STRING, NULL); return 0;
+	case JSONR_BOOL: *ret = jschema_new(x, CVALUE_BOOLEAN, NULL); return 0;
 	case JSONR_INT:
 	case JSONR_LONG:
 	case JSONR_BIG:
-	case JSONR_DOUBLE:
-		*ret = jschema_new(x, number_type(n), NULL);
-		return 0;
+	case JSONR_DOUBLE: *ret = jschema_new(x, number_type(n), NULL); return 0;
 	case JSONR_ARRAY:
 		if (n->n == 0) {
 			return NO_SCHEMA;
@@ -359,8 +356,7 @@ infer(struct router_expand *x, const char *key, const struct jsonr_node *n, stru
 		*ret = jschema_new(x, CVALUE_ARRAY, NULL);
 		(*ret)->items = items;
 		return 0;
-	case JSONR_OBJECT:
-		return infer_object(x, key, n, ret);
+	case JSONR_OBJECT: return infer_object(x, key, n, ret);
 	case JSONR_NULL:
 		if (x->null_bytes) {
 			*ret = jschema_new(x, CVALUE_BYTES, NULL);
@@ -373,8 +369,7 @@ infer(struct router_expand *x, const char *key, const struct jsonr_node *n, stru
 
 /* --- values (JsonSchemaData.toConnectData, validated as Struct.put() validates) ------------ */
 
-static void
-fill_schema(struct router_expand *x, const struct jschema *s, struct cvalue *v);
+static void fill_schema(struct router_expand *x, const struct jschema *s, struct cvalue *v);
 
 /* The schema as a null cvalue (for a field that is absent, and for array items). */
 static struct cvalue *
@@ -424,24 +419,13 @@ to_value(struct router_expand *x, const struct jsonr_node *n, const struct jsche
 {
 	fill_schema(x, s, v);
 	switch (n->type) {
-	case JSONR_NULL:
-		v->is_null = true;
-		return s->optional ? 0 : -1;
-	case JSONR_STRING:
-		v->u.s = n->s;
-		return s->type == CVALUE_STRING ? 0 : -1;
-	case JSONR_BOOL:
-		v->u.b = n->b;
-		return s->type == CVALUE_BOOLEAN ? 0 : -1;
+	case JSONR_NULL: v->is_null = true; return s->optional ? 0 : -1;
+	case JSONR_STRING: v->u.s = n->s; return s->type == CVALUE_STRING ? 0 : -1;
+	case JSONR_BOOL: v->u.b = n->b; return s->type == CVALUE_BOOLEAN ? 0 : -1;
 	case JSONR_INT:
-	case JSONR_LONG:
-		v->u.i = n->i;
-		return s->type == number_type(n) ? 0 : -1;
-	case JSONR_DOUBLE:
-		v->u.f = n->d;
-		return s->type == CVALUE_FLOAT64 ? 0 : -1;
-	case JSONR_BIG:
-		return -1; /* a BigDecimal is no FLOAT64 value */
+	case JSONR_LONG: v->u.i = n->i; return s->type == number_type(n) ? 0 : -1;
+	case JSONR_DOUBLE: v->u.f = n->d; return s->type == CVALUE_FLOAT64 ? 0 : -1;
+	case JSONR_BIG: return -1; /* a BigDecimal is no FLOAT64 value */
 	case JSONR_ARRAY: {
 		struct cvalue *e;
 
@@ -530,8 +514,11 @@ router_expand_payload(struct router_expand *x, const char *field, bool null_byte
 static void
 dup_into(const struct cvalue *v, struct cvalue *d)
 {
-	*d = (struct cvalue){ .type = v->type, .optional = v->optional, .is_null = true,
-			      .version = v->version, .nparams = v->nparams };
+	*d = (struct cvalue){ .type = v->type,
+			      .optional = v->optional,
+			      .is_null = true,
+			      .version = v->version,
+			      .nparams = v->nparams };
 	d->name = v->name ? xstrdup(v->name) : NULL;
 	d->doc = v->doc ? xstrdup(v->doc) : NULL;
 	d->field = v->field ? xstrdup(v->field) : NULL;

@@ -15,12 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/connect/convert.h"
 #include "outboxd/connect/jsonw.h"
 #include "outboxd/connect/pgvalue.h"
 #include "outboxd/connect/regex_java.h"
 #include "outboxd/connect/router.h"
+#include "outboxd/util/buf.h"
 
 /* Scratch slots for the converted columns of a row; placements follow. */
 enum {
@@ -40,8 +40,8 @@ enum placement_where {
 };
 
 struct placement {
-	char *column;		/* owned */
-	char *alias;		/* owned */
+	char *column; /* owned */
+	char *alias;  /* owned */
 	enum placement_where where;
 };
 
@@ -60,9 +60,9 @@ enum name_adjust {
 
 /* A list of Java regexes (table.include.list and friends). */
 struct relist {
-	struct regex_java **re;	/* owned */
+	struct regex_java **re; /* owned */
 	size_t n;
-	bool set;		/* the option was given (an empty list selects nothing special) */
+	bool set; /* the option was given (an empty list selects nothing special) */
 };
 
 /*
@@ -74,13 +74,13 @@ struct envname {
 	char *key;		/* owned: payload schema JSON, or "v<version>" */
 	char *name;		/* owned */
 	char *payload_key;	/* owned: versioned only, the cached payload schema JSON */
-	struct cvalue *payload;	/* owned deep copy (versioned only): the cached payload schema */
+	struct cvalue *payload; /* owned deep copy (versioned only): the cached payload schema */
 };
 
 struct router_expand;
 
 /* The topic of recent routing values (router_memo.c). */
-#define ROUTER_MEMO_SLOTS 16
+#define ROUTER_MEMO_SLOTS     16
 #define ROUTER_MEMO_MAX_VALUE 256 /* longer values are not remembered */
 
 struct router_memo_slot {
@@ -111,10 +111,10 @@ struct router {
 	bool tombstone_on_empty;
 	enum invalid_op invalid_op;
 	bool missing_error;
-	bool expand;		/* table.expand.json.payload */
-	bool null_bytes;	/* table.json.payload.null.behavior=optional_bytes */
+	bool expand;	 /* table.expand.json.payload */
+	bool null_bytes; /* table.json.payload.null.behavior=optional_bytes */
 	enum name_adjust adjust;
-	bool server;		/* Debezium Server flavour (reference §3.6) */
+	bool server; /* Debezium Server flavour (reference §3.6) */
 	struct placement *pl;
 	size_t npl;
 	bool envelope;
@@ -126,10 +126,10 @@ struct router {
 	size_t nenvnames;
 	/* scratch, reused per row: key, id, payload, then one per placement */
 	struct pgvalue *vals;
-	struct pgvalue *defs;	/* column DEFAULTs of the same slots */
-	struct buf *deftxt;	/* their literal text, which defs borrow */
+	struct pgvalue *defs;	     /* column DEFAULTs of the same slots */
+	struct buf *deftxt;	     /* their literal text, which defs borrow */
 	const char *const *defaults; /* router_route()'s @defaults for the current row */
-	struct cvalue payload;	/* the payload value after expansion */
+	struct cvalue payload;	     /* the payload value after expansion */
 	struct cvalue *envfields;
 	struct router_expand *exp;
 	struct buf route, tmp;
@@ -190,9 +190,9 @@ bool router_opts_list_matches(const struct relist *l, const char *s, size_t len)
 
 /* The outcome of table.expand.json.payload on one payload (EventRouterDelegate.apply). */
 enum router_expand_result {
-	ROUTER_EXPAND_DONE,	/* *ret is the expanded Struct with its inferred schema */
-	ROUTER_EXPAND_KEPT,	/* not expanded (WARN in Debezium): the payload is unchanged */
-	ROUTER_EXPAND_HALF,	/* schema inferred, value conversion failed: *ret is the
+	ROUTER_EXPAND_DONE, /* *ret is the expanded Struct with its inferred schema */
+	ROUTER_EXPAND_KEPT, /* not expanded (WARN in Debezium): the payload is unchanged */
+	ROUTER_EXPAND_HALF, /* schema inferred, value conversion failed: *ret is the
 				 * original String under the new schema (java_string) */
 };
 

@@ -2,8 +2,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "router_int.h"
 #include "outboxd/util/hash.h"
+#include "router_int.h"
 
 /*
  * The topic of recent routing values. Why: the RegexRouter's matches() and replaceFirst() ran

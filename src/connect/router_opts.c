@@ -17,16 +17,30 @@
  */
 
 static const char *const smt_known[] = {
-	"type", "table.field.event.id", "table.field.event.key", "table.field.event.type",
-	"table.field.event.payload", "table.field.event.timestamp",
-	"table.fields.additional.placement", "table.field.additional.missing",
-	"table.fields.additional.error.on.missing", "table.field.event.schema.version",
-	"route.by.field", "route.topic.regex", "route.topic.replacement",
-	"route.tombstone.on.empty.payload", "table.op.invalid.behavior",
-	"debezium.op.invalid.behavior", "table.expand.json.payload",
-	"table.json.payload.null.behavior", "tracing.span.context.field", "tracing.operation.name",
-	"tracing.with.context.field.only", "field.name.adjustment.mode",
-	"table.field.event.payload.id", NULL,
+	"type",
+	"table.field.event.id",
+	"table.field.event.key",
+	"table.field.event.type",
+	"table.field.event.payload",
+	"table.field.event.timestamp",
+	"table.fields.additional.placement",
+	"table.field.additional.missing",
+	"table.fields.additional.error.on.missing",
+	"table.field.event.schema.version",
+	"route.by.field",
+	"route.topic.regex",
+	"route.topic.replacement",
+	"route.tombstone.on.empty.payload",
+	"table.op.invalid.behavior",
+	"debezium.op.invalid.behavior",
+	"table.expand.json.payload",
+	"table.json.payload.null.behavior",
+	"tracing.span.context.field",
+	"tracing.operation.name",
+	"tracing.with.context.field.only",
+	"field.name.adjustment.mode",
+	"table.field.event.payload.id",
+	NULL,
 };
 
 static const char *
@@ -48,8 +62,10 @@ opt_bool(const struct router_config *cfg, const char *key, bool dflt, bool *ret,
 		return 0;
 	}
 	if (configdef_bool(v, ret) < 0) {
-		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is not a boolean; use true or "
-		       "false", key, v);
+		errbuf_set(errbuf, errlen,
+			   "EventRouter option %s='%s' is not a boolean; use true or "
+			   "false",
+			   key, v);
 		return -EINVAL;
 	}
 	return 0;
@@ -77,8 +93,8 @@ opt_enum(const struct router_config *cfg, const char *key, const char *words, in
 				buf_add_char(&b, *w);
 			}
 		}
-		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is invalid; use one of: %s", key,
-		       v, buf_cstr(&b));
+		errbuf_set(errbuf, errlen, "EventRouter option %s='%s' is invalid; use one of: %s",
+			   key, v, buf_cstr(&b));
 		buf_fini(&b);
 		return -EINVAL;
 	}
@@ -100,8 +116,10 @@ opt_column(const struct router_config *cfg, const char *key, const char *dflt, c
 	}
 	t = configdef_trimdup(v);
 	if (!*t) {
-		errbuf_set(errbuf, errlen, "EventRouter option %s is empty; name a column of the outbox "
-		       "table or remove the option", key);
+		errbuf_set(errbuf, errlen,
+			   "EventRouter option %s is empty; name a column of the outbox "
+			   "table or remove the option",
+			   key);
 		free(t);
 		return -EINVAL;
 	}
@@ -117,9 +135,11 @@ check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
 		size_t k;
 
 		if (strcmp(e->key, "predicate") == 0 || strcmp(e->key, "negate") == 0) {
-			errbuf_set(errbuf, errlen, "%s: transform option '%s' (SMT predicates) is not "
-			       "supported yet; use table.include.list to choose the outbox table",
-			       e->origin ? e->origin : "config", e->key);
+			errbuf_set(
+				errbuf, errlen,
+				"%s: transform option '%s' (SMT predicates) is not "
+				"supported yet; use table.include.list to choose the outbox table",
+				e->origin ? e->origin : "config", e->key);
 			return -EINVAL;
 		}
 		for (k = 0; smt_known[k]; k++) {
@@ -128,16 +148,19 @@ check_keys(const struct router_config *cfg, char *errbuf, size_t errlen)
 			}
 		}
 		if (!smt_known[k]) {
-			errbuf_set(errbuf, errlen, "%s: unknown EventRouter option '%s'; check the "
-			       "spelling against Debezium 3.6.1's outbox EventRouter options",
-			       e->origin ? e->origin : "config", e->key);
+			errbuf_set(errbuf, errlen,
+				   "%s: unknown EventRouter option '%s'; check the "
+				   "spelling against Debezium 3.6.1's outbox EventRouter options",
+				   e->origin ? e->origin : "config", e->key);
 			return -EINVAL;
 		}
 	}
 	if (cfg->smt && kv_get(cfg->smt, "type") &&
 	    !configdef_eq(kv_get(cfg->smt, "type"), EVENT_ROUTER)) {
-		errbuf_set(errbuf, errlen, "transform type '%s' is not supported; outboxd implements "
-		       EVENT_ROUTER " only", kv_get(cfg->smt, "type"));
+		errbuf_set(errbuf, errlen,
+			   "transform type '%s' is not supported; outboxd implements " EVENT_ROUTER
+			   " only",
+			   kv_get(cfg->smt, "type"));
 		return -EINVAL;
 	}
 	return 0;
@@ -163,15 +186,19 @@ parse_placement_entry(struct router *r, char *entry, char *errbuf, size_t errlen
 		*c = '\0';
 	}
 	if (n < 2 || n > 3) {
-		errbuf_set(errbuf, errlen, "table.fields.additional.placement entry '%s' must be "
-		       "column:placement[:alias]", entry);
+		errbuf_set(errbuf, errlen,
+			   "table.fields.additional.placement entry '%s' must be "
+			   "column:placement[:alias]",
+			   entry);
 		return -EINVAL;
 	}
 	w = configdef_enum(parts[1], "header|envelope|partition", NULL);
 	if (w < 0) {
-		errbuf_set(errbuf, errlen, "table.fields.additional.placement: unknown placement '%s' "
-		       "(Debezium would fail on every record); use header, envelope or partition",
-		       parts[1]);
+		errbuf_set(
+			errbuf, errlen,
+			"table.fields.additional.placement: unknown placement '%s' "
+			"(Debezium would fail on every record); use header, envelope or partition",
+			parts[1]);
 		return -EINVAL;
 	}
 	r->pl = xrealloc(r->pl, (r->npl + 1) * sizeof(*r->pl));
@@ -180,8 +207,9 @@ parse_placement_entry(struct router *r, char *entry, char *errbuf, size_t errlen
 	p->alias = configdef_trimdup(n == 3 ? parts[2] : parts[0]);
 	p->where = (enum placement_where)w;
 	if (!*p->column || !*p->alias) {
-		errbuf_set(errbuf, errlen, "table.fields.additional.placement entry has an empty column "
-		       "or alias");
+		errbuf_set(errbuf, errlen,
+			   "table.fields.additional.placement entry has an empty column "
+			   "or alias");
 		return -EINVAL;
 	}
 	return 0;
@@ -203,8 +231,10 @@ parse_placements(struct router *r, const char *v, char *errbuf, size_t errlen)
 		t = configdef_trimdup(s);
 		rc = *t ? parse_placement_entry(r, t, errbuf, errlen) : -EINVAL;
 		if (!*t) {
-			errbuf_set(errbuf, errlen, "table.fields.additional.placement has an empty entry "
-			       "in '%s'; remove the extra comma or the option", v);
+			errbuf_set(errbuf, errlen,
+				   "table.fields.additional.placement has an empty entry "
+				   "in '%s'; remove the extra comma or the option",
+				   v);
 		}
 		free(t);
 		if (rc < 0 || !c) {
@@ -220,15 +250,18 @@ parse_placements(struct router *r, const char *v, char *errbuf, size_t errlen)
 		for (size_t k = 0; k < i; k++) {
 			if (r->pl[k].where == PLACE_ENVELOPE &&
 			    strcmp(r->pl[k].alias, r->pl[i].alias) == 0) {
-				errbuf_set(errbuf, errlen, "table.fields.additional.placement: envelope "
-				       "alias '%s' is used twice; give each its own alias",
-				       r->pl[i].alias);
+				errbuf_set(errbuf, errlen,
+					   "table.fields.additional.placement: envelope "
+					   "alias '%s' is used twice; give each its own alias",
+					   r->pl[i].alias);
 				return -EINVAL;
 			}
 		}
 		if (strcmp(r->pl[i].alias, "payload") == 0) {
-			errbuf_set(errbuf, errlen, "table.fields.additional.placement: envelope alias "
-			       "'payload' clashes with the payload field; choose another alias");
+			errbuf_set(
+				errbuf, errlen,
+				"table.fields.additional.placement: envelope alias "
+				"'payload' clashes with the payload field; choose another alias");
 			return -EINVAL;
 		}
 	}
@@ -244,9 +277,10 @@ parse_list(struct relist *l, const char *list, const char *option, char *errbuf,
 
 	l->set = true;
 	if (configdef_regex_list(list, &items) < 0) {
-		errbuf_set(errbuf, errlen, "%s '%s' ends with a lone '\\' (Debezium: unterminated "
-		       "escape sequence); write \\\\ for a backslash or \\, for a comma", option,
-		       list);
+		errbuf_set(errbuf, errlen,
+			   "%s '%s' ends with a lone '\\' (Debezium: unterminated "
+			   "escape sequence); write \\\\ for a backslash or \\, for a comma",
+			   option, list);
 		return -EINVAL;
 	}
 	for (size_t i = 0; rc == 0 && i < items.n; i++) {
@@ -324,7 +358,8 @@ setup_route(struct router *r, const struct router_config *cfg, char *errbuf, siz
 		size_t n = errbuf ? strlen(errbuf) : 0;
 
 		if (errbuf && n + 1 < errlen) {
-			snprintf(errbuf + n, errlen - n, " (EventRouter route.topic.regex / "
+			snprintf(errbuf + n, errlen - n,
+				 " (EventRouter route.topic.regex / "
 				 "route.topic.replacement)");
 		}
 		return -EINVAL;
@@ -341,23 +376,28 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 		b = configdef_enum(cfg->binary_handling_mode, "bytes|base64|base64-url-safe|hex",
 				   NULL);
 		if (b < 0) {
-			errbuf_set(errbuf, errlen, "binary.handling.mode='%s' is invalid; use bytes, "
-			       "base64, base64-url-safe or hex", cfg->binary_handling_mode);
+			errbuf_set(errbuf, errlen,
+				   "binary.handling.mode='%s' is invalid; use bytes, "
+				   "base64, base64-url-safe or hex",
+				   cfg->binary_handling_mode);
 			return -EINVAL;
 		}
 	}
 	r->binary = (enum pgvalue_binary)b;
 	if (cfg->time_precision_mode &&
-	    configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds",
-			   NULL) < 0) {
-		errbuf_set(errbuf, errlen, "time.precision.mode='%s' is not supported yet; use "
-		       "adaptive (the default) or adaptive_time_microseconds",
-		       cfg->time_precision_mode);
+	    configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds", NULL) <
+		    0) {
+		errbuf_set(errbuf, errlen,
+			   "time.precision.mode='%s' is not supported yet; use "
+			   "adaptive (the default) or adaptive_time_microseconds",
+			   cfg->time_precision_mode);
 		return -EINVAL;
 	}
 	if (cfg->decimal_handling_mode && !configdef_eq(cfg->decimal_handling_mode, "precise")) {
-		errbuf_set(errbuf, errlen, "decimal.handling.mode='%s' is not supported yet; use "
-		       "precise (the default)", cfg->decimal_handling_mode);
+		errbuf_set(errbuf, errlen,
+			   "decimal.handling.mode='%s' is not supported yet; use "
+			   "precise (the default)",
+			   cfg->decimal_handling_mode);
 		return -EINVAL;
 	}
 	return jsonw_double_format_parse(cfg->double_format, &r->dfmt, errbuf, errlen);
@@ -398,8 +438,8 @@ setup_options(struct router *r, const struct router_config *cfg, char *errbuf, s
 	char *unused = NULL;
 
 	if (opt_column(cfg, "table.field.event.id", "id", &r->col_id, errbuf, errlen) < 0 ||
-	    opt_column(cfg, "table.field.event.key", "aggregateid", &r->col_key, errbuf,
-		       errlen) < 0 ||
+	    opt_column(cfg, "table.field.event.key", "aggregateid", &r->col_key, errbuf, errlen) <
+		    0 ||
 	    opt_column(cfg, "table.field.event.payload", "payload", &r->col_payload, errbuf,
 		       errlen) < 0 ||
 	    opt_column(cfg, "route.by.field", "aggregatetype", &r->col_route, errbuf, errlen) < 0 ||
@@ -410,8 +450,8 @@ setup_options(struct router *r, const struct router_config *cfg, char *errbuf, s
 		return -EINVAL;
 	}
 	free(unused); /* validated; unused since Debezium 1.2 (DBZ-2014) */
-	if (opt_bool(cfg, "route.tombstone.on.empty.payload", false, &r->tombstone_on_empty,
-		     errbuf, errlen) < 0 ||
+	if (opt_bool(cfg, "route.tombstone.on.empty.payload", false, &r->tombstone_on_empty, errbuf,
+		     errlen) < 0 ||
 	    opt_bool(cfg, "tracing.with.context.field.only", false, &b, errbuf, errlen) < 0 ||
 	    opt_enum(cfg, "debezium.op.invalid.behavior", invalid, &inv, errbuf, errlen) < 0 ||
 	    opt_enum(cfg, "table.op.invalid.behavior", invalid, &inv, errbuf, errlen) < 0 ||
@@ -421,8 +461,8 @@ setup_options(struct router *r, const struct router_config *cfg, char *errbuf, s
 		     errlen) < 0 ||
 	    opt_bool(cfg, "table.fields.additional.error.on.missing", true, &legacy, errbuf,
 		     errlen) < 0 ||
-	    opt_enum(cfg, "table.field.additional.missing", "error|ignore", &miss, errbuf,
-		     errlen) < 0 ||
+	    opt_enum(cfg, "table.field.additional.missing", "error|ignore", &miss, errbuf, errlen) <
+		    0 ||
 	    opt_bool(cfg, "table.expand.json.payload", false, &r->expand, errbuf, errlen) < 0) {
 		return -EINVAL;
 	}

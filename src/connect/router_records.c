@@ -27,7 +27,8 @@ router_dead_letter(struct router *r, const struct relcache_rel *rel, const bool 
 	buf_add_str(&out->topic, info->topic);
 	r->defaults = defaults;
 	/* The key the record would have had; its raw text when even that cannot be converted. */
-	if (!tup || router_column(r, rel, notnull, tup, r->col_key, SLOT_KEY, err, sizeof(err)) != 0 ||
+	if (!tup ||
+	    router_column(r, rel, notnull, tup, r->col_key, SLOT_KEY, err, sizeof(err)) != 0 ||
 	    convert_write(r->key_conv, &r->vals[SLOT_KEY].v, &out->key, &out->key_null, err,
 			  sizeof(err)) < 0) {
 		buf_reset(&out->key);
@@ -45,7 +46,7 @@ router_dead_letter(struct router *r, const struct relcache_rel *rel, const bool 
 	}
 	record_add_text_header(out, "__outboxd.error.reason", info->reason, strlen(info->reason));
 	record_add_text_header(out, "__outboxd.error.commit.lsn", info->commit_lsn,
-			strlen(info->commit_lsn));
+			       strlen(info->commit_lsn));
 	record_add_text_header(out, "__outboxd.error.table", rel->nspname, strlen(rel->nspname));
 	buf_add_char(&out->headers[out->nheaders - 1].value, '.');
 	buf_add_str(&out->headers[out->nheaders - 1].value, rel->relname);
@@ -55,22 +56,26 @@ int
 router_heartbeat(struct router *r, const char *topic, int64_t now_ms, struct record *out,
 		 char *errbuf, size_t errlen)
 {
-	struct cvalue server = { .type = CVALUE_STRING, .field = "serverName",
+	struct cvalue server = { .type = CVALUE_STRING,
+				 .field = "serverName",
 				 .u.s = slice_from_str(r->topic_prefix) };
 	struct cvalue ts = { .type = CVALUE_INT64, .field = "ts_ms", .u.i = now_ms };
 	const struct cvalue key = { .type = CVALUE_STRUCT,
 				    .name = "io.debezium.connector.common.ServerNameKey",
-				    .version = 1, .u.fields = { &server, 1 } };
+				    .version = 1,
+				    .u.fields = { &server, 1 } };
 	const struct cvalue value = { .type = CVALUE_STRUCT,
 				      .name = "io.debezium.connector.common.Heartbeat",
-				      .version = 1, .u.fields = { &ts, 1 } };
+				      .version = 1,
+				      .u.fields = { &ts, 1 } };
 
 	record_reset(out);
 	buf_add_str(&out->topic, topic);
 	/* Debezium's heartbeat SourceRecord names partition 0 and carries no headers. */
 	out->partition = r->server ? -1 : 0;
 	if (convert_write(r->key_conv, &key, &out->key, &out->key_null, errbuf, errlen) < 0 ||
-	    convert_write(r->value_conv, &value, &out->value, &out->value_null, errbuf, errlen) < 0) {
+	    convert_write(r->value_conv, &value, &out->value, &out->value_null, errbuf, errlen) <
+		    0) {
 		return -EINVAL;
 	}
 	return 0;
@@ -81,22 +86,30 @@ static const struct cvalue_param snapshot_allowed[] = {
 	{ "allowed", "true,first,first_in_data_collection,last_in_data_collection,last,false,"
 		     "incremental" },
 };
-static const struct cvalue snapshot_default = { .type = CVALUE_STRING, .optional = true,
-						.name = "io.debezium.data.Enum", .version = 1,
+static const struct cvalue snapshot_default = { .type = CVALUE_STRING,
+						.optional = true,
+						.name = "io.debezium.data.Enum",
+						.version = 1,
 						.u.s = { "false", 5 } };
 
 static struct cvalue
 str_field(const char *field, bool optional, const char *v)
 {
-	return (struct cvalue){ .type = CVALUE_STRING, .optional = optional, .field = field,
-				.is_null = v == NULL, .u.s = slice_from_str(v) };
+	return (struct cvalue){ .type = CVALUE_STRING,
+				.optional = optional,
+				.field = field,
+				.is_null = v == NULL,
+				.u.s = slice_from_str(v) };
 }
 
 static struct cvalue
 i64_field(const char *field, bool optional, bool present, int64_t v)
 {
-	return (struct cvalue){ .type = CVALUE_INT64, .optional = optional, .field = field,
-				.is_null = !present, .u.i = v };
+	return (struct cvalue){ .type = CVALUE_INT64,
+				.optional = optional,
+				.field = field,
+				.is_null = !present,
+				.u.i = v };
 }
 
 /* The source block of a message: @src holds 16 fields; strings point into @seq and @info. */
@@ -133,18 +146,22 @@ message_source(const struct router *r, const struct pgoutput_msg *m,
 
 int
 router_message(struct router *r, const struct pgoutput_msg *m,
-	       const struct router_message_info *info, struct record *out,
-	       char *errbuf, size_t errlen)
+	       const struct router_message_info *info, struct record *out, char *errbuf,
+	       size_t errlen)
 {
 	struct cvalue src[16], block[3], msg[2], top[5];
-	struct cvalue kf = { .type = CVALUE_STRING, .optional = true, .field = "prefix",
+	struct cvalue kf = { .type = CVALUE_STRING,
+			     .optional = true,
+			     .field = "prefix",
 			     .u.s = m->u.message.prefix };
 	const struct cvalue key = { .type = CVALUE_STRUCT,
 				    .name = "io.debezium.connector.postgresql.MessageKey",
-				    .version = 1, .u.fields = { &kf, 1 } };
+				    .version = 1,
+				    .u.fields = { &kf, 1 } };
 	struct cvalue value = { .type = CVALUE_STRUCT,
 				.name = "io.debezium.connector.postgresql.MessageValue",
-				.version = 1, .u.fields = { top, 5 } };
+				.version = 1,
+				.u.fields = { top, 5 } };
 	struct buf seq = BUF_INIT;
 	int rc = 0;
 
@@ -159,28 +176,40 @@ router_message(struct router *r, const struct pgoutput_msg *m,
 	block[0] = str_field("id", false, "");
 	block[1] = i64_field("total_order", false, true, 0);
 	block[2] = i64_field("data_collection_order", false, true, 0);
-	msg[0] = (struct cvalue){ .type = CVALUE_STRING, .optional = true, .field = "prefix",
+	msg[0] = (struct cvalue){ .type = CVALUE_STRING,
+				  .optional = true,
+				  .field = "prefix",
 				  .u.s = m->u.message.prefix };
-	msg[1] = (struct cvalue){ .type = CVALUE_BYTES, .optional = true, .field = "content",
+	msg[1] = (struct cvalue){ .type = CVALUE_BYTES,
+				  .optional = true,
+				  .field = "content",
 				  .u.s = m->u.message.content };
 	top[0] = str_field("op", false, "m");
 	top[1] = i64_field("ts_ms", true, true, info->now_ms);
-	top[2] = (struct cvalue){ .type = CVALUE_STRUCT, .field = "source",
-				  .name = "io.debezium.connector.postgresql.Source", .version = 1,
+	top[2] = (struct cvalue){ .type = CVALUE_STRUCT,
+				  .field = "source",
+				  .name = "io.debezium.connector.postgresql.Source",
+				  .version = 1,
 				  .u.fields = { src, 16 } };
-	top[3] = (struct cvalue){ .type = CVALUE_STRUCT, .optional = true, .is_null = true,
-				  .field = "transaction", .name = "event.block", .version = 1,
+	top[3] = (struct cvalue){ .type = CVALUE_STRUCT,
+				  .optional = true,
+				  .is_null = true,
+				  .field = "transaction",
+				  .name = "event.block",
+				  .version = 1,
 				  .u.fields = { block, 3 } };
-	top[4] = (struct cvalue){ .type = CVALUE_STRUCT, .field = "message",
-				  .name = "io.debezium.connector.postgresql.Message", .version = 1,
+	top[4] = (struct cvalue){ .type = CVALUE_STRUCT,
+				  .field = "message",
+				  .name = "io.debezium.connector.postgresql.Message",
+				  .version = 1,
 				  .u.fields = { msg, 2 } };
 	record_reset(out);
 	buf_add_fmt(&out->topic, "%s.message", r->topic_prefix);
 	if (convert_write(r->key_conv, &key, &out->key, &out->key_null, errbuf, errlen) < 0 ||
-	    convert_write(r->value_conv, &value, &out->value, &out->value_null, errbuf, errlen) < 0) {
+	    convert_write(r->value_conv, &value, &out->value, &out->value_null, errbuf, errlen) <
+		    0) {
 		rc = -EINVAL;
 	}
 	buf_fini(&seq);
 	return rc;
 }
-

@@ -167,7 +167,8 @@ pgconn_run_statements(PGconn *c, const char *statements, char *errbuf, size_t er
 		r = PQexec(c, buf_cstr(&stmt));
 		if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
 			pgconn_result_line(r, err, sizeof(err));
-			errbuf_set(errbuf, errlen, "database.initial.statements: \"%.200s\" failed: %s",
+			errbuf_set(errbuf, errlen,
+				   "database.initial.statements: \"%.200s\" failed: %s",
 				   buf_cstr(&stmt), err);
 			rc = -EIO;
 		}

@@ -38,9 +38,9 @@ struct dec {
 	struct pgoutput_decoder *d;
 	struct rd r;
 	struct pgoutput_msg *m;
-	const char *name;	/* message name, prefixes every error */
-	size_t len;		/* whole message, type byte included */
-	size_t cols_used;	/* entries of d->cols taken by this message's tuples */
+	const char *name; /* message name, prefixes every error */
+	size_t len;	  /* whole message, type byte included */
+	size_t cols_used; /* entries of d->cols taken by this message's tuples */
 	char *errbuf;
 	size_t errlen;
 };
@@ -52,8 +52,7 @@ struct tup_ref {
 };
 
 /* "<message>: <what was wrong>" into errbuf; returns -EPROTO. */
-static int __attribute__((format(printf, 2, 3)))
-fail(const struct dec *c, const char *fmt, ...)
+static int __attribute__((format(printf, 2, 3))) fail(const struct dec *c, const char *fmt, ...)
 {
 	va_list ap;
 	int n;

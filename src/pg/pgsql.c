@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/pg/pgconn.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
-#include "outboxd/pg/pgconn.h"
 
 /* Runs a parameterised query; on failure writes the error line and returns NULL. */
 static PGresult *
@@ -25,8 +25,7 @@ query(PGconn *c, const char *sql, int n, const char *const *params, char *errbuf
 }
 
 int
-pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf,
-		 size_t errlen)
+pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf, size_t errlen)
 {
 	const char *p[] = { slot };
 	PGresult *r = query(c,
@@ -43,34 +42,42 @@ pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errb
 		return -EIO;
 	}
 	if (PQntuples(r) == 0) {
-		errbuf_set(errbuf, errlen,
-		    "replication slot \"%s\" does not exist; operations staff create it with "
-		    "sql/slot.sql or \"outboxd slot create FILE...\"",
-		    slot);
+		errbuf_set(
+			errbuf, errlen,
+			"replication slot \"%s\" does not exist; operations staff create it with "
+			"sql/slot.sql or \"outboxd slot create FILE...\"",
+			slot);
 		rc = -ENOENT;
 	} else if (strcmp(PQgetvalue(r, 0, 0), "logical") != 0) {
-		errbuf_set(errbuf, errlen, "replication slot \"%s\" is a %s slot; outboxd needs a logical "
-				    "pgoutput slot: create one with sql/slot.sql", slot, PQgetvalue(r, 0, 0));
+		errbuf_set(errbuf, errlen,
+			   "replication slot \"%s\" is a %s slot; outboxd needs a logical "
+			   "pgoutput slot: create one with sql/slot.sql",
+			   slot, PQgetvalue(r, 0, 0));
 		rc = -EINVAL;
 	} else if (strcmp(PQgetvalue(r, 0, 1), "pgoutput") != 0) {
-		errbuf_set(errbuf, errlen, "replication slot \"%s\" uses the plugin \"%s\"; outboxd needs "
-				    "pgoutput: create a pgoutput slot with sql/slot.sql (plugin.name=pgoutput)",
-		    slot, PQgetvalue(r, 0, 1));
+		errbuf_set(
+			errbuf, errlen,
+			"replication slot \"%s\" uses the plugin \"%s\"; outboxd needs "
+			"pgoutput: create a pgoutput slot with sql/slot.sql (plugin.name=pgoutput)",
+			slot, PQgetvalue(r, 0, 1));
 		rc = -EINVAL;
 	} else if (strcmp(PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3)) != 0) {
-		errbuf_set(errbuf, errlen, "replication slot \"%s\" belongs to database \"%s\"; point "
-				    "database.dbname at it or create a slot in this database",
-		    slot, PQgetvalue(r, 0, 2));
+		errbuf_set(errbuf, errlen,
+			   "replication slot \"%s\" belongs to database \"%s\"; point "
+			   "database.dbname at it or create a slot in this database",
+			   slot, PQgetvalue(r, 0, 2));
 		rc = -EINVAL;
 	} else if (strcmp(PQgetvalue(r, 0, 4), "lost") == 0) {
-		errbuf_set(errbuf, errlen, "replication slot \"%s\" is invalidated (wal_status lost: the WAL "
-				    "it needed was removed, see max_slot_wal_keep_size); drop and recreate "
-				    "it, then re-publish outbox rows committed since the last delivered one",
-		    slot);
+		errbuf_set(errbuf, errlen,
+			   "replication slot \"%s\" is invalidated (wal_status lost: the WAL "
+			   "it needed was removed, see max_slot_wal_keep_size); drop and recreate "
+			   "it, then re-publish outbox rows committed since the last delivered one",
+			   slot);
 		rc = -ESTALE;
 	} else if (lsn_parse(PQgetvalue(r, 0, 5), &lsn) < 0) {
-		errbuf_set(errbuf, errlen, "replication slot \"%s\": unreadable confirmed_flush_lsn \"%s\"",
-		    slot, PQgetvalue(r, 0, 5));
+		errbuf_set(errbuf, errlen,
+			   "replication slot \"%s\": unreadable confirmed_flush_lsn \"%s\"", slot,
+			   PQgetvalue(r, 0, 5));
 		rc = -EIO;
 	} else {
 		ret->confirmed_flush = lsn;
@@ -82,8 +89,8 @@ pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errb
 }
 
 int
-pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret_tables,
-			 int *ret_n, char *errbuf, size_t errlen)
+pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret_tables, int *ret_n,
+			 char *errbuf, size_t errlen)
 {
 	const char *p[] = { pub };
 	PGresult *r = query(c, "SELECT pubinsert FROM pg_publication WHERE pubname = $1", 1, p,
@@ -98,17 +105,22 @@ pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret
 		n = PQntuples(r);
 		PQclear(r);
 		if (n == 0) {
-			errbuf_set(errbuf, errlen, "publication \"%s\" does not exist; create it with "
-					    "sql/publication.sql (before the slot)", pub);
+			errbuf_set(errbuf, errlen,
+				   "publication \"%s\" does not exist; create it with "
+				   "sql/publication.sql (before the slot)",
+				   pub);
 		} else {
-			errbuf_set(errbuf, errlen, "publication \"%s\" does not publish inserts; ALTER "
-					    "PUBLICATION %s SET (publish = 'insert')", pub, pub);
+			errbuf_set(errbuf, errlen,
+				   "publication \"%s\" does not publish inserts; ALTER "
+				   "PUBLICATION %s SET (publish = 'insert')",
+				   pub, pub);
 		}
 		return n == 0 ? -ENOENT : -EINVAL;
 	}
 	PQclear(r);
-	r = query(c, "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 "
-		     "ORDER BY 1, 2",
+	r = query(c,
+		  "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 "
+		  "ORDER BY 1, 2",
 		  1, p, errbuf, errlen);
 	if (!r) {
 		return -EIO;
@@ -141,8 +153,9 @@ pgsql_pubtables_free(struct pgsql_pubtable *t, int n)
 int
 pgsql_check_role(PGconn *c, char *errbuf, size_t errlen)
 {
-	PGresult *r = query(c, "SELECT rolreplication OR rolsuper, current_user FROM pg_roles "
-			       "WHERE rolname = current_user",
+	PGresult *r = query(c,
+			    "SELECT rolreplication OR rolsuper, current_user FROM pg_roles "
+			    "WHERE rolname = current_user",
 			    0, NULL, errbuf, errlen);
 	int rc = 0;
 
@@ -150,9 +163,11 @@ pgsql_check_role(PGconn *c, char *errbuf, size_t errlen)
 		return -EIO;
 	}
 	if (PQntuples(r) != 1 || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
-		errbuf_set(errbuf, errlen, "role \"%s\" may not stream changes; ALTER ROLE %s REPLICATION "
-				    "(see sql/role.sql)",
-		    PQntuples(r) ? PQgetvalue(r, 0, 1) : "?", PQntuples(r) ? PQgetvalue(r, 0, 1) : "?");
+		errbuf_set(errbuf, errlen,
+			   "role \"%s\" may not stream changes; ALTER ROLE %s REPLICATION "
+			   "(see sql/role.sql)",
+			   PQntuples(r) ? PQgetvalue(r, 0, 1) : "?",
+			   PQntuples(r) ? PQgetvalue(r, 0, 1) : "?");
 		rc = -EACCES;
 	}
 	PQclear(r);
@@ -164,14 +179,15 @@ pgsql_column_facts(PGconn *c, const char *schema, const char *table, const char 
 		   int n, bool **ret_notnull, char ***ret_defaults, char *errbuf, size_t errlen)
 {
 	const char *p[] = { schema, table };
-	PGresult *r = query(c,
-			    "SELECT a.attname, a.attnotnull, pg_get_expr(d.adbin, d.adrelid) "
-			    "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
-			    "JOIN pg_namespace s ON s.oid = t.relnamespace "
-			    "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
-			    "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
-			    "AND NOT a.attisdropped",
-			    2, p, errbuf, errlen);
+	PGresult *r =
+		query(c,
+		      "SELECT a.attname, a.attnotnull, pg_get_expr(d.adbin, d.adrelid) "
+		      "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
+		      "JOIN pg_namespace s ON s.oid = t.relnamespace "
+		      "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+		      "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
+		      "AND NOT a.attisdropped",
+		      2, p, errbuf, errlen);
 	bool *notnull;
 	char **defaults;
 
@@ -211,8 +227,9 @@ int
 pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf, size_t errlen)
 {
 	const char *p[] = { slot };
-	PGresult *r = PQexecParams(c, "SELECT lsn FROM pg_create_logical_replication_slot($1, "
-				      "'pgoutput')",
+	PGresult *r = PQexecParams(c,
+				   "SELECT lsn FROM pg_create_logical_replication_slot($1, "
+				   "'pgoutput')",
 				   1, NULL, p, NULL, NULL, 0);
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	int rc = 0;
@@ -231,14 +248,16 @@ int
 pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen)
 {
 	const char *p[] = { slot };
-	PGresult *r = PQexecParams(c, "SELECT pg_drop_replication_slot($1)", 1, NULL, p, NULL, NULL, 0);
+	PGresult *r =
+		PQexecParams(c, "SELECT pg_drop_replication_slot($1)", 1, NULL, p, NULL, NULL, 0);
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	int rc = 0;
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		rc = !state ? -EIO : strcmp(state, "42704") == 0 ? -ENOENT
-			: strcmp(state, "55006") == 0		 ? -EBUSY
-								 : -EIO;
+		rc = !state			 ? -EIO :
+		     strcmp(state, "42704") == 0 ? -ENOENT :
+		     strcmp(state, "55006") == 0 ? -EBUSY :
+						   -EIO;
 		pgconn_result_line(r, errbuf, errlen);
 	}
 	PQclear(r);
@@ -283,15 +302,16 @@ pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 		    struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen)
 {
 	const char *p[] = { schema, table };
-	PGresult *r = query(c,
-			    "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, "
-			    "pg_get_expr(d.adbin, d.adrelid) "
-			    "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
-			    "JOIN pg_namespace s ON s.oid = t.relnamespace "
-			    "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
-			    "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
-			    "AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum",
-			    2, p, errbuf, errlen);
+	PGresult *r =
+		query(c,
+		      "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, "
+		      "pg_get_expr(d.adbin, d.adrelid) "
+		      "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
+		      "JOIN pg_namespace s ON s.oid = t.relnamespace "
+		      "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+		      "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
+		      "AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum",
+		      2, p, errbuf, errlen);
 	struct pgsql_column *cols;
 	int n;
 

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/pg/pgconn.h"
+#include "outboxd/pg/pgstream_frame.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
-#include "outboxd/pg/pgconn.h"
-#include "outboxd/pg/pgstream_frame.h"
 #include "outboxd/util/now.h"
 
 #define MOD "pgstream"
@@ -168,8 +168,7 @@ stream_ended(struct pgstream *s, enum pgstream_failure *ret_failure, char *errbu
 
 /* The next CopyData payload: 1 with it, 0 when nothing complete is buffered, or -EIO. */
 static int
-read_copydata(struct pgstream *s, enum pgstream_failure *ret_failure, char *errbuf,
-	      size_t errlen)
+read_copydata(struct pgstream *s, enum pgstream_failure *ret_failure, char *errbuf, size_t errlen)
 {
 	int n;
 
@@ -211,8 +210,10 @@ pgstream_read(struct pgstream *s, struct pgstream_frame *ret, enum pgstream_fail
 	if (rc <= 0) {
 		return rc;
 	}
-	return pgstream_frame_decode((const uint8_t *)s->copybuf, s->copylen, ret, errbuf,
-				     errlen) < 0 ? -EPROTO : 1;
+	return pgstream_frame_decode((const uint8_t *)s->copybuf, s->copylen, ret, errbuf, errlen) <
+			       0 ?
+		       -EPROTO :
+		       1;
 }
 
 int

@@ -7,7 +7,7 @@
 #include "outboxd/util/rd.h"
 
 /* Size of the XLogData header before the pgoutput message, and of a keepalive. */
-#define XLOGDATA_HDR 25
+#define XLOGDATA_HDR  25
 #define KEEPALIVE_LEN 18
 
 /* 'w': dataStart, walEnd, sendTime, then the message itself. */
@@ -82,8 +82,8 @@ put_be(uint8_t *out, uint64_t v, size_t n)
 }
 
 void
-pgstream_frame_status(uint8_t out[PGSTREAM_FRAME_STATUS_LEN], lsn_t write, lsn_t flush,
-		      lsn_t apply, int64_t now_us, bool reply_requested)
+pgstream_frame_status(uint8_t out[PGSTREAM_FRAME_STATUS_LEN], lsn_t write, lsn_t flush, lsn_t apply,
+		      int64_t now_us, bool reply_requested)
 {
 	out[0] = 'r';
 	put_be(out + 1, write, 8);

@@ -8,9 +8,9 @@
 
 struct txn {
 	lsn_t end_lsn;
-	uint64_t pending;  /* rows produced, report not yet seen */
+	uint64_t pending; /* rows produced, report not yet seen */
 	bool committed;
-	bool failed;	   /* a row's delivery failed: never confirmable */
+	bool failed;		   /* a row's delivery failed: never confirmable */
 	int64_t first_produced_us; /* when its first row went to the producer */
 };
 
@@ -18,7 +18,7 @@ struct txn {
 struct acktrack {
 	struct txn *ring;
 	size_t cap, head, count;
-	uint64_t head_seq;  /* sequence number of ring[head] (or of the next begin when empty) */
+	uint64_t head_seq; /* sequence number of ring[head] (or of the next begin when empty) */
 	uint64_t in_flight;
 	lsn_t confirmed, received;
 	bool failed;

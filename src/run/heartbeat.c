@@ -37,8 +37,10 @@ on_result(PGresult *r, char *why, size_t whylen)
 	pgconn_result_line(r, err, sizeof(err));
 	/* As Debezium (DBZ-9247): a missing table fails, other errors are logged. */
 	if (state && strcmp(state, "42P01") == 0) {
-		errbuf_set(why, whylen, "heartbeat.action.query failed: %s; create the table or fix "
-			   "the query", err);
+		errbuf_set(why, whylen,
+			   "heartbeat.action.query failed: %s; create the table or fix "
+			   "the query",
+			   err);
 		return OUTCOME_HALT;
 	}
 	log_warn(MOD, "heartbeat.action.query failed: %s; it runs again at the next heartbeat",

@@ -18,7 +18,7 @@
 #define MOD "http"
 
 /* A scrape is small and local: a slow client must not hold a connection slot for long. */
-#define CONNECTION_LIMIT 16
+#define CONNECTION_LIMIT     16
 #define CONNECTION_TIMEOUT_S 10
 
 struct http {
@@ -27,8 +27,7 @@ struct http {
 	int port;
 };
 
-static int
-fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)
+static int fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Writes the reason to @errbuf (NULL allowed) and returns @err. */
@@ -225,12 +224,11 @@ http_start(const char *bind_addr, int port, struct metrics *m, struct http **ret
 	h->m = m;
 	h->port = bound;
 	/* MHD_stop_daemon() closes the listening socket it was given. */
-	h->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
-				     NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
-				     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
-				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-				     MHD_OPTION_END);
+	h->daemon = MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
+		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
 	if (!h->daemon) {
 		/*
 		 * Not closed here: 0.9.75 closes the socket on some of its failure paths and not

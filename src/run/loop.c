@@ -29,7 +29,7 @@ loop_serve_signals(struct loop *l)
 	while (l->signal_fd >= 0 && read(l->signal_fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
 			log_info(MOD, "SIGHUP ignored: outboxd does not reload its configuration; "
-				 "restart it to apply changes");
+				      "restart it to apply changes");
 		} else if (!l->stopping) {
 			log_info(MOD, "%s: stopping", strsignal((int)si.ssi_signo));
 			l->stopping = true;
@@ -71,15 +71,17 @@ loop_wait(struct loop *l, struct loop_wait *w, char *errbuf, size_t errlen)
 	struct pollfd fds[3] = {
 		{ .fd = l->signal_fd, .events = POLLIN },
 		{ .fd = w->wake_fd, .events = POLLIN },
-		{ .fd = w->source_fd, .events = (short)((w->source_read ? POLLIN : 0) |
-							 (w->source_write ? POLLOUT : 0)) },
+		{ .fd = w->source_fd,
+		  .events = (short)((w->source_read ? POLLIN : 0) |
+				    (w->source_write ? POLLOUT : 0)) },
 	};
 
 	w->source_ready = w->wake_ready = false;
 	if (w->source_fd < 0 || !fds[2].events) {
 		fds[2].fd = -1; /* poll(2) skips negative fds */
 	}
-	if (poll(fds, 3, l->stopping ? 0 : timeout_ms(w, now_monotonic_us())) < 0 && errno != EINTR) {
+	if (poll(fds, 3, l->stopping ? 0 : timeout_ms(w, now_monotonic_us())) < 0 &&
+	    errno != EINTR) {
 		errbuf_set(errbuf, errlen, "poll: %s", strerror(errno));
 		return -EIO;
 	}

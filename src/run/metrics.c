@@ -24,8 +24,8 @@ struct snapshot {
 struct metrics {
 	pthread_mutex_t lock; /* guards everything below */
 	struct snapshot v;
-	char *state_reason;   /* owned; NULL for none */
-	char *stall_reason;   /* owned; NULL for none */
+	char *state_reason; /* owned; NULL for none */
+	char *stall_reason; /* owned; NULL for none */
 	metrics_clock now_us;
 	void *clock_arg;
 };
@@ -65,10 +65,8 @@ static const char *const gauge_names[METRICS_GAUGE_COUNT_][2] = {
 };
 
 static const char *const state_names[METRICS_STATE_COUNT_] = {
-	[METRICS_STATE_STARTING] = "starting",
-	[METRICS_STATE_STREAMING] = "streaming",
-	[METRICS_STATE_RESTARTING] = "restarting",
-	[METRICS_STATE_HALTED] = "halted",
+	[METRICS_STATE_STARTING] = "starting",	   [METRICS_STATE_STREAMING] = "streaming",
+	[METRICS_STATE_RESTARTING] = "restarting", [METRICS_STATE_HALTED] = "halted",
 	[METRICS_STATE_STOPPING] = "stopping",
 };
 

@@ -22,8 +22,8 @@ struct topic_slot {
 	rd_kafka_topic_t *rkt;
 };
 
-#define TOPICS_MAX 4096 /* beyond that many names, records go by name, without a lookup first */
-#define TOPIC_LOOKUP_MS 500
+#define TOPICS_MAX		4096 /* beyond that many names, records go by name, without a lookup first */
+#define TOPIC_LOOKUP_MS		500
 #define TOPIC_LOOKUP_BACKOFF_US 10000000 /* after a lookup timed out, new topics do not wait */
 
 struct producer {
@@ -49,9 +49,11 @@ static const struct forced {
 	const char *value;
 	const char *gives_up;
 } forced[] = {
-	{ "enable.idempotence", "true", "retries may duplicate or reorder records of an aggregate" },
+	{ "enable.idempotence", "true",
+	  "retries may duplicate or reorder records of an aggregate" },
 	{ "acks", "all", "an acknowledged record may be lost when a broker fails" },
-	{ "enable.gapless.guarantee", "true", "a failed batch may leave a gap while later records land" },
+	{ "enable.gapless.guarantee", "true",
+	  "a failed batch may leave a gap while later records land" },
 	{ "message.timeout.ms", "0", "records that time out leave a gap; later ones still land" },
 	{ "partitioner", "murmur2_random", "partitions no longer match Debezium's (Java murmur2)" },
 	{ "message.max.bytes", "1048576", NULL },
@@ -94,9 +96,12 @@ on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 	(void)rk;
 	(void)opaque;
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
-		log_error(MOD, "fatal producer error: %s; the pipeline restarts from the slot", reason);
-	} else if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
-		log_warn(MOD, "%s; librdkafka keeps retrying, nothing is confirmed meanwhile", reason);
+		log_error(MOD, "fatal producer error: %s; the pipeline restarts from the slot",
+			  reason);
+	} else if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
+		   err == RD_KAFKA_RESP_ERR__TRANSPORT) {
+		log_warn(MOD, "%s; librdkafka keeps retrying, nothing is confirmed meanwhile",
+			 reason);
 	} else {
 		log_warn(MOD, "%s (%s); librdkafka retries", reason, rd_kafka_err2name(err));
 	}
@@ -183,17 +188,18 @@ queue_bound(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size
 		return 0;
 	}
 	if (user) {
-		log_warn(MOD, "queue.buffering.max.kbytes=%s (producer.buffer.memory) is below "
-			 "message.max.bytes: raised to %lld so that every record fits", user,
-			 (long long)need_kb);
+		log_warn(MOD,
+			 "queue.buffering.max.kbytes=%s (producer.buffer.memory) is below "
+			 "message.max.bytes: raised to %lld so that every record fits",
+			 user, (long long)need_kb);
 	}
 	snprintf(v, sizeof(v), "%lld", (long long)need_kb);
 	return conf_set(conf, "queue.buffering.max.kbytes", v, errbuf, errlen);
 }
 
 int
-producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery,
-	     void *opaque, struct producer **ret, char *errbuf, size_t errlen)
+producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery, void *opaque,
+	     struct producer **ret, char *errbuf, size_t errlen)
 {
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	struct producer *p = znew(*p);
@@ -306,8 +312,8 @@ topic_get(struct producer *p, const char *name)
 		rd_kafka_metadata_destroy(md);
 	} else {
 		p->lookup_skip_until_us = now_monotonic_us() + TOPIC_LOOKUP_BACKOFF_US;
-		log_debug(MOD, "no metadata for topic %s within %d ms; librdkafka keeps asking", name,
-			  TOPIC_LOOKUP_MS);
+		log_debug(MOD, "no metadata for topic %s within %d ms; librdkafka keeps asking",
+			  name, TOPIC_LOOKUP_MS);
 	}
 	return p->topics[j].rkt;
 }
@@ -326,15 +332,15 @@ headers_new(const struct producer_record *rec)
 }
 
 int
-producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque,
-	      char *errbuf, size_t errlen)
+producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque, char *errbuf,
+	      size_t errlen)
 {
 	rd_kafka_topic_t *rkt = topic_get(p, rec->topic);
 	rd_kafka_headers_t *h = headers_new(rec);
 	/* F_COPY: the router reuses its buffers; librdkafka copies into the message's own block. */
 	rd_kafka_vu_t vu[] = {
-		rkt ? (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_RKT, .u.rkt = rkt }
-		    : (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = rec->topic },
+		rkt ? (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_RKT, .u.rkt = rkt } :
+		      (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = rec->topic },
 		{ .vtype = RD_KAFKA_VTYPE_PARTITION,
 		  .u.i32 = rec->partition < 0 ? RD_KAFKA_PARTITION_UA : rec->partition },
 		{ .vtype = RD_KAFKA_VTYPE_KEY,
@@ -353,21 +359,18 @@ producer_send(struct producer *p, const struct producer_record *rec, void *msg_o
 		return 0;
 	}
 	/* after a fatal error, the code is the original cause; the flag says it was fatal */
-	err = rd_kafka_error_is_fatal(error) ? RD_KAFKA_RESP_ERR__FATAL : rd_kafka_error_code(error);
+	err = rd_kafka_error_is_fatal(error) ? RD_KAFKA_RESP_ERR__FATAL :
+					       rd_kafka_error_code(error);
 	rd_kafka_headers_destroy(h); /* still the caller's when the record was not queued */
 	if (errbuf) {
 		snprintf(errbuf, errlen, "%s", rd_kafka_error_string(error));
 	}
 	rd_kafka_error_destroy(error);
 	switch (err) {
-	case RD_KAFKA_RESP_ERR__QUEUE_FULL:
-		return -EAGAIN;
-	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
-		return -EMSGSIZE;
-	case RD_KAFKA_RESP_ERR__FATAL:
-		return -ESHUTDOWN;
-	default:
-		return -EINVAL;
+	case RD_KAFKA_RESP_ERR__QUEUE_FULL: return -EAGAIN;
+	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE: return -EMSGSIZE;
+	case RD_KAFKA_RESP_ERR__FATAL: return -ESHUTDOWN;
+	default: return -EINVAL;
 	}
 }
 

@@ -21,14 +21,14 @@ struct publish {
 	const struct publish_params *p;
 	struct publish_source src;
 	struct producer *prod;
-	int wake[2];		     /* librdkafka writes a byte to [1] when events wait */
-	struct record rec;	     /* rows, dead letters and messages are built here */
+	int wake[2];		      /* librdkafka writes a byte to [1] when events wait */
+	struct record rec;	      /* rows, dead letters and messages are built here */
 	struct producer_header *hdrs; /* rec's headers as the producer takes them */
 	size_t hdrs_cap;
-	bool waiting;		     /* rec waits for queue space */
+	bool waiting; /* rec waits for queue space */
 	uint64_t waiting_token;
-	struct buf waiting_where;    /* its position, should it turn out to be too large */
-	bool closing;		     /* purging: the reports that follow reach nobody */
+	struct buf waiting_where; /* its position, should it turn out to be too large */
+	bool closing;		  /* purging: the reports that follow reach nobody */
 };
 
 /* The producer's view of @r: every pointer borrows from @r, the headers from pub->hdrs. */
@@ -77,8 +77,8 @@ on_report(void *opaque, void *msg_opaque, bool ok, const char *reason)
 }
 
 int
-publish_new(const struct publish_params *p, const struct publish_source *src,
-	    struct publish **ret, char *errbuf, size_t errlen)
+publish_new(const struct publish_params *p, const struct publish_source *src, struct publish **ret,
+	    char *errbuf, size_t errlen)
 {
 	struct publish *pub = znew(*pub);
 
@@ -163,9 +163,8 @@ halt_row(struct publish *pub, const struct publish_row *row, const char *reason,
 	return OUTCOME_HALT;
 }
 
-static enum outcome dead_letter(struct publish *pub, const struct publish_row *row,
-				uint64_t token, const char *reason, bool keep_value, char *why,
-				size_t whylen);
+static enum outcome dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token,
+				const char *reason, bool keep_value, char *why, size_t whylen);
 
 /*
  * Hands pub->rec to the producer. A full queue keeps it (publish_waiting()); a record over
@@ -201,9 +200,11 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
 	}
 	pub->waiting = false;
 	if (rc == -EMSGSIZE) {
-		snprintf(err, sizeof(err), "the record for topic %s is larger than message.max.bytes "
-			 "(%lld); raise producer.max.request.size and the topic's max.message.bytes",
-			 pr.topic, (long long)producer_max_message_bytes(pub->prod));
+		snprintf(
+			err, sizeof(err),
+			"the record for topic %s is larger than message.max.bytes "
+			"(%lld); raise producer.max.request.size and the topic's max.message.bytes",
+			pr.topic, (long long)producer_max_message_bytes(pub->prod));
 		if (pub->p->dlq_topic && row && strcmp(pr.topic, pub->p->dlq_topic) != 0) {
 			return dead_letter(pub, row, token, err, false, why, whylen);
 		}
@@ -219,10 +220,11 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
  * instead of halting, and counts as delivered once that record is acknowledged.
  */
 static enum outcome
-dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token,
-	    const char *reason, bool keep_value, char *why, size_t whylen)
+dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token, const char *reason,
+	    bool keep_value, char *why, size_t whylen)
 {
-	struct router_dead_letter_info info = { .topic = pub->p->dlq_topic, .reason = reason,
+	struct router_dead_letter_info info = { .topic = pub->p->dlq_topic,
+						.reason = reason,
 						.commit_lsn = row->commit_lsn,
 						.keep_value = keep_value };
 	struct buf id = BUF_INIT;
@@ -248,13 +250,11 @@ publish_row(struct publish *pub, const struct publish_row *row, uint64_t token, 
 		return halt_row(pub, row, err, why, whylen);
 	}
 	switch (v) {
-	case ROUTER_PUBLISH:
-		return send(pub, token, row, row->where, why, whylen);
+	case ROUTER_PUBLISH: return send(pub, token, row, row->where, why, whylen);
 	case ROUTER_POISON:
-		return pub->p->dlq_topic ? dead_letter(pub, row, token, err, true, why, whylen)
-					 : halt_row(pub, row, err, why, whylen);
-	case ROUTER_DROP:
-		return OUTCOME_OK;
+		return pub->p->dlq_topic ? dead_letter(pub, row, token, err, true, why, whylen) :
+					   halt_row(pub, row, err, why, whylen);
+	case ROUTER_DROP: return OUTCOME_OK;
 	case ROUTER_DROP_WARN:
 		log_warn(MOD, "%s", err);
 		metrics_skipped(pub->p->metrics, METRICS_SKIP_UPDATE);
@@ -264,8 +264,7 @@ publish_row(struct publish *pub, const struct publish_row *row, uint64_t token, 
 		metrics_skipped(pub->p->metrics, METRICS_SKIP_UPDATE);
 		return OUTCOME_OK;
 	case ROUTER_HALT:
-	default:
-		return halt_row(pub, row, err, why, whylen);
+	default: return halt_row(pub, row, err, why, whylen);
 	}
 }
 

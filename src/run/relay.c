@@ -37,16 +37,16 @@ struct relay;
 /* One pipeline session. It starts zeroed, so nothing of the previous one carries over. */
 struct session {
 	struct relay *r;
-	PGconn *sql;		 /* the ordinary connection: checks, catalog facts, heartbeat */
-	struct pgstream *conn;	 /* the replication connection */
-	struct stream *st;	 /* the stream as a source of rows, and the confirm rule */
+	PGconn *sql;	       /* the ordinary connection: checks, catalog facts, heartbeat */
+	struct pgstream *conn; /* the replication connection */
+	struct stream *st;     /* the stream as a source of rows, and the confirm rule */
 	struct publish *pub;
 	struct heartbeat hb;
 	struct stall stall;
 	struct loop_deadlines dl;
-	int64_t last_rx_us;	 /* the last frame from the server */
+	int64_t last_rx_us; /* the last frame from the server */
 	lsn_t last_flush_sent;
-	char why[2048];		 /* the reason for a restart or halt */
+	char why[2048]; /* the reason for a restart or halt */
 };
 
 /* What lives across sessions: the settings as the modules take them, and the loop. */
@@ -62,8 +62,8 @@ struct relay {
 
 /* Catalog facts for a Relation message, on the ordinary connection (stream_facts_fn). */
 static enum outcome
-column_facts(void *opaque, const struct relcache_rel *rel, bool **ret_notnull,
-	     char ***ret_defaults, char *why, size_t whylen)
+column_facts(void *opaque, const struct relcache_rel *rel, bool **ret_notnull, char ***ret_defaults,
+	     char *why, size_t whylen)
 {
 	struct session *s = opaque;
 	const char **names;
@@ -83,8 +83,8 @@ column_facts(void *opaque, const struct relcache_rel *rel, bool **ret_notnull,
 	for (int i = 0; i < rel->ncols; i++) {
 		names[i] = rel->cols[i].name;
 	}
-	rc = pgsql_column_facts(s->sql, rel->nspname, rel->relname, names, rel->ncols,
-				ret_notnull, ret_defaults, why, whylen);
+	rc = pgsql_column_facts(s->sql, rel->nspname, rel->relname, names, rel->ncols, ret_notnull,
+				ret_defaults, why, whylen);
 	free(names);
 	return rc < 0 ? OUTCOME_RESTART : OUTCOME_OK;
 }
@@ -109,7 +109,8 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 	}
 	pgsql_pubtables_free(tables, n);
 	if (selected == 0) {
-		errbuf_set(s->why, sizeof(s->why), "publication \"%s\" holds no table that "
+		errbuf_set(s->why, sizeof(s->why),
+			   "publication \"%s\" holds no table that "
 			   "table.include.list selects; add the outbox table to it (ALTER "
 			   "PUBLICATION %s ADD TABLE ...) or fix table.include.list",
 			   cfg->publication_name, cfg->publication_name);
@@ -133,8 +134,8 @@ start_stream(struct session *s)
 
 	failpoint_hit(FAILPOINT_BEFORE_START_REPLICATION);
 	for (int64_t attempt = 0;; attempt++) {
-		if (pgstream_start(&cfg->pg_conn, cfg->slot_name, cfg->publication_name, &s->conn, &f,
-				   s->why, sizeof(s->why)) == 0) {
+		if (pgstream_start(&cfg->pg_conn, cfg->slot_name, cfg->publication_name, &s->conn,
+				   &f, s->why, sizeof(s->why)) == 0) {
 			return OUTCOME_OK;
 		}
 		if (f != PGSTREAM_SLOT_BUSY) {
@@ -142,9 +143,12 @@ start_stream(struct session *s)
 		}
 		if (attempt >= cfg->slot_max_retries) {
 			snprintf(busy, sizeof(busy), "%s", s->why);
-			errbuf_set(s->why, sizeof(s->why), "%.1500s (still after %lld retries, "
-				   "slot.max.retries); another client streams from this slot: stop it, "
-				   "or give outboxd a slot of its own", busy, (long long)attempt);
+			errbuf_set(
+				s->why, sizeof(s->why),
+				"%.1500s (still after %lld retries, "
+				"slot.max.retries); another client streams from this slot: stop it, "
+				"or give outboxd a slot of its own",
+				busy, (long long)attempt);
 			return OUTCOME_PRECONDITION;
 		}
 		log_warn(MOD, "%s; retrying in %lld ms (%lld of %lld)", s->why,
@@ -229,7 +233,8 @@ maybe_send_status(struct session *s, int64_t now)
 		probe = true;
 		loop_arm(&s->dl, LOOP_PROBE, now + PROBE_DEADLINE_US);
 	}
-	if (!asked && !probe && !loop_due(&s->dl, LOOP_STATUS, now) && flush == s->last_flush_sent) {
+	if (!asked && !probe && !loop_due(&s->dl, LOOP_STATUS, now) &&
+	    flush == s->last_flush_sent) {
 		return OUTCOME_OK;
 	}
 	if (pgstream_send_status(s->conn, acktrack_received(at), flush, probe, s->why,
@@ -252,8 +257,8 @@ read_batch(struct session *s)
 	enum outcome o = OUTCOME_OK;
 	char err[512];
 
-	for (int i = 0; i < READ_BATCH && !publish_waiting(s->pub) && o == OUTCOME_OK &&
-			!s->r->loop->stopping;
+	for (int i = 0;
+	     i < READ_BATCH && !publish_waiting(s->pub) && o == OUTCOME_OK && !s->r->loop->stopping;
 	     i++) {
 		int rc = pgstream_read(s->conn, &frame, &f, err, sizeof(err));
 
@@ -361,7 +366,8 @@ turn(struct session *s)
 		tick(s, now);
 	}
 	if (loop_due(&s->dl, LOOP_PROBE, now)) {
-		errbuf_set(s->why, sizeof(s->why), "the server did not answer a status update "
+		errbuf_set(s->why, sizeof(s->why),
+			   "the server did not answer a status update "
 			   "asking for a reply within %lld s; the connection is dead",
 			   (long long)(PROBE_DEADLINE_US / 1000000));
 		return OUTCOME_RESTART;
@@ -380,13 +386,15 @@ shutdown_flush(struct session *s)
 
 	failpoint_hit(FAILPOINT_SHUTDOWN_FLUSH);
 	if (publish_flush(s->pub, cfg->shutdown_flush_ms) < 0) {
-		log_warn(MOD, "%d records still unacknowledged after %lld ms; they stay unconfirmed "
-			 "and are sent again at the next start", publish_queue_len(s->pub),
-			 (long long)cfg->shutdown_flush_ms);
+		log_warn(MOD,
+			 "%d records still unacknowledged after %lld ms; they stay unconfirmed "
+			 "and are sent again at the next start",
+			 publish_queue_len(s->pub), (long long)cfg->shutdown_flush_ms);
 	}
 	if (pgstream_send_status(s->conn, acktrack_received(at), acktrack_confirmed(at), false, err,
 				 sizeof(err)) < 0) {
-		log_warn(MOD, "final status update failed: %s; the slot resumes from the last one", err);
+		log_warn(MOD, "final status update failed: %s; the slot resumes from the last one",
+			 err);
 		return;
 	}
 	stream_counts(s->st, &published, &delivered);
@@ -428,9 +436,10 @@ should_halt(const struct config *cfg, lsn_t at, lsn_t *last_fail, int64_t *same_
 	if (!at || *same_fail < cfg->halt_after_failures) {
 		return false;
 	}
-	log_error(MOD, "halt: the transaction committing at %s failed %lld restarts in a row; fix "
-		  "the cause above and start outboxd again", lsn_format(at, lsn),
-		  (long long)*same_fail);
+	log_error(MOD,
+		  "halt: the transaction committing at %s failed %lld restarts in a row; fix "
+		  "the cause above and start outboxd again",
+		  lsn_format(at, lsn), (long long)*same_fail);
 	return true;
 }
 
@@ -441,12 +450,17 @@ relay_init(struct relay *r, const struct relay_params *p, struct loop *loop)
 	const struct config *cfg = p->cfg;
 
 	*r = (struct relay){ .p = p, .cfg = cfg, .loop = loop };
-	r->sp = (struct stream_params){ .router = p->router, .metrics = p->metrics,
+	r->sp = (struct stream_params){ .router = p->router,
+					.metrics = p->metrics,
 					.dbname = kv_get(&cfg->pg_conn, "dbname"),
-					.facts = column_facts, .facts_opaque = &r->s };
-	r->pp = (struct publish_params){ .producer = &cfg->librdkafka, .router = p->router,
-					 .dlq_topic = cfg->dlq_topic, .metrics = p->metrics };
-	r->hp = (struct heartbeat_params){ .router = p->router, .topic = cfg->heartbeat_topic,
+					.facts = column_facts,
+					.facts_opaque = &r->s };
+	r->pp = (struct publish_params){ .producer = &cfg->librdkafka,
+					 .router = p->router,
+					 .dlq_topic = cfg->dlq_topic,
+					 .metrics = p->metrics };
+	r->hp = (struct heartbeat_params){ .router = p->router,
+					   .topic = cfg->heartbeat_topic,
 					   .query = cfg->heartbeat_action_query };
 }
 
@@ -477,7 +491,8 @@ relay_run(const struct relay_params *p, struct loop *loop)
 			ret = o == OUTCOME_HALT ? RELAY_EXIT_HALT : RELAY_EXIT_PRECONDITION;
 			break;
 		}
-		log_warn(MOD, "%s; restarting from the slot in %lld ms", r.s.why, (long long)backoff);
+		log_warn(MOD, "%s; restarting from the slot in %lld ms", r.s.why,
+			 (long long)backoff);
 		if (should_halt(cfg, at, &last_fail, &same_fail)) {
 			metrics_set_state(p->metrics, METRICS_STATE_HALTED, r.s.why);
 			ret = RELAY_EXIT_HALT;
@@ -489,9 +504,9 @@ relay_run(const struct relay_params *p, struct loop *loop)
 			break;
 		}
 		/* A session that ran for a while starts the backoff over. */
-		backoff = now_monotonic_us() - started > INT64_C(60) * 1000000 ? 500
-			  : backoff * 2 > cfg->restart_backoff_max_ms	   ? cfg->restart_backoff_max_ms
-									   : backoff * 2;
+		backoff = now_monotonic_us() - started > INT64_C(60) * 1000000 ? 500 :
+			  backoff * 2 > cfg->restart_backoff_max_ms ? cfg->restart_backoff_max_ms :
+								      backoff * 2;
 	}
 	return ret;
 }

@@ -17,9 +17,9 @@
 #include "outboxd/util/mem.h"
 #include "outboxd/util/now.h"
 
-#define MOD "snapshot"
-#define FETCH_ROWS 1000
-#define FETCH_SQL "FETCH FORWARD 1000 FROM outboxd_snapshot"
+#define MOD	      "snapshot"
+#define FETCH_ROWS    1000
+#define FETCH_SQL     "FETCH FORWARD 1000 FROM outboxd_snapshot"
 #define SLOT_NAME_MAX 63
 /* The token of every snapshot row: the snapshot counts reports, it tracks no row. */
 #define SNAPSHOT_TOKEN 1
@@ -64,7 +64,8 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 static enum outcome
 serve(struct snap *s, int64_t ms)
 {
-	struct loop_wait w = { .source_fd = -1, .wake_fd = publish_wake_fd(s->pub),
+	struct loop_wait w = { .source_fd = -1,
+			       .wake_fd = publish_wake_fd(s->pub),
 			       .max_us = ms * 1000 };
 
 	if (loop_wait(s->p->loop, &w, s->why, sizeof(s->why)) < 0) {
@@ -93,8 +94,8 @@ publish_one(struct snap *s, const struct publish_row *row)
 
 /* The relation pgoutput would describe for @schema.@table, cached in @rc. */
 static const struct relcache_rel *
-describe(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema,
-	 const char *table, bool **ret_notnull, char ***ret_defaults)
+describe(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema, const char *table,
+	 bool **ret_notnull, char ***ret_defaults)
 {
 	struct pgsql_column *cols = NULL;
 	struct pgoutput_rel_col *rcols;
@@ -157,8 +158,11 @@ snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull
 {
 	struct pgoutput_tuple tup = { .ncols = rel->ncols, .cols = cols };
 	struct buf where = BUF_INIT;
-	struct publish_row pr = { .rel = rel, .notnull = notnull,
-				  .defaults = (const char *const *)defaults, .op = 'r', .tup = &tup,
+	struct publish_row pr = { .rel = rel,
+				  .notnull = notnull,
+				  .defaults = (const char *const *)defaults,
+				  .op = 'r',
+				  .tup = &tup,
 				  .commit_lsn = s->at };
 	enum outcome o;
 
@@ -166,8 +170,8 @@ snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull
 		bool null = PQgetisnull(r, row, c);
 
 		cols[c].kind = null ? 'n' : 't';
-		cols[c].value = null ? SLICE_NULL
-				     : (struct slice){ PQgetvalue(r, row, c),
+		cols[c].value = null ? SLICE_NULL :
+				       (struct slice){ PQgetvalue(r, row, c),
 						       (size_t)PQgetlength(r, row, c) };
 	}
 	buf_add_fmt(&where, "of %s.%s in the initial snapshot", rel->nspname, rel->relname);
@@ -204,7 +208,8 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 	tb = PQescapeIdentifier(s->sql, table, strlen(table));
 	buf_add_str(&q, "DECLARE outboxd_snapshot NO SCROLL CURSOR FOR SELECT ");
 	for (int i = 0; i < rel->ncols; i++) {
-		char *col = PQescapeIdentifier(s->sql, rel->cols[i].name, strlen(rel->cols[i].name));
+		char *col =
+			PQescapeIdentifier(s->sql, rel->cols[i].name, strlen(rel->cols[i].name));
 
 		buf_add_fmt(&q, "%s%s", i ? ", " : "", col);
 		PQfreemem(col);
@@ -260,8 +265,10 @@ await_acks(struct snap *s)
 		return o;
 	}
 	if (s->failed) {
-		log_warn(MOD, "%llu snapshot rows were not delivered (%s); the snapshot is taken "
-			 "again", (unsigned long long)s->failed, s->failure);
+		log_warn(MOD,
+			 "%llu snapshot rows were not delivered (%s); the snapshot is taken "
+			 "again",
+			 (unsigned long long)s->failed, s->failure);
 		return OUTCOME_RESTART;
 	}
 	return OUTCOME_OK;
@@ -277,7 +284,8 @@ snapshot_tables(struct snap *s, uint64_t *ret_rows, int *ret_tables)
 	char err[512];
 	int n = 0;
 
-	if (pgsql_publication_tables(s->sql, s->cfg->publication_name, &tables, &n, err, sizeof(err)) < 0) {
+	if (pgsql_publication_tables(s->sql, s->cfg->publication_name, &tables, &n, err,
+				     sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);
 		relcache_free(rc, NULL);
 		return OUTCOME_PRECONDITION;
@@ -302,8 +310,10 @@ import_snapshot(struct snap *s, const char *name)
 	char *lit = PQescapeLiteral(s->sql, name, strlen(name));
 	bool ok;
 
-	buf_add_fmt(&q, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
-			"SET TRANSACTION SNAPSHOT %s", lit);
+	buf_add_fmt(&q,
+		    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+		    "SET TRANSACTION SNAPSHOT %s",
+		    lit);
 	ok = exec_ok(s->sql, buf_cstr(&q), NULL);
 	PQfreemem(lit);
 	buf_fini(&q);
@@ -317,12 +327,15 @@ clear_unfinished(struct snap *s, const char *marker, int *slot_exists)
 	char err[512];
 	int rc;
 
-	log_warn(MOD, "an initial snapshot of slot \"%s\" did not finish (marker slot \"%s\" "
-		 "exists); dropping both and taking the snapshot again", s->cfg->slot_name, marker);
+	log_warn(MOD,
+		 "an initial snapshot of slot \"%s\" did not finish (marker slot \"%s\" "
+		 "exists); dropping both and taking the snapshot again",
+		 s->cfg->slot_name, marker);
 	if (*slot_exists) {
 		rc = pgsql_slot_drop(s->sql, s->cfg->slot_name, err, sizeof(err));
 		if (rc < 0 && rc != -ENOENT) {
-			log_error(MOD, "could not drop slot \"%s\": %s; stop the client that uses it",
+			log_error(MOD,
+				  "could not drop slot \"%s\": %s; stop the client that uses it",
 				  s->cfg->slot_name, err);
 			return OUTCOME_PRECONDITION;
 		}
@@ -345,7 +358,8 @@ take(struct snap *s, const char *marker)
 	int tables = 0;
 	enum outcome res;
 
-	struct publish_source src = { .on_produced = on_produced, .on_delivery = on_delivery,
+	struct publish_source src = { .on_produced = on_produced,
+				      .on_delivery = on_delivery,
 				      .opaque = s };
 
 	if (publish_new(&s->pp, &src, &s->pub, err, sizeof(err)) < 0) {
@@ -358,11 +372,14 @@ take(struct snap *s, const char *marker)
 	}
 	if (pgstream_create_exported(&s->cfg->pg_conn, s->cfg->slot_name, &repl, &name, &lsn, err,
 				     sizeof(err)) < 0) {
-		log_error(MOD, "could not create replication slot \"%s\": %s", s->cfg->slot_name, err);
+		log_error(MOD, "could not create replication slot \"%s\": %s", s->cfg->slot_name,
+			  err);
 		return OUTCOME_PRECONDITION;
 	}
-	log_info(MOD, "created replication slot \"%s\" at %s; publishing the rows already in the "
-		 "outbox (snapshot.mode=initial)", s->cfg->slot_name, lsn_format(lsn, at));
+	log_info(MOD,
+		 "created replication slot \"%s\" at %s; publishing the rows already in the "
+		 "outbox (snapshot.mode=initial)",
+		 s->cfg->slot_name, lsn_format(lsn, at));
 	snprintf(s->at, sizeof(s->at), "%s", at);
 	res = import_snapshot(s, name) ? OUTCOME_OK : OUTCOME_HALT;
 	PQfinish(repl); /* the snapshot lives on in the imported transaction */
@@ -383,8 +400,10 @@ take(struct snap *s, const char *marker)
 		log_error(MOD, "could not drop marker slot \"%s\": %s", marker, err);
 		return OUTCOME_HALT;
 	}
-	log_info(MOD, "initial snapshot complete: %llu rows from %d tables published and "
-		 "acknowledged; streaming from %s", (unsigned long long)rows, tables, at);
+	log_info(MOD,
+		 "initial snapshot complete: %llu rows from %d tables published and "
+		 "acknowledged; streaming from %s",
+		 (unsigned long long)rows, tables, at);
 	return OUTCOME_OK;
 }
 
@@ -403,16 +422,21 @@ decide(struct snap *s, const char *marker)
 		return OUTCOME_PRECONDITION;
 	}
 	if (marker_exists && !s->cfg->slot_create) {
-		log_error(MOD, "an initial snapshot of slot \"%s\" did not finish (marker slot "
-			  "\"%s\" exists): set outboxd.slot.create=true to take it again, or drop the "
-			  "marker slot if the rows already in the outbox need not be published",
-			  s->cfg->slot_name, marker);
+		log_error(
+			MOD,
+			"an initial snapshot of slot \"%s\" did not finish (marker slot "
+			"\"%s\" exists): set outboxd.slot.create=true to take it again, or drop the "
+			"marker slot if the rows already in the outbox need not be published",
+			s->cfg->slot_name, marker);
 		return OUTCOME_PRECONDITION;
 	}
 	if (!s->cfg->slot_create || slot_exists) {
-		log_info(MOD, "snapshot.mode=initial: outboxd streams from slot \"%s\" and takes no "
-			 "snapshot, as a migrating Debezium with offsets would (outboxd snapshots only "
-			 "when it creates the slot: outboxd.slot.create=true)", s->cfg->slot_name);
+		log_info(
+			MOD,
+			"snapshot.mode=initial: outboxd streams from slot \"%s\" and takes no "
+			"snapshot, as a migrating Debezium with offsets would (outboxd snapshots only "
+			"when it creates the slot: outboxd.slot.create=true)",
+			s->cfg->slot_name);
 	}
 	if (!s->cfg->slot_create) {
 		return OUTCOME_OK;
@@ -433,8 +457,10 @@ attempt(const struct snapshot_params *p)
 	enum outcome res;
 	char err[512];
 
-	s.pp = (struct publish_params){ .producer = &cfg->librdkafka, .router = p->router,
-					.dlq_topic = cfg->dlq_topic, .metrics = p->metrics };
+	s.pp = (struct publish_params){ .producer = &cfg->librdkafka,
+					.router = p->router,
+					.dlq_topic = cfg->dlq_topic,
+					.metrics = p->metrics };
 	if (pgconn_open(&cfg->pg_conn, false, &s.sql, NULL, err, sizeof(err)) < 0 ||
 	    pgconn_run_statements(s.sql, cfg->database_initial_statements, err, sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);

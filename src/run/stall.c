@@ -17,10 +17,11 @@ stall_check(struct stall *st, const struct stall_view *v, struct metrics *m)
 		if (v->now_us < st->next_warn_us) {
 			return;
 		}
-		snprintf(text, sizeof(text), "no delivery report for %lld s while %llu records wait "
+		snprintf(text, sizeof(text),
+			 "no delivery report for %lld s while %llu records wait "
 			 "(producer queue %d, the oldest waiting %lld s); nothing is confirmed "
-			 "meanwhile; check the brokers", (long long)(quiet / 1000000),
-			 (unsigned long long)v->waiting, v->queue_len,
+			 "meanwhile; check the brokers",
+			 (long long)(quiet / 1000000), (unsigned long long)v->waiting, v->queue_len,
 			 (long long)((v->now_us - v->oldest_since_us) / 1000000));
 		log_warn(MOD, "%s", text);
 		metrics_set_stalled(m, true, text);

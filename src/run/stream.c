@@ -17,7 +17,7 @@
 
 /* What the stream keeps per relation beside relcache's copy of the Relation message. */
 struct relinfo {
-	bool selected;	 /* table.include.list selects it: its rows are outbox rows */
+	bool selected; /* table.include.list selects it: its rows are outbox rows */
 	int ncols;
 	bool *notnull;	 /* per column: declared NOT NULL (pg_attribute), or NULL */
 	char **defaults; /* per column: its DEFAULT (pg_attrdef) or NULL; or NULL */
@@ -28,19 +28,19 @@ struct stream {
 	struct acktrack *at;
 	struct relcache *rc;
 	struct pgoutput_decoder dec;
-	uint64_t cur_seq;	 /* the open transaction's acktrack sequence, or 0 */
-	lsn_t cur_final_lsn;	 /* its commit LSN (from Begin), for messages naming a row */
+	uint64_t cur_seq;    /* the open transaction's acktrack sequence, or 0 */
+	lsn_t cur_final_lsn; /* its commit LSN (from Begin), for messages naming a row */
 	uint32_t cur_xid;
-	char where[64];		 /* "committing at <cur_final_lsn>" */
+	char where[64]; /* "committing at <cur_final_lsn>" */
 	char commit_lsn[LSN_STRLEN];
 	int64_t commit_time_us;	 /* Unix time of the last Begin's commit, for message records */
 	int64_t started_unix_us; /* when this stream started (Unix time) */
-	lsn_t last_commit_lsn;	 /* the last Commit's end (or non-transactional message), 0 = none */
-	lsn_t nontx_end;	 /* a non-transactional message waits to be produced: its LSN */
-	bool reply_wanted;	 /* a keepalive asked for a status update at once */
+	lsn_t last_commit_lsn; /* the last Commit's end (or non-transactional message), 0 = none */
+	lsn_t nontx_end;       /* a non-transactional message waits to be produced: its LSN */
+	bool reply_wanted;     /* a keepalive asked for a status update at once */
 	bool delivery_failed;
-	char failure[512];	 /* the broker's reason for the first failed delivery */
-	int64_t last_ack_us;	 /* last successful delivery report, or when waiting began */
+	char failure[512];   /* the broker's reason for the first failed delivery */
+	int64_t last_ack_us; /* last successful delivery report, or when waiting began */
 	uint64_t published, delivered;
 };
 
@@ -91,7 +91,8 @@ on_produced(void *opaque, uint64_t token)
 		return; /* a heartbeat: no transaction of the stream */
 	}
 	if (acktrack_in_flight(st->at) == 0) {
-		st->last_ack_us = now_monotonic_us(); /* waiting starts now, not at the last report */
+		st->last_ack_us =
+			now_monotonic_us(); /* waiting starts now, not at the last report */
 	}
 	st->published++;
 	(void)acktrack_row_produced(st->at, token, now_monotonic_us());
@@ -128,7 +129,8 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 struct publish_source
 stream_source(struct stream *st)
 {
-	return (struct publish_source){ .on_produced = on_produced, .on_delivery = on_delivery,
+	return (struct publish_source){ .on_produced = on_produced,
+					.on_delivery = on_delivery,
 					.opaque = st };
 }
 
@@ -146,9 +148,8 @@ on_relation(struct stream *st, const struct pgoutput_msg *m, char *why, size_t w
 		return OUTCOME_OK;
 	}
 	ri->ncols = rel->ncols;
-	if (st->p->facts &&
-	    (o = st->p->facts(st->p->facts_opaque, rel, &ri->notnull, &ri->defaults, why,
-			      whylen)) != OUTCOME_OK) {
+	if (st->p->facts && (o = st->p->facts(st->p->facts_opaque, rel, &ri->notnull, &ri->defaults,
+					      why, whylen)) != OUTCOME_OK) {
 		return o;
 	}
 	log_info(MOD, "outbox table %s.%s (relid %u, %d columns)", rel->nspname, rel->relname,
@@ -166,8 +167,10 @@ on_row(struct stream *st, struct publish *pub, char op, uint32_t relid,
 	struct publish_row row;
 
 	if (!rel) {
-		errbuf_set(why, whylen, "protocol: a row for relation %u came before its Relation "
-			   "message", relid);
+		errbuf_set(why, whylen,
+			   "protocol: a row for relation %u came before its Relation "
+			   "message",
+			   relid);
 		return OUTCOME_RESTART;
 	}
 	ri = rel->user;
@@ -180,9 +183,13 @@ on_row(struct stream *st, struct publish *pub, char op, uint32_t relid,
 		metrics_skipped(st->p->metrics, METRICS_SKIP_DELETE);
 		return OUTCOME_OK;
 	}
-	row = (struct publish_row){ .rel = rel, .notnull = ri->notnull,
-				    .defaults = (const char *const *)ri->defaults, .op = op,
-				    .tup = tup, .where = st->where, .commit_lsn = st->commit_lsn };
+	row = (struct publish_row){ .rel = rel,
+				    .notnull = ri->notnull,
+				    .defaults = (const char *const *)ri->defaults,
+				    .op = op,
+				    .tup = tup,
+				    .where = st->where,
+				    .commit_lsn = st->commit_lsn };
 	return publish_row(pub, &row, st->cur_seq, why, whylen);
 }
 
@@ -207,14 +214,17 @@ on_truncate(struct stream *st, const struct pgoutput_msg *m)
  * confirmed on its own, at its LSN, once delivered.
  */
 static enum outcome
-on_logical_message(struct stream *st, struct publish *pub, const struct pgoutput_msg *m,
-		   char *why, size_t whylen)
+on_logical_message(struct stream *st, struct publish *pub, const struct pgoutput_msg *m, char *why,
+		   size_t whylen)
 {
 	bool tx = m->u.message.flags & 1;
 	struct router_message_info info = {
-		.dbname = st->p->dbname, .commit_time_us = st->commit_time_us,
-		.has_xid = tx, .xid = st->cur_xid,
-		.has_last_commit = st->last_commit_lsn != 0, .last_commit_lsn = st->last_commit_lsn,
+		.dbname = st->p->dbname,
+		.commit_time_us = st->commit_time_us,
+		.has_xid = tx,
+		.xid = st->cur_xid,
+		.has_last_commit = st->last_commit_lsn != 0,
+		.last_commit_lsn = st->last_commit_lsn,
 		.now_ms = now_unix_ms(),
 	};
 	uint64_t seq = st->cur_seq;
@@ -258,8 +268,8 @@ on_begin(struct stream *st, const struct pgoutput_msg *m, char *why, size_t whyl
 	st->cur_xid = m->xid;
 	st->commit_time_us = m->u.begin.commit_time + NOW_PG_EPOCH_OFFSET_US;
 	lsn_format(st->cur_final_lsn, st->commit_lsn);
-	snprintf(st->where, sizeof(st->where), "committing at %s", lsn_format(st->cur_final_lsn,
-									      lsn));
+	snprintf(st->where, sizeof(st->where), "committing at %s",
+		 lsn_format(st->cur_final_lsn, lsn));
 	if (!st->cur_seq) {
 		errbuf_set(why, whylen, "protocol: Begin inside a transaction");
 		return OUTCOME_RESTART;
@@ -286,38 +296,33 @@ on_message(struct stream *st, struct publish *pub, const struct pgoutput_msg *m,
 	   size_t whylen)
 {
 	switch (m->type) {
-	case PGOUTPUT_MSG_BEGIN:
-		return on_begin(st, m, why, whylen);
-	case PGOUTPUT_MSG_COMMIT:
-		return on_commit(st, m, why, whylen);
-	case PGOUTPUT_MSG_RELATION:
-		return on_relation(st, m, why, whylen);
+	case PGOUTPUT_MSG_BEGIN: return on_begin(st, m, why, whylen);
+	case PGOUTPUT_MSG_COMMIT: return on_commit(st, m, why, whylen);
+	case PGOUTPUT_MSG_RELATION: return on_relation(st, m, why, whylen);
 	case PGOUTPUT_MSG_INSERT:
 		return on_row(st, pub, 'I', m->u.insert.relid, &m->u.insert.newtup, why, whylen);
 	case PGOUTPUT_MSG_UPDATE:
 		return on_row(st, pub, 'U', m->u.update.relid, &m->u.update.newtup, why, whylen);
-	case PGOUTPUT_MSG_DELETE:
-		return on_row(st, pub, 'D', m->u.del.relid, NULL, why, whylen);
-	case PGOUTPUT_MSG_TRUNCATE:
-		on_truncate(st, m);
-		return OUTCOME_OK;
-	case PGOUTPUT_MSG_MESSAGE:
-		return on_logical_message(st, pub, m, why, whylen);
+	case PGOUTPUT_MSG_DELETE: return on_row(st, pub, 'D', m->u.del.relid, NULL, why, whylen);
+	case PGOUTPUT_MSG_TRUNCATE: on_truncate(st, m); return OUTCOME_OK;
+	case PGOUTPUT_MSG_MESSAGE: return on_logical_message(st, pub, m, why, whylen);
 	case PGOUTPUT_MSG_TYPE:
 	case PGOUTPUT_MSG_ORIGIN:
 		/* Y and O carry nothing the router uses. */
 		return OUTCOME_OK;
 	default:
-		errbuf_set(why, whylen, "unexpected pgoutput message '%c' (streaming, two-phase "
+		errbuf_set(why, whylen,
+			   "unexpected pgoutput message '%c' (streaming, two-phase "
 			   "and logical messages are off); check that no other client shares the "
-			   "slot", (char)m->type);
+			   "slot",
+			   (char)m->type);
 		return OUTCOME_HALT;
 	}
 }
 
 enum outcome
-stream_on_frame(struct stream *st, struct publish *pub, const struct pgstream_frame *f,
-		char *why, size_t whylen)
+stream_on_frame(struct stream *st, struct publish *pub, const struct pgstream_frame *f, char *why,
+		size_t whylen)
 {
 	struct pgoutput_msg m;
 	char err[512];

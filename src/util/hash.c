@@ -2,7 +2,7 @@
 #include "outboxd/util/hash.h"
 
 #define FNV_OFFSET 2166136261u
-#define FNV_PRIME 16777619u
+#define FNV_PRIME  16777619u
 
 uint32_t
 hash_fnv1a(const void *p, size_t len)

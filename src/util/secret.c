@@ -5,8 +5,8 @@
 
 /* Parts of a setting's name that make its value secret, in lower case. */
 static const char *const secret_parts[] = {
-	"password",	      /* database.password, sasl.password, ssl.key.password, ... */
-	"secret",	      /* sasl.oauthbearer.client.secret, ... */
+	"password", /* database.password, sasl.password, ssl.key.password, ... */
+	"secret",   /* sasl.oauthbearer.client.secret, ... */
 	"passphrase",
 	"jaas",		      /* sasl.jaas.config: username="..." password="..." */
 	"key.pem",	      /* ssl.key.pem (librdkafka), the private key itself */

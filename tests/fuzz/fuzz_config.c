@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "outboxd/config/config.h"
-#include "outboxd/util/kv.h"
 #include "outboxd/config/properties.h"
+#include "outboxd/util/kv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,8 +37,7 @@ touch_kv(const struct kv *kv)
 	unsigned sum = 0;
 
 	for (size_t i = 0; i < kv->n; i++) {
-		sum += touch(kv->v[i].key) + touch(kv->v[i].value) +
-		       touch(kv->v[i].origin);
+		sum += touch(kv->v[i].key) + touch(kv->v[i].value) + touch(kv->v[i].origin);
 	}
 	return sum;
 }
@@ -105,7 +104,8 @@ fuzz_config_load(const uint8_t *data, size_t size)
 	}
 	snprintf(worker, sizeof(worker), "%s/worker.properties", dir);
 	snprintf(conn, sizeof(conn), "%s/connector.%s", dir, json ? "json" : "properties");
-	if (write_file(worker, data, wlen) < 0 || write_file(conn, data + conn_off, size - conn_off) < 0) {
+	if (write_file(worker, data, wlen) < 0 ||
+	    write_file(conn, data + conn_off, size - conn_off) < 0) {
 		return;
 	}
 	err[0] = '\0';

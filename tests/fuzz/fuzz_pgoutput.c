@@ -43,22 +43,16 @@ static unsigned
 touch_msg(const struct pgoutput_msg *m)
 {
 	switch (m->type) {
-	case PGOUTPUT_MSG_INSERT:
-		return touch_tuple(&m->u.insert.newtup);
+	case PGOUTPUT_MSG_INSERT: return touch_tuple(&m->u.insert.newtup);
 	case PGOUTPUT_MSG_UPDATE:
 		return touch_tuple(&m->u.update.oldtup) + touch_tuple(&m->u.update.newtup);
-	case PGOUTPUT_MSG_DELETE:
-		return touch_tuple(&m->u.del.oldtup);
+	case PGOUTPUT_MSG_DELETE: return touch_tuple(&m->u.del.oldtup);
 	case PGOUTPUT_MSG_TRUNCATE:
 		return m->u.truncate.nrels ? m->u.truncate.relids[m->u.truncate.nrels - 1] : 0;
-	case PGOUTPUT_MSG_MESSAGE:
-		return touch(m->u.message.prefix) + touch(m->u.message.content);
-	case PGOUTPUT_MSG_ORIGIN:
-		return touch(m->u.origin.name);
-	case PGOUTPUT_MSG_TYPE:
-		return touch(m->u.type.nspname) + touch(m->u.type.typname);
-	default:
-		return 0;
+	case PGOUTPUT_MSG_MESSAGE: return touch(m->u.message.prefix) + touch(m->u.message.content);
+	case PGOUTPUT_MSG_ORIGIN: return touch(m->u.origin.name);
+	case PGOUTPUT_MSG_TYPE: return touch(m->u.type.nspname) + touch(m->u.type.typname);
+	default: return 0;
 	}
 }
 

@@ -907,26 +907,34 @@ START_TEST(test_heartbeat_query_error_is_not_lost_to_a_catalog_query)
 	/* The test holds the lock, so the query waits in its first statement until released. */
 	buf_add_fmt(&q, "SELECT pg_advisory_lock(%ld)", key);
 	sql(holder, buf_cstr(&q));
-	buf_add_fmt(&extra, "heartbeat.interval.ms=300\n"
-			    "heartbeat.action.query=SELECT pg_advisory_xact_lock(%ld); "
-			    "INSERT INTO %s.hb_missing VALUES (1)", key, f.name);
+	buf_add_fmt(&extra,
+		    "heartbeat.interval.ms=300\n"
+		    "heartbeat.action.query=SELECT pg_advisory_xact_lock(%ld); "
+		    "INSERT INTO %s.hb_missing VALUES (1)",
+		    key, f.name);
 	relayfix_config(&f, NULL, buf_cstr(&extra));
 	relayfix_start(&f);
 	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
-	buf_add_fmt(&waiting, "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name "
-			      "= 'outboxd' AND query LIKE '%%pg_advisory_xact_lock(%ld)%%' AND "
-			      "wait_event_type = 'Lock')", key);
+	buf_add_fmt(&waiting,
+		    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name "
+		    "= 'outboxd' AND query LIKE '%%pg_advisory_xact_lock(%ld)%%' AND "
+		    "wait_event_type = 'Lock')",
+		    key);
 	ck_assert_msg(wait_true(f.pg, buf_cstr(&waiting), 30), "the heartbeat query did not start");
 	/* The first outbox row of the session: its Relation message needs the catalog facts. */
 	buf_reset(&q);
-	buf_add_fmt(&q, "INSERT INTO %s.outbox VALUES ('0badc0de-0000-4000-8000-00000000000b', "
-			"'%s', 'agg-1', 'T', '{}')", f.name, aggtypes[0]);
+	buf_add_fmt(&q,
+		    "INSERT INTO %s.outbox VALUES ('0badc0de-0000-4000-8000-00000000000b', "
+		    "'%s', 'agg-1', 'T', '{}')",
+		    f.name, aggtypes[0]);
 	sql(f.pg, buf_cstr(&q));
 	end = relayfix_last_commit_end(&f);
 	buf_reset(&q);
-	buf_add_fmt(&q, "SELECT coalesce((SELECT r.sent_lsn >= '%X/%X' FROM pg_stat_replication r "
-			"JOIN pg_replication_slots s ON s.active_pid = r.pid WHERE s.slot_name = "
-			"'%s'), false)", (unsigned)(end >> 32), (unsigned)end, f.slot);
+	buf_add_fmt(&q,
+		    "SELECT coalesce((SELECT r.sent_lsn >= '%X/%X' FROM pg_stat_replication r "
+		    "JOIN pg_replication_slots s ON s.active_pid = r.pid WHERE s.slot_name = "
+		    "'%s'), false)",
+		    (unsigned)(end >> 32), (unsigned)end, f.slot);
 	ck_assert_msg(wait_true(f.pg, buf_cstr(&q), 30), "the row was not sent to outboxd");
 	/* Margin for outboxd to read it; were it late, the test would only prove less. */
 	usleep(1000 * 1000);
@@ -934,9 +942,11 @@ START_TEST(test_heartbeat_query_error_is_not_lost_to_a_catalog_query)
 	buf_add_fmt(&q, "SELECT pg_advisory_unlock(%ld)", key);
 	sql(holder, buf_cstr(&q));
 	buf_reset(&waiting);
-	buf_add_fmt(&waiting, "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
-			      "application_name = 'outboxd' AND query LIKE "
-			      "'%%pg_advisory_xact_lock(%ld)%%' AND state = 'active')", key);
+	buf_add_fmt(&waiting,
+		    "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
+		    "application_name = 'outboxd' AND query LIKE "
+		    "'%%pg_advisory_xact_lock(%ld)%%' AND state = 'active')",
+		    key);
 	ck_assert(wait_true(f.pg, buf_cstr(&waiting), 30));
 	/* From now on the query succeeds: only the one error can halt the relay. */
 	buf_reset(&q);
@@ -1029,8 +1039,10 @@ START_TEST(test_snapshot_poison_row_goes_to_the_dead_letter_topic)
 		    f.name, f.name, id, f.slot);
 	sql(f.pg, buf_cstr(&q));
 	insert_load(&f, f.pg, 0, 3, 10);
-	buf_add_fmt(&extra, "snapshot.mode=initial\noutboxd.slot.create=true\n"
-			    "outboxd.errors.deadletterqueue.topic.name=%s", dlq);
+	buf_add_fmt(&extra,
+		    "snapshot.mode=initial\noutboxd.slot.create=true\n"
+		    "outboxd.errors.deadletterqueue.topic.name=%s",
+		    dlq);
 	relayfix_config(&f, NULL, buf_cstr(&extra));
 	relayfix_start(&f);
 	ck_assert_msg(relayfix_wait_log(&f, "initial snapshot complete: 31 rows", 60), "%s",

@@ -3,8 +3,8 @@
 
 #include <check.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +17,7 @@
 #include "itest.h"
 #include "outboxd/util/mem.h"
 
-static void
-sqlf(PGconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sqlf(PGconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 sqlf(PGconn *c, const char *fmt, ...)
@@ -73,7 +72,8 @@ relayfix_init(struct relayfix *f, bool all_tables)
 	}
 	/* The publication first, then the slots (reference pgoutput.md 1.4). */
 	sqlf(f->pg, "SELECT pg_create_logical_replication_slot('%s', 'pgoutput')", f->slot);
-	sqlf(f->pg, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')", f->side_slot);
+	sqlf(f->pg, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')",
+	     f->side_slot);
 }
 
 void
@@ -254,7 +254,8 @@ relayfix_confirmed(struct relayfix *f)
 	struct buf q = BUF_INIT;
 	lsn_t l;
 
-	buf_add_fmt(&q, "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '%s'",
+	buf_add_fmt(&q,
+		    "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '%s'",
 		    f->slot);
 	l = lsn_query(f->pg, buf_cstr(&q));
 	buf_fini(&q);
@@ -314,13 +315,14 @@ relayfix_busy(struct relayfix *f, bool on)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		c = PQconnectdb(getenv("OUTBOXD_TEST_PG_CONNINFO"));
 		/* Inserts, updates and deletes in steady state: the table stays small. */
-		buf_add_fmt(&q,
-			    "INSERT INTO %s.business (v) SELECT 'x' FROM generate_series(1, 10); "
-			    "UPDATE %s.business SET v = 'y' WHERE id IN (SELECT id FROM %s.business "
-			    "ORDER BY id DESC LIMIT 5); "
-			    "DELETE FROM %s.business WHERE id IN (SELECT id FROM %s.business ORDER BY id "
-			    "LIMIT 10)",
-			    f->name, f->name, f->name, f->name, f->name);
+		buf_add_fmt(
+			&q,
+			"INSERT INTO %s.business (v) SELECT 'x' FROM generate_series(1, 10); "
+			"UPDATE %s.business SET v = 'y' WHERE id IN (SELECT id FROM %s.business "
+			"ORDER BY id DESC LIMIT 5); "
+			"DELETE FROM %s.business WHERE id IN (SELECT id FROM %s.business ORDER BY id "
+			"LIMIT 10)",
+			f->name, f->name, f->name, f->name, f->name);
 		for (;;) {
 			PQclear(PQexec(c, buf_cstr(&q)));
 			usleep(50 * 1000);
@@ -361,8 +363,10 @@ relayfix_fini(struct relayfix *f)
 		struct buf q = BUF_INIT;
 		PGresult *r;
 
-		buf_add_fmt(&q, "SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name "
-				"IN ('%s', '%s')", f->slot, f->side_slot);
+		buf_add_fmt(&q,
+			    "SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name "
+			    "IN ('%s', '%s')",
+			    f->slot, f->side_slot);
 		r = itest_sql(f->pg, buf_cstr(&q));
 		buf_fini(&q);
 		if (strcmp(PQgetvalue(r, 0, 0), "0") == 0) {
@@ -372,8 +376,9 @@ relayfix_fini(struct relayfix *f)
 		PQclear(r);
 		usleep(100 * 1000);
 	}
-	PQclear(PQexecParams(f->pg, "SELECT pg_drop_replication_slot(slot_name) FROM "
-				    "pg_replication_slots WHERE slot_name IN ($1, $2)",
+	PQclear(PQexecParams(f->pg,
+			     "SELECT pg_drop_replication_slot(slot_name) FROM "
+			     "pg_replication_slots WHERE slot_name IN ($1, $2)",
 			     2, NULL, (const char *[]){ f->slot, f->side_slot }, NULL, NULL, 0));
 	sqlf(f->pg, "DROP PUBLICATION IF EXISTS %s", f->pub);
 	sqlf(f->pg, "DROP SCHEMA IF EXISTS %s CASCADE", f->name);
@@ -411,8 +416,10 @@ relayfix_java_partitions(const char *const *keys, const size_t *lens, size_t n, 
 	}
 	fclose(w);
 	snprintf(here, sizeof(here), "%s", itest_env("OUTBOXD_TEST_SOURCE_DIR"));
-	buf_add_fmt(&cmd, "java -Xmx64m -cp \"$(cat '%s')\" '%s/tests/integration/Murmur2.java' %d < '%s'",
-		    itest_env("OUTBOXD_TEST_KAFKA_CLASSPATH"), here, nparts, in_path);
+	buf_add_fmt(
+		&cmd,
+		"java -Xmx64m -cp \"$(cat '%s')\" '%s/tests/integration/Murmur2.java' %d < '%s'",
+		itest_env("OUTBOXD_TEST_KAFKA_CLASSPATH"), here, nparts, in_path);
 	r = popen(buf_cstr(&cmd), "r");
 	ck_assert_ptr_nonnull(r);
 	for (size_t i = 0; i < n; i++) {

@@ -17,14 +17,14 @@
 #include "outboxd/util/lsn.h"
 
 struct relayfix {
-	char *name;	 /* unique lower-case identifier, also the schema name */
+	char *name; /* unique lower-case identifier, also the schema name */
 	char *slot, *pub, *side_slot;
-	char *dir;	 /* config files and outboxd.log */
+	char *dir; /* config files and outboxd.log */
 	bool all_tables;
 	PGconn *pg;
-	pid_t pid;	 /* running outboxd, or 0 */
-	pid_t busy_pid;	 /* background writer on the business table, or 0 */
-	lsn_t last_end;	 /* newest outbox commit end seen on the side slot */
+	pid_t pid;	/* running outboxd, or 0 */
+	pid_t busy_pid; /* background writer on the business table, or 0 */
+	lsn_t last_end; /* newest outbox commit end seen on the side slot */
 };
 
 /* relayfix_init() - create schema, tables, publication, slots, folder. Fails the test on error. */

@@ -436,35 +436,43 @@ END_TEST
 
 START_TEST(test_refused_options_name_the_reason_and_the_fix)
 {
-	pair_fails("", "slot.drop.on.stop=true\n",
-		   "connector.properties:13: slot.drop.on.stop: outboxd never drops the slot (it belongs to "
-		   "operations; `outboxd slot drop` does it on purpose); set it to false or remove it");
-	pair_fails("", "plugin.name=decoderbufs\n",
-		   "connector.properties:13: plugin.name: \"decoderbufs\" is not supported; outboxd decodes "
-		   "pgoutput only: set plugin.name=pgoutput (a slot created for another plugin must be recreated)");
-	pair_fails("", "snapshot.mode=never\n",
-		   "connector.properties:13: snapshot.mode: \"never\" was removed in Debezium 3 (3.6.1 "
-		   "rejects it); use no_data");
-	pair_fails("", "transforms=outbox,unwrap\n",
-		   "connector.properties:13: transforms: more than one transform is listed; outboxd "
-		   "implements exactly one io.debezium.transforms.outbox.EventRouter and nothing else (e.g. "
-		   "transforms=outbox, transforms.outbox.type=io.debezium.transforms.outbox.EventRouter)");
-	pair_fails("", "transforms.outbox.predicate=isOutbox\n",
-		   "connector.properties:13: transforms.outbox.predicate: predicates are not supported; "
-		   "outboxd routes every row of the outbox tables (select them with table.include.list); remove it");
-	pair_fails("", "transforms.outbox.type=org.apache.kafka.connect.transforms.RegexRouter\n",
-		   "connector.properties:13: transforms.outbox.type: transform "
-		   "\"org.apache.kafka.connect.transforms.RegexRouter\" is not supported; outboxd implements "
-		   "io.debezium.transforms.outbox.EventRouter only");
-	pair_fails("", "errors.tolerance=all\n",
-		   "connector.properties:13: errors.tolerance: \"all\" makes Kafka Connect skip a failing "
-		   "source record silently, losing the outbox event; set "
-		   "outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter topic, or "
-		   "remove errors.tolerance (outboxd then halts on such a row, naming it)");
-	pair_fails("", "value.converter=io.confluent.connect.avro.AvroConverter\n",
-		   "connector.properties:13: value.converter: converter "
-		   "\"io.confluent.connect.avro.AvroConverter\" is not supported; outboxd writes the bytes of "
-		   "JsonConverter, StringConverter, ByteArrayConverter and BinaryDataConverter");
+	pair_fails(
+		"", "slot.drop.on.stop=true\n",
+		"connector.properties:13: slot.drop.on.stop: outboxd never drops the slot (it belongs to "
+		"operations; `outboxd slot drop` does it on purpose); set it to false or remove it");
+	pair_fails(
+		"", "plugin.name=decoderbufs\n",
+		"connector.properties:13: plugin.name: \"decoderbufs\" is not supported; outboxd decodes "
+		"pgoutput only: set plugin.name=pgoutput (a slot created for another plugin must be recreated)");
+	pair_fails(
+		"", "snapshot.mode=never\n",
+		"connector.properties:13: snapshot.mode: \"never\" was removed in Debezium 3 (3.6.1 "
+		"rejects it); use no_data");
+	pair_fails(
+		"", "transforms=outbox,unwrap\n",
+		"connector.properties:13: transforms: more than one transform is listed; outboxd "
+		"implements exactly one io.debezium.transforms.outbox.EventRouter and nothing else (e.g. "
+		"transforms=outbox, transforms.outbox.type=io.debezium.transforms.outbox.EventRouter)");
+	pair_fails(
+		"", "transforms.outbox.predicate=isOutbox\n",
+		"connector.properties:13: transforms.outbox.predicate: predicates are not supported; "
+		"outboxd routes every row of the outbox tables (select them with table.include.list); remove it");
+	pair_fails(
+		"", "transforms.outbox.type=org.apache.kafka.connect.transforms.RegexRouter\n",
+		"connector.properties:13: transforms.outbox.type: transform "
+		"\"org.apache.kafka.connect.transforms.RegexRouter\" is not supported; outboxd implements "
+		"io.debezium.transforms.outbox.EventRouter only");
+	pair_fails(
+		"", "errors.tolerance=all\n",
+		"connector.properties:13: errors.tolerance: \"all\" makes Kafka Connect skip a failing "
+		"source record silently, losing the outbox event; set "
+		"outboxd.errors.deadletterqueue.topic.name to send such rows to a dead-letter topic, or "
+		"remove errors.tolerance (outboxd then halts on such a row, naming it)");
+	pair_fails(
+		"", "value.converter=io.confluent.connect.avro.AvroConverter\n",
+		"connector.properties:13: value.converter: converter "
+		"\"io.confluent.connect.avro.AvroConverter\" is not supported; outboxd writes the bytes of "
+		"JsonConverter, StringConverter, ByteArrayConverter and BinaryDataConverter");
 	/* convert_new() would refuse these header converters later: config refuses them itself */
 	pair_fails("", "header.converter=org.apache.kafka.connect.storage.StringConverter\n",
 		   "connector.properties:13: header.converter: converter "
@@ -476,10 +484,11 @@ START_TEST(test_refused_options_name_the_reason_and_the_fix)
 		   "\"org.apache.kafka.connect.converters.ByteArrayConverter\" is not supported "
 		   "as a header converter; outboxd writes the bytes of SimpleHeaderConverter, "
 		   "JsonConverter and BinaryDataConverter");
-	pair_fails("producer.ssl.truststore.location=/t.jks\n", "",
-		   "worker.properties:8: producer.ssl.truststore.location: a JKS trust store cannot be read "
-		   "by librdkafka; export the CA certificates to a PEM file and set ssl.ca.location (or "
-		   "ssl.truststore.type=PEM)");
+	pair_fails(
+		"producer.ssl.truststore.location=/t.jks\n", "",
+		"worker.properties:8: producer.ssl.truststore.location: a JKS trust store cannot be read "
+		"by librdkafka; export the CA certificates to a PEM file and set ssl.ca.location (or "
+		"ssl.truststore.type=PEM)");
 	pair_fails("", "table.exclude.list=public.x\n",
 		   "connector.properties:13: table.exclude.list: cannot be set together with "
 		   "table.include.list (Debezium refuses both); keep one");
@@ -683,10 +692,12 @@ END_TEST
  */
 START_TEST(test_values_trimmed_and_matched_like_java)
 {
-	struct config *cfg = pair_ok("", "outboxd.http.port=9090\\u0001\n"
+	struct config *cfg = pair_ok("",
+				     "outboxd.http.port=9090\\u0001\n"
 				     "extended.headers.enabled=\\u0002FALSE\n"
 				     "database.sslmode=REQUIRE\n"
-				     "time.precision.mode=Adaptive\n", NULL);
+				     "time.precision.mode=Adaptive\n",
+				     NULL);
 
 	ck_assert_int_eq(cfg->http_port, 9090);
 	ck_assert(!cfg->extended_headers);

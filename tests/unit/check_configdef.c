@@ -60,8 +60,8 @@ END_TEST
 /* Nothing else is a boolean: not yes/1, not a prefix, not spaced letters; *ret untouched. */
 START_TEST(test_bool_refuses_anything_else_and_leaves_ret)
 {
-	static const char *const bad[] = { "", " ", "yes", "1", "t", "tru", "truee", "tr ue",
-					   "on", "\xc2\xa0true" };
+	static const char *const bad[] = { "",	  " ",	   "yes",   "1",  "t",
+					   "tru", "truee", "tr ue", "on", "\xc2\xa0true" };
 	bool b = true;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -124,8 +124,17 @@ END_TEST
 /* No number, trailing text, 33 bits or a value outside the range: refused, *ret untouched. */
 START_TEST(test_int_refuses_beyond_32_bits_and_outside_range)
 {
-	static const char *const bad[] = { "", "+", "-", "1 2", "12abc", "0x10", "1e3", "1.0",
-					   "2147483648", "-2147483649", "99999999999999999999" };
+	static const char *const bad[] = { "",
+					   "+",
+					   "-",
+					   "1 2",
+					   "12abc",
+					   "0x10",
+					   "1e3",
+					   "1.0",
+					   "2147483648",
+					   "-2147483649",
+					   "99999999999999999999" };
 	int32_t v = 5;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -169,8 +178,13 @@ START_TEST(test_list_splits_on_commas_with_java_whitespace)
 {
 	struct configdef_list l;
 
-	configdef_list(" a , b\t,\r\nc d ,\x01" "e\n", &l);
-	ck_list(&l, 4, (const char *const[]){ "a", "b", "c d", "\x01" "e" });
+	configdef_list(" a , b\t,\r\nc d ,\x01"
+		       "e\n",
+		       &l);
+	ck_list(&l, 4,
+		(const char *const[]){ "a", "b", "c d",
+				       "\x01"
+				       "e" });
 	configdef_list_fini(&l);
 	configdef_list("outbox", &l);
 	ck_list(&l, 1, (const char *const[]){ "outbox" });
@@ -236,7 +250,10 @@ START_TEST(test_regex_list_drops_empty_tokens_and_keeps_blank_ones)
 	ck_assert_int_eq(configdef_regex_list(",a,,b,", &l), 0);
 	ck_list(&l, 2, (const char *const[]){ "a", "b" });
 	configdef_list_fini(&l);
-	ck_assert_int_eq(configdef_regex_list("a, ,\x01" "b\x01", &l), 0);
+	ck_assert_int_eq(configdef_regex_list("a, ,\x01"
+					      "b\x01",
+					      &l),
+			 0);
 	ck_list(&l, 3, (const char *const[]){ "a", "", "b" });
 	configdef_list_fini(&l);
 	ck_assert_int_eq(configdef_regex_list("", &l), 0);

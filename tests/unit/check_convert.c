@@ -437,7 +437,10 @@ END_TEST
 /* The registry answers exactly what convert_new() does, for every class and role. */
 START_TEST(test_registry_roles_match_convert_new)
 {
-	static const char *const names[] = { JSON, STRING, BYTEARRAY, SIMPLE,
+	static const char *const names[] = { JSON,
+					     STRING,
+					     BYTEARRAY,
+					     SIMPLE,
 					     "io.debezium.converters.BinaryDataConverter",
 					     "io.confluent.connect.avro.AvroConverter" };
 	char err[512];
@@ -448,8 +451,8 @@ START_TEST(test_registry_roles_match_convert_new)
 			struct convert *c = NULL;
 			int rc = convert_new(names[i], NULL, role, &c, err, sizeof(err));
 
-			ck_assert_msg((rc == 0) == convert_class_supports(names[i], role), "%s as %s",
-				      names[i], convert_role_name(role));
+			ck_assert_msg((rc == 0) == convert_class_supports(names[i], role),
+				      "%s as %s", names[i], convert_role_name(role));
 			convert_free(c);
 		}
 	}
@@ -491,7 +494,7 @@ START_TEST(test_registry_lists_classes_per_role)
 
 	convert_class_list(CONVERT_VALUE, false, "and", &b);
 	ck_assert_str_eq(buf_cstr(&b), "JsonConverter, StringConverter, ByteArrayConverter and "
-			 "BinaryDataConverter");
+				       "BinaryDataConverter");
 	buf_reset(&b);
 	convert_class_list(CONVERT_HEADER, true, "or", &b);
 	ck_assert_str_eq(buf_cstr(&b),

@@ -128,20 +128,62 @@ END_TEST
 START_TEST(test_malformed_input_fails_cleanly)
 {
 	static const char *const bad[] = {
-		"", " \n\t", "{", "[", "[1", "[1,", "[1,]", "[,1]", "[1 2]", "{,}", "{\"a\"}",
-		"{\"a\":}", "{\"a\" 1}", "{a:1}", "{'a':1}", "{\"a\":1,}", "{\"a\":1 \"b\":2}",
-		"{\"a\":1]", "[1}", "01", "-01", "-", "+1", "1.", ".5", "1.e3", "1e", "1e+", "[0x10]",
-		"NaN", "Infinity", "tru", "nul", "fals", "True",
-		"\"abc", "\"\\", "\"\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"\\ud800\"",
-		"\"\\ud800\\u0041\"", "\"\\udc00\"", "\"a\x01" "b\"", "\"tab\there\"",
-		"{\"a\\u0000\":1}", "\v1",
+		"",
+		" \n\t",
+		"{",
+		"[",
+		"[1",
+		"[1,",
+		"[1,]",
+		"[,1]",
+		"[1 2]",
+		"{,}",
+		"{\"a\"}",
+		"{\"a\":}",
+		"{\"a\" 1}",
+		"{a:1}",
+		"{'a':1}",
+		"{\"a\":1,}",
+		"{\"a\":1 \"b\":2}",
+		"{\"a\":1]",
+		"[1}",
+		"01",
+		"-01",
+		"-",
+		"+1",
+		"1.",
+		".5",
+		"1.e3",
+		"1e",
+		"1e+",
+		"[0x10]",
+		"NaN",
+		"Infinity",
+		"tru",
+		"nul",
+		"fals",
+		"True",
+		"\"abc",
+		"\"\\",
+		"\"\\x\"",
+		"\"\\u12\"",
+		"\"\\u12G4\"",
+		"\"\\ud800\"",
+		"\"\\ud800\\u0041\"",
+		"\"\\udc00\"",
+		"\"a\x01"
+		"b\"",
+		"\"tab\there\"",
+		"{\"a\\u0000\":1}",
+		"\v1",
 	};
 	struct jsonr *r = jsonr_new();
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const struct jsonr_node *n = NULL;
 
-		ck_assert_msg(parse(r, bad[i], strlen(bad[i]), &n) == -EPROTO, "accepted %s", bad[i]);
+		ck_assert_msg(parse(r, bad[i], strlen(bad[i]), &n) == -EPROTO, "accepted %s",
+			      bad[i]);
 		ck_assert_ptr_null(n);
 	}
 	jsonr_free(r);

@@ -245,8 +245,7 @@ START_TEST(test_status_update_encodes_the_reference_bytes)
 
 	ck_assert_uint_eq(len, PGSTREAM_FRAME_STATUS_LEN);
 	memset(out, 0xee, sizeof(out));
-	pgstream_frame_status(out, 0x1A2B3C70, 0x1A2B3C70, 0x1A2B3C70, 0x0002cebc2f877dacLL,
-			       false);
+	pgstream_frame_status(out, 0x1A2B3C70, 0x1A2B3C70, 0x1A2B3C70, 0x0002cebc2f877dacLL, false);
 	ck_assert_mem_eq(out, want, PGSTREAM_FRAME_STATUS_LEN);
 	pgstream_frame_status(out, 1, 2, 3, -1, true);
 	ck_assert_int_eq(out[0], 'r');

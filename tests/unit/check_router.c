@@ -589,8 +589,8 @@ mk2(const struct kv *smt, const char *conv, const struct kv *opts, bool server)
 }
 
 static enum router_verdict
-route2(struct router *r, const struct row2 *row, const char *const *defaults,
-       struct record *rec, char *err)
+route2(struct router *r, const struct row2 *row, const char *const *defaults, struct record *rec,
+       char *err)
 {
 	enum router_verdict v = ROUTER_DROP;
 

@@ -9,11 +9,18 @@ START_TEST(test_hides_what_config_and_producer_hid)
 {
 	static const char *const keys[] = {
 		/* config.c's config_is_secret */
-		"database.password", "database.sslpassword", "sasl.jaas.config",
-		"producer.sasl.jaas.config", "sasl.oauthbearer.client.secret",
-		"ssl.keystore.key", "ssl.key.pem", "ssl.key.passphrase",
+		"database.password",
+		"database.sslpassword",
+		"sasl.jaas.config",
+		"producer.sasl.jaas.config",
+		"sasl.oauthbearer.client.secret",
+		"ssl.keystore.key",
+		"ssl.key.pem",
+		"ssl.key.passphrase",
 		/* producer.c's secret_key */
-		"sasl.password", "ssl.key.password", "ssl.keystore.password",
+		"sasl.password",
+		"ssl.key.password",
+		"ssl.keystore.password",
 		"sasl.oauthbearer.config",
 		/* config_describe()'s extra rule */
 		"sasl.username",
@@ -39,9 +46,10 @@ END_TEST
 START_TEST(test_shows_ordinary_settings)
 {
 	static const char *const keys[] = {
-		"database.hostname", "database.user", "bootstrap.servers", "ssl.key.location",
-		"ssl.ca.location", "sasl.mechanism", "security.protocol", "topic.prefix",
-		"ssl.keystore.location", "ssl.keystore.type", "table.include.list", "",
+		"database.hostname", "database.user",	   "bootstrap.servers",
+		"ssl.key.location",  "ssl.ca.location",	   "sasl.mechanism",
+		"security.protocol", "topic.prefix",	   "ssl.keystore.location",
+		"ssl.keystore.type", "table.include.list", "",
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

@@ -21,9 +21,14 @@ START_TEST(test_decode_accepts_every_length_edge)
 		const char *s;
 		uint32_t cp;
 	} ok[] = {
-		{ "\x7f", 0x7F }, { "\xc2\x80", 0x80 }, { "\xdf\xbf", 0x7FF },
-		{ "\xe0\xa0\x80", 0x800 }, { "\xed\x9f\xbf", 0xD7FF }, { "\xee\x80\x80", 0xE000 },
-		{ "\xef\xbf\xbf", 0xFFFF }, { "\xf0\x90\x80\x80", 0x10000 },
+		{ "\x7f", 0x7F },
+		{ "\xc2\x80", 0x80 },
+		{ "\xdf\xbf", 0x7FF },
+		{ "\xe0\xa0\x80", 0x800 },
+		{ "\xed\x9f\xbf", 0xD7FF },
+		{ "\xee\x80\x80", 0xE000 },
+		{ "\xef\xbf\xbf", 0xFFFF },
+		{ "\xf0\x90\x80\x80", 0x10000 },
 		{ "\xf4\x8f\xbf\xbf", 0x10FFFF },
 	};
 
@@ -40,10 +45,20 @@ END_TEST
 START_TEST(test_decode_refuses_overlong_surrogate_and_out_of_range)
 {
 	static const char *const bad[] = {
-		"\xc0\x80", "\xc1\xbf", "\xe0\x9f\xbf", "\xf0\x8f\xbf\xbf", /* overlong */
-		"\xed\xa0\x80", "\xed\xbf\xbf",				    /* surrogates */
-		"\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\xfe",	    /* out of range */
-		"\x80", "\xbf", "\xc3\x28", "\xe2\x28\xa1",		    /* bad continuation */
+		"\xc0\x80",
+		"\xc1\xbf",
+		"\xe0\x9f\xbf",
+		"\xf0\x8f\xbf\xbf", /* overlong */
+		"\xed\xa0\x80",
+		"\xed\xbf\xbf", /* surrogates */
+		"\xf4\x90\x80\x80",
+		"\xf5\x80\x80\x80",
+		"\xff",
+		"\xfe", /* out of range */
+		"\x80",
+		"\xbf",
+		"\xc3\x28",
+		"\xe2\x28\xa1", /* bad continuation */
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -102,8 +117,8 @@ encoded_len(uint32_t cp)
 /* The encoder writes each length's boundary, and what it writes decodes back. */
 START_TEST(test_put_roundtrips_through_decode)
 {
-	static const uint32_t cps[] = { 0, 0x41, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000,
-					 0xFFFD, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF };
+	static const uint32_t cps[] = { 0,	0x41,	0x7F,	0x80,	 0x7FF,	  0x800,   0xD7FF,
+					0xE000, 0xFFFD, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF };
 	struct buf b = BUF_INIT;
 
 	for (size_t i = 0; i < sizeof(cps) / sizeof(cps[0]); i++) {
@@ -166,8 +181,8 @@ END_TEST
 START_TEST(test_uescape_reports_a_lone_surrogate)
 {
 	static const char *const lone[] = {
-		"D800", "D800x", "D800\\u0041", "D800\\uD800", "D800\\uDC0", "D800\\nDC00", "DC00",
-		"DFFF\\uDC00",
+		"D800",	      "D800x",	     "D800\\u0041", "D800\\uD800",
+		"D800\\uDC0", "D800\\nDC00", "DC00",	    "DFFF\\uDC00",
 	};
 
 	for (size_t i = 0; i < sizeof(lone) / sizeof(lone[0]); i++) {

@@ -35,7 +35,8 @@ struct cfgsrc {
 	 * transforms / predicates(.*).
 	 */
 	struct kv connector;
-	struct kv server;  /* Server: every other key as written (debezium.format.*, debezium.sink.*, quarkus.*) */
+	struct kv
+		server; /* Server: every other key as written (debezium.format.*, debezium.sink.*, quarkus.*) */
 	struct kv outboxd; /* outboxd.* keys from any file or OUTBOXD_* */
 };
 

@@ -14,13 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outboxd/connect/router.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
-#include "outboxd/connect/router.h"
 
 enum config_flavour {
-	CONFIG_CONNECT = 1, /* Kafka Connect worker + connector (SimpleHeaderConverter headers...) */
-	CONFIG_SERVER = 2,  /* Debezium Server (JSON-converted headers, no partition/timestamp) */
+	CONFIG_CONNECT =
+		1,	   /* Kafka Connect worker + connector (SimpleHeaderConverter headers...) */
+	CONFIG_SERVER = 2, /* Debezium Server (JSON-converted headers, no partition/timestamp) */
 };
 
 struct config {
@@ -28,70 +29,70 @@ struct config {
 	char *name; /* connector name (Connect "name"); "kafka" for Server (its engine name) */
 
 	/* PostgreSQL */
-	struct kv pg_conn;     /* libpq keywords for PQconnectdbParams: host, port, user, password,
+	struct kv pg_conn;	/* libpq keywords for PQconnectdbParams: host, port, user, password,
 				  dbname, sslmode, sslcert, sslkey, sslrootcert, sslpassword,
 				  connect_timeout, keepalives, application_name=outboxd */
-	char *slot_name;       /* slot.name, default "debezium" */
+	char *slot_name;	/* slot.name, default "debezium" */
 	char *publication_name; /* publication.name, default "dbz_publication" */
-	char *plugin_name;     /* always "pgoutput" */
-	bool plugin_name_set;  /* false: absent, which Debezium reads as decoderbufs: check the slot */
-	char *topic_prefix;    /* topic.prefix, required */
+	char *plugin_name;	/* always "pgoutput" */
+	bool plugin_name_set; /* false: absent, which Debezium reads as decoderbufs: check the slot */
+	char *topic_prefix;   /* topic.prefix, required */
 	char *table_include_list; /* NULL = every published table; Java regexes, comma list */
 	char *table_exclude_list; /* NULL = none; never set together with the include list */
 	char *schema_include_list;
 	char *schema_exclude_list;
 	char *message_prefix_include_list; /* logical decoding messages published by prefix */
 	char *message_prefix_exclude_list;
-	char *snapshot_mode;   /* "initial" (default) or "no_data", lower case */
+	char *snapshot_mode;		   /* "initial" (default) or "no_data", lower case */
 	int64_t status_update_interval_ms; /* 10000 */
-	int64_t slot_max_retries;          /* 6 */
-	int64_t slot_retry_delay_ms;       /* 10000 */
-	int64_t heartbeat_interval_ms;     /* 0 = off */
-	char *heartbeat_action_query;      /* NULL = none */
-	char *topic_heartbeat_prefix;      /* "__debezium-heartbeat" */
-	char *topic_delimiter;             /* "." */
+	int64_t slot_max_retries;	   /* 6 */
+	int64_t slot_retry_delay_ms;	   /* 10000 */
+	int64_t heartbeat_interval_ms;	   /* 0 = off */
+	char *heartbeat_action_query;	   /* NULL = none */
+	char *topic_heartbeat_prefix;	   /* "__debezium-heartbeat" */
+	char *topic_delimiter;		   /* "." */
 	char *database_initial_statements; /* NULL = none; ';'-separated, ";;" = literal ';' */
 	int64_t database_query_timeout_ms; /* 600000 */
-	bool extended_headers;             /* extended.headers.enabled, true */
+	bool extended_headers;		   /* extended.headers.enabled, true */
 	/* column type mapping (changes key, header and envelope bytes) */
-	char *time_precision_mode;         /* "adaptive" */
-	char *decimal_handling_mode;       /* "precise" */
-	char *binary_handling_mode;        /* "bytes" */
-	char *hstore_handling_mode;        /* "json" */
-	char *interval_handling_mode;      /* "numeric" */
+	char *time_precision_mode;	   /* "adaptive" */
+	char *decimal_handling_mode;	   /* "precise" */
+	char *binary_handling_mode;	   /* "bytes" */
+	char *hstore_handling_mode;	   /* "json" */
+	char *interval_handling_mode;	   /* "numeric" */
 	char *schema_name_adjustment_mode; /* "none" */
-	int64_t money_fraction_digits;     /* 2 */
-	bool include_unknown_datatypes;    /* false */
+	int64_t money_fraction_digits;	   /* 2 */
+	bool include_unknown_datatypes;	   /* false */
 	struct kv connector; /* every connector-level key as given (Connect names), for reference */
 
 	/* Kafka */
-	char *bootstrap_servers;     /* not repeated in ->producer */
-	char *key_converter;         /* Java class names, e.g. org.apache.kafka.connect.json.JsonConverter */
+	char *bootstrap_servers; /* not repeated in ->producer */
+	char *key_converter; /* Java class names, e.g. org.apache.kafka.connect.json.JsonConverter */
 	char *value_converter;
 	char *header_converter;
 	struct kv key_converter_opts; /* prefix stripped: "schemas.enable" */
 	struct kv value_converter_opts;
 	struct kv header_converter_opts;
-	char *transform_alias;       /* the one EventRouter's alias */
-	struct kv transform;         /* its options, prefix stripped ("route.by.field"); no "type" */
-	struct kv producer;          /* librdkafka settings the user set (translated); every entry is
+	char *transform_alias;	/* the one EventRouter's alias */
+	struct kv transform;	/* its options, prefix stripped ("route.by.field"); no "type" */
+	struct kv producer;	/* librdkafka settings the user set (translated); every entry is
 					explicit, so the producer warns when one overrides a forced
 					guarantee */
-	char *errors_tolerance;      /* "none" or "all" (only with a dead-letter topic) */
+	char *errors_tolerance; /* "none" or "all" (only with a dead-letter topic) */
 
 	/* derived once from the keys above, so no module assembles them itself */
-	struct kv librdkafka;        /* ->producer plus bootstrap.servers: what the producer takes */
-	char *heartbeat_topic;       /* topic.heartbeat.prefix + topic.delimiter + topic.prefix */
+	struct kv librdkafka;  /* ->producer plus bootstrap.servers: what the producer takes */
+	char *heartbeat_topic; /* topic.heartbeat.prefix + topic.delimiter + topic.prefix */
 
 	/* outboxd.* (DESIGN.md table) */
-	bool slot_create;                 /* false */
-	int64_t http_port;                /* 8080, 0 = off */
-	int64_t shutdown_flush_ms;        /* 10000 */
-	int64_t restart_backoff_max_ms;   /* 30000 */
-	int64_t halt_after_failures;      /* 5 */
-	int64_t stall_warn_ms;            /* 60000 */
-	char *dlq_topic;                  /* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
-	char *java_double_format;         /* "jdk17" or "shortest" */
+	bool slot_create;		/* false */
+	int64_t http_port;		/* 8080, 0 = off */
+	int64_t shutdown_flush_ms;	/* 10000 */
+	int64_t restart_backoff_max_ms; /* 30000 */
+	int64_t halt_after_failures;	/* 5 */
+	int64_t stall_warn_ms;		/* 60000 */
+	char *dlq_topic;		/* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
+	char *java_double_format;	/* "jdk17" or "shortest" */
 
 	/* keys accepted without effect: key as written -> reason, origin file:line; log once */
 	struct kv ignored;

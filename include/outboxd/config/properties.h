@@ -23,8 +23,8 @@
  * Return: 0, or -EINVAL (malformed \uxxxx, or \u0000 which a C string cannot hold) with the
  * reason in @errbuf.
  */
-int properties_parse(const char *text, size_t len, const char *name, struct kv *ret,
-		     char *errbuf, size_t errlen);
+int properties_parse(const char *text, size_t len, const char *name, struct kv *ret, char *errbuf,
+		     size_t errlen);
 
 /**
  * properties_load() - read the file at @path and parse it.

@@ -13,21 +13,21 @@
 #include <stddef.h>
 
 enum vocab_group {
-	VOCAB_WORKER = 1u << 0,    /* Kafka Connect worker (standalone and distributed) */
+	VOCAB_WORKER = 1u << 0,	   /* Kafka Connect worker (standalone and distributed) */
 	VOCAB_PRODUCER = 1u << 1,  /* Java producer (ProducerConfig, with its SASL/SSL keys) */
 	VOCAB_CONNECT = 1u << 2,   /* Connect's own per-connector keys (SourceConnectorConfig) */
 	VOCAB_CONNECTOR = 1u << 3, /* Debezium PostgreSQL connector */
-	VOCAB_JDBC = 1u << 4,      /* database.<PostgreSQL JDBC driver property> */
-	VOCAB_ENGINE = 1u << 5,    /* Debezium embedded engine (debezium.source.* in Server) */
-	VOCAB_SMT = 1u << 6,       /* io.debezium.transforms.outbox.EventRouter */
+	VOCAB_JDBC = 1u << 4,	   /* database.<PostgreSQL JDBC driver property> */
+	VOCAB_ENGINE = 1u << 5,	   /* Debezium embedded engine (debezium.source.* in Server) */
+	VOCAB_SMT = 1u << 6,	   /* io.debezium.transforms.outbox.EventRouter */
 	VOCAB_CONVERTER = 1u << 7, /* JsonConverter, StringConverter, BinaryDataConverter */
-	VOCAB_HEADER = 1u << 8,    /* SimpleHeaderConverter */
-	VOCAB_LEGACY = 1u << 9,    /* hand list: a name 3.6.1 no longer reads (see vocab_note) */
+	VOCAB_HEADER = 1u << 8,	   /* SimpleHeaderConverter */
+	VOCAB_LEGACY = 1u << 9,	   /* hand list: a name 3.6.1 no longer reads (see vocab_note) */
 };
 
 struct vocab_entry {
-	const char *key;  /* may be a pattern with "(d+)", "([^.]+)" or "(.+)" parts */
-	unsigned groups;  /* enum vocab_group bits */
+	const char *key; /* may be a pattern with "(d+)", "([^.]+)" or "(.+)" parts */
+	unsigned groups; /* enum vocab_group bits */
 };
 
 /* The generated table, sorted by key (strcmp). */

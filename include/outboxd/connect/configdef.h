@@ -76,7 +76,10 @@ struct configdef_list {
 	size_t n;
 };
 
-#define CONFIGDEF_LIST_INIT { NULL, 0 }
+#define CONFIGDEF_LIST_INIT                                                                        \
+	{                                                                                          \
+		NULL, 0                                                                            \
+	}
 
 /**
  * configdef_list() - ConfigDef LIST, used by Kafka Connect's own keys (transforms,

@@ -25,10 +25,10 @@ enum convert_role {
 };
 
 /* The converter classes outboxd writes the bytes of (their Java class names). */
-#define CONVERT_CLASS_JSON "org.apache.kafka.connect.json.JsonConverter"
-#define CONVERT_CLASS_STRING "org.apache.kafka.connect.storage.StringConverter"
-#define CONVERT_CLASS_BYTEARRAY "org.apache.kafka.connect.converters.ByteArrayConverter"
-#define CONVERT_CLASS_BINARY "io.debezium.converters.BinaryDataConverter"
+#define CONVERT_CLASS_JSON	    "org.apache.kafka.connect.json.JsonConverter"
+#define CONVERT_CLASS_STRING	    "org.apache.kafka.connect.storage.StringConverter"
+#define CONVERT_CLASS_BYTEARRAY	    "org.apache.kafka.connect.converters.ByteArrayConverter"
+#define CONVERT_CLASS_BINARY	    "io.debezium.converters.BinaryDataConverter"
 #define CONVERT_CLASS_SIMPLE_HEADER "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
 /* convert_role_name() - "key", "value" or "header" (Connect's ConverterType names); static. */
@@ -58,8 +58,7 @@ bool convert_class_has_option(const char *class_name, const char *option);
  * @full_names: the Java class names, or (false) their simple names ("JsonConverter").
  * @conj: borrowed, e.g. "and" or "or".
  */
-void convert_class_list(enum convert_role role, bool full_names, const char *conj,
-			struct buf *out);
+void convert_class_list(enum convert_role role, bool full_names, const char *conj, struct buf *out);
 
 struct convert;
 
@@ -97,8 +96,8 @@ const char *convert_class(const struct convert *c);
  * that is null, a non-BYTES value for ByteArrayConverter, invalid UTF-8) with the reason and
  * the fix in @errbuf. On failure @out's content is unspecified.
  */
-int convert_write(const struct convert *c, const struct cvalue *v, struct buf *out,
-		  bool *ret_null, char *errbuf, size_t errlen);
+int convert_write(const struct convert *c, const struct cvalue *v, struct buf *out, bool *ret_null,
+		  char *errbuf, size_t errlen);
 
 /**
  * convert_schema_json() - append the schema of @v as JsonConverter writes it under

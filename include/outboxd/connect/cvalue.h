@@ -49,14 +49,14 @@ struct cvalue_param {
 struct cvalue {
 	enum cvalue_type type;
 	bool optional;
-	bool is_null;		      /* the value is null (the schema still applies) */
-	const char *name;	      /* schema name or NULL */
-	int32_t version;	      /* schema version; 0 = none */
-	const char *doc;	      /* schema doc or NULL */
+	bool is_null;			   /* the value is null (the schema still applies) */
+	const char *name;		   /* schema name or NULL */
+	int32_t version;		   /* schema version; 0 = none */
+	const char *doc;		   /* schema doc or NULL */
 	const struct cvalue_param *params; /* NULL when the schema has no parameters */
 	size_t nparams;
-	const struct cvalue *def;     /* schema default value (same type) or NULL */
-	const char *field;	      /* field name when this is a struct member */
+	const struct cvalue *def; /* schema default value (same type) or NULL */
+	const char *field;	  /* field name when this is a struct member */
 	/*
 	 * The Java value is a String (@u.s) whatever the schema says: the schema and value
 	 * EventRouter leaves behind when JSON expansion fails half-way (reference §2.6 hazard
@@ -65,19 +65,19 @@ struct cvalue {
 	 */
 	bool java_string;
 	union {
-		int64_t i;	      /* INT8..INT64 */
-		double f;	      /* FLOAT32 (exactly a float), FLOAT64 */
-		bool b;		      /* BOOLEAN */
-		struct slice s;	      /* STRING (UTF-8) and BYTES */
+		int64_t i;	/* INT8..INT64 */
+		double f;	/* FLOAT32 (exactly a float), FLOAT64 */
+		bool b;		/* BOOLEAN */
+		struct slice s; /* STRING (UTF-8) and BYTES */
 		struct {
 			const struct cvalue *v;
 			size_t n;
-		} fields;	      /* STRUCT */
+		} fields; /* STRUCT */
 		struct {
 			const struct cvalue *items;
 			const struct cvalue *v;
 			size_t n;
-		} array;	      /* ARRAY */
+		} array; /* ARRAY */
 	} u;
 };
 

@@ -45,12 +45,12 @@ enum jsonr_type {
 
 struct jsonr_node {
 	enum jsonr_type type;
-	bool b;			  /* BOOL */
-	int64_t i;		  /* INT, LONG */
-	double d;		  /* DOUBLE */
-	struct slice s;		  /* STRING: the decoded bytes (NUL-terminated in memory) */
-	const char *key;	  /* member name (decoded) inside an object, else NULL */
-	struct jsonr_node *kids;  /* ARRAY elements or OBJECT members, in order */
+	bool b;			 /* BOOL */
+	int64_t i;		 /* INT, LONG */
+	double d;		 /* DOUBLE */
+	struct slice s;		 /* STRING: the decoded bytes (NUL-terminated in memory) */
+	const char *key;	 /* member name (decoded) inside an object, else NULL */
+	struct jsonr_node *kids; /* ARRAY elements or OBJECT members, in order */
 	size_t n;
 };
 

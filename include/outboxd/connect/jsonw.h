@@ -19,7 +19,7 @@
 
 /* How Java prints a double (DESIGN.md, outboxd.java.double.format). */
 enum jsonw_double_format {
-	JSONW_DOUBLE_JDK17,    /* Double.toString of Java 17 (up to 18): FloatingDecimal, javafloat.h */
+	JSONW_DOUBLE_JDK17, /* Double.toString of Java 17 (up to 18): FloatingDecimal, javafloat.h */
 	JSONW_DOUBLE_SHORTEST, /* Java 19+: shortest decimal that rounds back, >= 2 digits */
 };
 

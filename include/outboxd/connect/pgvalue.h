@@ -12,10 +12,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "outboxd/util/buf.h"
 #include "outboxd/connect/cvalue.h"
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/relcache.h"
+#include "outboxd/util/buf.h"
 
 /* binary.handling.mode */
 enum pgvalue_binary {
@@ -28,11 +28,11 @@ enum pgvalue_binary {
 /* A converted column. @v borrows from the other members: do not copy the struct. */
 struct pgvalue {
 	struct cvalue v;
-	struct cvalue fields[2];	/* VariableScaleDecimal {scale, value} */
-	struct cvalue_param params[2];	/* Decimal scale, connect.decimal.precision */
+	struct cvalue fields[2];       /* VariableScaleDecimal {scale, value} */
+	struct cvalue_param params[2]; /* Decimal scale, connect.decimal.precision */
 	char scale_txt[16];
 	char prec_txt[16];
-	struct buf data;		/* owned: decoded bytes or reformatted text */
+	struct buf data; /* owned: decoded bytes or reformatted text */
 };
 
 /* pgvalue_fini() - free the owned buffer; the struct may be reused after. */

@@ -22,9 +22,9 @@ struct record_header {
 struct record {
 	struct buf topic;
 	struct buf key;
-	bool key_null;	 /* Kafka null key (StringConverter with a NULL key column) */
+	bool key_null; /* Kafka null key (StringConverter with a NULL key column) */
 	struct buf value;
-	bool value_null; /* Kafka null value: a tombstone or a converter's null */
+	bool value_null;	       /* Kafka null value: a tombstone or a converter's null */
 	struct record_header *headers; /* owned; in send order */
 	size_t nheaders;
 	size_t headers_cap;

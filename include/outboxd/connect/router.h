@@ -14,14 +14,14 @@
 #include <stdint.h>
 
 #include "outboxd/connect/record.h"
-#include "outboxd/util/buf.h"
-#include "outboxd/util/kv.h"
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/relcache.h"
+#include "outboxd/util/buf.h"
+#include "outboxd/util/kv.h"
 
 struct router_config {
-	const char *topic_prefix;	/* topic.prefix: __debezium.context.connectorLogicalName */
-	const char *run_id;		/* a fresh UUID per start: __debezium.context.runId */
+	const char *topic_prefix; /* topic.prefix: __debezium.context.connectorLogicalName */
+	const char *run_id;	  /* a fresh UUID per start: __debezium.context.runId */
 	/*
 	 * Table selection (Debezium's RelationalTableFilters): comma-separated Java regexes,
 	 * "\," a literal comma, case-insensitive, full match; tables on "schema.table",
@@ -34,16 +34,16 @@ struct router_config {
 	const char *schema_exclude_list;
 	const char *message_prefix_include_list; /* logical decoding messages by prefix */
 	const char *message_prefix_exclude_list;
-	const struct kv *smt;		/* transforms.<alias>.* with the prefix stripped; may
+	const struct kv *smt;	     /* transforms.<alias>.* with the prefix stripped; may
 					 * include "type" */
-	const char *key_converter;	/* class names; NULL = JsonConverter (key, value) and */
-	const char *value_converter;	/* SimpleHeaderConverter (header) */
+	const char *key_converter;   /* class names; NULL = JsonConverter (key, value) and */
+	const char *value_converter; /* SimpleHeaderConverter (header) */
 	const char *header_converter;
 	const struct kv *key_converter_opts; /* prefix-stripped converter options; NULL = none */
 	const struct kv *value_converter_opts;
 	const struct kv *header_converter_opts;
-	bool extended_headers;		/* extended.headers.enabled (Debezium default true) */
-	const char *double_format;	/* outboxd.java.double.format; NULL = jdk17 */
+	bool extended_headers;		   /* extended.headers.enabled (Debezium default true) */
+	const char *double_format;	   /* outboxd.java.double.format; NULL = jdk17 */
 	const char *binary_handling_mode;  /* bytes (NULL) | base64 | base64-url-safe | hex */
 	const char *time_precision_mode;   /* adaptive (NULL) | adaptive_time_microseconds */
 	const char *decimal_handling_mode; /* precise (NULL); double/string rejected for now */
@@ -67,8 +67,7 @@ struct router;
  * enum or boolean value, bad placement, unknown EventRouter option, an option outboxd does
  * not support yet, an unsupported converter).
  */
-int router_new(const struct router_config *cfg, struct router **ret, char *errbuf,
-	       size_t errlen);
+int router_new(const struct router_config *cfg, struct router **ret, char *errbuf, size_t errlen);
 
 /* router_free() - NULL allowed. */
 void router_free(struct router *r);
@@ -82,12 +81,12 @@ void router_free(struct router *r);
 bool router_selects(const struct router *r, const char *nspname, const char *relname);
 
 enum router_verdict {
-	ROUTER_PUBLISH,		/* @out holds the record */
-	ROUTER_DROP,		/* nothing to publish, nothing to say: DELETE, TRUNCATE */
-	ROUTER_DROP_WARN,	/* UPDATE, table.op.invalid.behavior=warn: log a warning */
-	ROUTER_DROP_ERROR,	/* UPDATE, table.op.invalid.behavior=error: log an error */
-	ROUTER_HALT,		/* UPDATE, table.op.invalid.behavior=fatal: stop the relay */
-	ROUTER_POISON,		/* a row Debezium's task would fail on (DESIGN.md "poison row") */
+	ROUTER_PUBLISH,	   /* @out holds the record */
+	ROUTER_DROP,	   /* nothing to publish, nothing to say: DELETE, TRUNCATE */
+	ROUTER_DROP_WARN,  /* UPDATE, table.op.invalid.behavior=warn: log a warning */
+	ROUTER_DROP_ERROR, /* UPDATE, table.op.invalid.behavior=error: log an error */
+	ROUTER_HALT,	   /* UPDATE, table.op.invalid.behavior=fatal: stop the relay */
+	ROUTER_POISON,	   /* a row Debezium's task would fail on (DESIGN.md "poison row") */
 };
 
 /**
@@ -113,8 +112,7 @@ enum router_verdict {
  */
 int router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull,
 		 const char *const *defaults, char op, const struct pgoutput_tuple *tup,
-		 struct record *out, enum router_verdict *ret_verdict, char *errbuf,
-		 size_t errlen);
+		 struct record *out, enum router_verdict *ret_verdict, char *errbuf, size_t errlen);
 
 /**
  * router_row_id() - append the row's event id (the table.field.event.id column's text) to
@@ -137,14 +135,14 @@ int router_heartbeat(struct router *r, const char *topic, int64_t now_ms, struct
 
 /* What Debezium's source block says about a logical decoding message. */
 struct router_message_info {
-	const char *dbname;	   /* database.dbname */
-	int64_t commit_time_us;	   /* the transaction's commit time (Unix microseconds); for a
+	const char *dbname;	/* database.dbname */
+	int64_t commit_time_us; /* the transaction's commit time (Unix microseconds); for a
 				      non-transactional message the last one seen */
-	bool has_xid;		   /* transactional: txId = @xid; else null */
+	bool has_xid;		/* transactional: txId = @xid; else null */
 	uint32_t xid;
-	bool has_last_commit;	   /* sequence[0]: the last commit's LSN seen since start, or null */
+	bool has_last_commit; /* sequence[0]: the last commit's LSN seen since start, or null */
 	uint64_t last_commit_lsn;
-	int64_t now_ms;		   /* processing time: the envelope's ts_ms */
+	int64_t now_ms; /* processing time: the envelope's ts_ms */
 };
 
 /**
@@ -162,8 +160,8 @@ bool router_message_selected(const struct router *r, const char *prefix, size_t 
  * filled. Return: 0, or -EINVAL when a converter cannot write it (text in @errbuf).
  */
 int router_message(struct router *r, const struct pgoutput_msg *m,
-		   const struct router_message_info *info, struct record *out,
-		   char *errbuf, size_t errlen);
+		   const struct router_message_info *info, struct record *out, char *errbuf,
+		   size_t errlen);
 
 /* What a dead-letter record says about the row it stands for. Borrowed strings. */
 struct router_dead_letter_info {

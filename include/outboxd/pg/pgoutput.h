@@ -40,8 +40,8 @@ enum pgoutput_msg_type {
 
 /* One column of a TupleData. */
 struct pgoutput_col {
-	char kind;	     /* 'n' null, 'u' unchanged TOAST, 't' text, 'b' binary */
-	struct slice value;  /* 't'/'b': the bytes (not NUL-terminated); else empty */
+	char kind;	    /* 'n' null, 'u' unchanged TOAST, 't' text, 'b' binary */
+	struct slice value; /* 't'/'b': the bytes (not NUL-terminated); else empty */
 };
 
 /* A TupleData; cols borrows from the decoder's column array (valid until the next decode). */
@@ -52,7 +52,7 @@ struct pgoutput_tuple {
 
 /* One column of a Relation message. */
 struct pgoutput_rel_col {
-	uint8_t flags;	     /* bit 0: part of the replica identity key */
+	uint8_t flags; /* bit 0: part of the replica identity key */
 	struct slice name;
 	uint32_t type_oid;
 	int32_t typmod;
@@ -60,11 +60,21 @@ struct pgoutput_rel_col {
 
 struct pgoutput_msg {
 	enum pgoutput_msg_type type;
-	uint32_t xid;	     /* B, S, c, A, b, P, K, r, p; R/Y/I/U/D/T/M only inside S...E */
+	uint32_t xid; /* B, S, c, A, b, P, K, r, p; R/Y/I/U/D/T/M only inside S...E */
 	union {
-		struct { lsn_t final_lsn; int64_t commit_time; } begin;
-		struct { uint8_t flags; lsn_t commit_lsn, end_lsn; int64_t commit_time; } commit;
-		struct { lsn_t lsn; struct slice name; } origin;
+		struct {
+			lsn_t final_lsn;
+			int64_t commit_time;
+		} begin;
+		struct {
+			uint8_t flags;
+			lsn_t commit_lsn, end_lsn;
+			int64_t commit_time;
+		} commit;
+		struct {
+			lsn_t lsn;
+			struct slice name;
+		} origin;
 		struct {
 			uint32_t relid;
 			struct slice nspname, relname;
@@ -72,28 +82,53 @@ struct pgoutput_msg {
 			int ncols;
 			const struct pgoutput_rel_col *cols; /* borrowed from the decoder */
 		} relation;
-		struct { uint32_t type_oid; struct slice nspname, typname; } type;
-		struct { uint32_t relid; struct pgoutput_tuple newtup; } insert;
+		struct {
+			uint32_t type_oid;
+			struct slice nspname, typname;
+		} type;
 		struct {
 			uint32_t relid;
-			char old_kind;	/* 0 (none), 'K' or 'O' */
+			struct pgoutput_tuple newtup;
+		} insert;
+		struct {
+			uint32_t relid;
+			char old_kind; /* 0 (none), 'K' or 'O' */
 			struct pgoutput_tuple oldtup, newtup;
 		} update;
-		struct { uint32_t relid; char old_kind; struct pgoutput_tuple oldtup; } del;
-		struct { int nrels; uint8_t options; const uint32_t *relids; } truncate;
+		struct {
+			uint32_t relid;
+			char old_kind;
+			struct pgoutput_tuple oldtup;
+		} del;
+		struct {
+			int nrels;
+			uint8_t options;
+			const uint32_t *relids;
+		} truncate;
 		struct {
 			uint8_t flags; /* 1 = transactional */
 			lsn_t lsn;
 			struct slice prefix;
 			struct slice content;
 		} message;
-		struct { bool first_segment; } stream_start;
-		struct { uint8_t flags; lsn_t commit_lsn, end_lsn; int64_t commit_time; } stream_commit;
-		struct { uint32_t subxid; lsn_t abort_lsn; int64_t abort_time; bool has_lsn; } stream_abort;
+		struct {
+			bool first_segment;
+		} stream_start;
 		struct {
 			uint8_t flags;
-			lsn_t lsn, end_lsn;	/* prepare/commit/rollback positions, per message */
-			int64_t time, time2;	/* r: prepare_time, rollback_time */
+			lsn_t commit_lsn, end_lsn;
+			int64_t commit_time;
+		} stream_commit;
+		struct {
+			uint32_t subxid;
+			lsn_t abort_lsn;
+			int64_t abort_time;
+			bool has_lsn;
+		} stream_abort;
+		struct {
+			uint8_t flags;
+			lsn_t lsn, end_lsn;  /* prepare/commit/rollback positions, per message */
+			int64_t time, time2; /* r: prepare_time, rollback_time */
 			struct slice gid;
 		} twophase;
 	} u;
@@ -101,8 +136,8 @@ struct pgoutput_msg {
 
 /* Decoder state that lives across messages: protocol version, stream state, scratch arrays. */
 struct pgoutput_decoder {
-	int proto_version;  /* 1..4: what START_REPLICATION asked for */
-	bool in_stream;	    /* between Stream Start and Stream Stop */
+	int proto_version; /* 1..4: what START_REPLICATION asked for */
+	bool in_stream;	   /* between Stream Start and Stream Stop */
 	/* scratch, owned, grown on demand and reused */
 	struct pgoutput_col *cols;
 	size_t cols_cap;

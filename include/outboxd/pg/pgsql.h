@@ -62,9 +62,9 @@ int pgsql_check_role(PGconn *c, char *errbuf, size_t errlen);
  * pgsql_defaults_free(). A name not found counts as nullable without a default.
  * Return: 0, or -EIO (text in @errbuf).
  */
-int pgsql_column_facts(PGconn *c, const char *schema, const char *table,
-		       const char *const *names, int n, bool **ret_notnull, char ***ret_defaults,
-		       char *errbuf, size_t errlen);
+int pgsql_column_facts(PGconn *c, const char *schema, const char *table, const char *const *names,
+		       int n, bool **ret_notnull, char ***ret_defaults, char *errbuf,
+		       size_t errlen);
 
 /* pgsql_defaults_free() - free what pgsql_column_facts() returned in ret_defaults. */
 void pgsql_defaults_free(char **defaults, int n);
@@ -95,7 +95,7 @@ struct pgsql_column {
 	uint32_t type_oid;
 	int32_t typmod;
 	bool notnull;
-	char *def;  /* owned; the DEFAULT as pg_get_expr() prints it, or NULL */
+	char *def; /* owned; the DEFAULT as pg_get_expr() prints it, or NULL */
 };
 
 /**

@@ -41,8 +41,8 @@ struct pgstream_frame {
  *
  * Return: 0, or -EPROTO for an unknown kind byte or a wrong length.
  */
-int pgstream_frame_decode(const uint8_t *buf, size_t len, struct pgstream_frame *ret,
-			  char *errbuf, size_t errlen);
+int pgstream_frame_decode(const uint8_t *buf, size_t len, struct pgstream_frame *ret, char *errbuf,
+			  size_t errlen);
 
 /**
  * pgstream_frame_status() - build a standby status update.

@@ -14,16 +14,16 @@
 #include "outboxd/pg/pgoutput.h"
 
 struct relcache_col {
-	char *name;	   /* owned, NUL-terminated */
+	char *name; /* owned, NUL-terminated */
 	uint32_t type_oid;
 	int32_t typmod;
-	bool key;	   /* part of the replica identity */
+	bool key; /* part of the replica identity */
 };
 
 struct relcache_rel {
 	uint32_t relid;
-	char *nspname;	   /* owned; "pg_catalog" when the message carried an empty namespace */
-	char *relname;	   /* owned */
+	char *nspname; /* owned; "pg_catalog" when the message carried an empty namespace */
+	char *relname; /* owned */
 	char replident;
 	int ncols;
 	struct relcache_col *cols; /* owned */

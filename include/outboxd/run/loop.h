@@ -45,7 +45,7 @@ struct loop_wait {
 	bool source_write; /* watch it for output space (buffered output waits) */
 	int wake_fd;	   /* the read end of librdkafka's wake-up pipe, or -1 */
 	const struct loop_deadlines *deadlines; /* NULL = none */
-	int64_t max_us;	   /* the longest wait; <= 0 = do not block */
+	int64_t max_us;				/* the longest wait; <= 0 = do not block */
 	/* results */
 	bool source_ready; /* readable or writable as asked, or in error */
 	bool wake_ready;

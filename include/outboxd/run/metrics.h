@@ -24,7 +24,7 @@ enum metrics_counter {
 	METRICS_RECORDS_ACKNOWLEDGED, /* successful delivery reports; also resets the ack age */
 	METRICS_TRANSACTIONS,	      /* commits received */
 	METRICS_PIPELINE_RESTARTS,
-	METRICS_STATUS_UPDATES,	      /* standby status updates sent to PostgreSQL */
+	METRICS_STATUS_UPDATES, /* standby status updates sent to PostgreSQL */
 	METRICS_COUNTER_COUNT_
 };
 
@@ -39,10 +39,10 @@ enum metrics_skip_reason {
 
 /* Values that go up and down. */
 enum metrics_gauge {
-	METRICS_CONFIRMED_LSN,	       /* the LSN last confirmed to the slot, as a number */
-	METRICS_RECEIVED_LSN,	       /* the highest LSN received, as a number */
-	METRICS_IN_FLIGHT_RECORDS,     /* produced, delivery report awaited; see last_ack_age */
-	METRICS_PENDING_TRANSACTIONS,  /* received and not yet confirmable */
+	METRICS_CONFIRMED_LSN,		/* the LSN last confirmed to the slot, as a number */
+	METRICS_RECEIVED_LSN,		/* the highest LSN received, as a number */
+	METRICS_IN_FLIGHT_RECORDS,	/* produced, delivery report awaited; see last_ack_age */
+	METRICS_PENDING_TRANSACTIONS,	/* received and not yet confirmable */
 	METRICS_PRODUCER_QUEUE_RECORDS, /* librdkafka's out queue length */
 	METRICS_GAUGE_COUNT_
 };

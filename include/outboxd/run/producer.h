@@ -34,7 +34,7 @@ struct producer_header {
 /* One record to produce. All pointers are borrowed; the bytes are copied. */
 struct producer_record {
 	const char *topic;
-	const void *key;   /* NULL = null key */
+	const void *key; /* NULL = null key */
 	size_t key_len;
 	const void *value; /* NULL = null value (a tombstone) */
 	size_t value_len;

@@ -96,8 +96,8 @@ struct record *publish_scratch(struct publish *pub);
  * Return: OUTCOME_OK, OUTCOME_HALT (over message.max.bytes, with @where naming it) or
  * OUTCOME_RESTART; the reason in @why.
  */
-enum outcome publish_scratch_send(struct publish *pub, uint64_t token, const char *where,
-				  char *why, size_t whylen);
+enum outcome publish_scratch_send(struct publish *pub, uint64_t token, const char *where, char *why,
+				  size_t whylen);
 
 /**
  * publish_try() - produce a ready record (a heartbeat) as token @token, now or never: not
@@ -105,8 +105,8 @@ enum outcome publish_scratch_send(struct publish *pub, uint64_t token, const cha
  * @rec: borrowed.
  * Return: 0, -EAGAIN on a full queue, or another negative code with the reason in @errbuf.
  */
-int publish_try(struct publish *pub, const struct record *rec, uint64_t token,
-		char *errbuf, size_t errlen);
+int publish_try(struct publish *pub, const struct record *rec, uint64_t token, char *errbuf,
+		size_t errlen);
 
 /* publish_waiting() - a record waits for queue space: the source must not feed another. */
 bool publish_waiting(const struct publish *pub);

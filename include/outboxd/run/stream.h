@@ -48,8 +48,7 @@ struct stream_params {
  * @started_unix_us: when streaming started (Unix time): Debezium's offset context time for a
  *	logical message that comes before any commit.
  */
-struct stream *stream_new(const struct stream_params *p, lsn_t confirmed,
-			  int64_t started_unix_us);
+struct stream *stream_new(const struct stream_params *p, lsn_t confirmed, int64_t started_unix_us);
 
 /* stream_free() - NULL allowed. */
 void stream_free(struct stream *st);
@@ -62,8 +61,8 @@ struct publish_source stream_source(struct stream *st);
  * Return: OUTCOME_OK, or the outcome with the reason in @why (malformed data, a protocol
  * violation, a halting row).
  */
-enum outcome stream_on_frame(struct stream *st, struct publish *pub,
-			     const struct pgstream_frame *f, char *why, size_t whylen);
+enum outcome stream_on_frame(struct stream *st, struct publish *pub, const struct pgstream_frame *f,
+			     char *why, size_t whylen);
 
 /* stream_reply_wanted() - a keepalive asked for a status update at once; clears the request. */
 bool stream_reply_wanted(struct stream *st);

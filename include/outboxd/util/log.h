@@ -44,11 +44,11 @@ void log_msg(enum log_level level, const char *module, const char *fmt, ...)
 #define log_error(mod, ...) log_msg(LOG_ERROR, mod, __VA_ARGS__)
 #define log_warn(mod, ...)  log_msg(LOG_WARN, mod, __VA_ARGS__)
 #define log_info(mod, ...)  log_msg(LOG_INFO, mod, __VA_ARGS__)
-#define log_debug(mod, ...)                                                                       \
-	do {                                                                                      \
-		if (log_enabled(LOG_DEBUG)) {                                                     \
-			log_msg(LOG_DEBUG, mod, __VA_ARGS__);                                     \
-		}                                                                                 \
+#define log_debug(mod, ...)                                                                        \
+	do {                                                                                       \
+		if (log_enabled(LOG_DEBUG)) {                                                      \
+			log_msg(LOG_DEBUG, mod, __VA_ARGS__);                                      \
+		}                                                                                  \
 	} while (0)
 
 #endif

@@ -2,8 +2,8 @@
 #ifndef OUTBOXD_LSN_H
 #define OUTBOXD_LSN_H
 
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A WAL position. Printed %X/%X (high and low 32 bits), as PostgreSQL prints it. */
 typedef uint64_t lsn_t;

@@ -50,10 +50,10 @@ char *xstrndup(const char *s, size_t n);
 #define znew(expr) ((__typeof__(expr) *)xcalloc(1, sizeof(expr)))
 
 /* zfree(p) frees p and sets it to NULL in one step. */
-#define zfree(p)                                                                                  \
-	do {                                                                                      \
-		free(p);                                                                          \
-		(p) = NULL;                                                                       \
+#define zfree(p)                                                                                   \
+	do {                                                                                       \
+		free(p);                                                                           \
+		(p) = NULL;                                                                        \
 	} while (0)
 
 #endif
