@@ -28,17 +28,6 @@ router_header_value(struct router *r, struct record *rec, const char *name, cons
 	return convert_write(r->header_conv, v, &h->value, &h->null, errbuf, errlen);
 }
 
-int
-router_find_col(const struct relcache_rel *rel, const char *name)
-{
-	for (int i = 0; name && i < rel->ncols; i++) {
-		if (strcmp(rel->cols[i].name, name) == 0) {
-			return i;
-		}
-	}
-	return -1;
-}
-
 /*
  * The literal of a constant DEFAULT expression as pg_get_expr() prints it: 'text'::type
  * ('' unescaped), a number, (-1), true/false (as 't'/'f'). 0 with @out filled, -1 when

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "outboxd/connect/convert.h"
 #include "outboxd/connect/jsonw.h"
@@ -136,8 +137,20 @@ struct router {
 	struct router_memo memo;
 };
 
-/* router_find_col() - the index of column @name of @rel, or -1 (also for a NULL @name). */
-int router_find_col(const struct relcache_rel *rel, const char *name);
+/*
+ * router_find_col() - the index of column @name of @rel, or -1 (also for a NULL @name). Inline:
+ * it runs for every routed column of every row.
+ */
+static inline int
+router_find_col(const struct relcache_rel *rel, const char *name)
+{
+	for (int i = 0; name && i < rel->ncols; i++) {
+		if (strcmp(rel->cols[i].name, name) == 0) {
+			return i;
+		}
+	}
+	return -1;
+}
 
 /*
  * router_column() - convert column @name of @tup into r->vals[@slot], with its DEFAULT (from

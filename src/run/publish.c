@@ -28,7 +28,8 @@ struct publish {
 	bool waiting; /* rec waits for queue space */
 	uint64_t waiting_token;
 	struct buf waiting_where; /* its position, should it turn out to be too large */
-	bool closing;		  /* purging: the reports that follow reach nobody */
+	lsn_t waiting_lsn;
+	bool closing; /* purging: the reports that follow reach nobody */
 };
 
 /* The producer's view of @r: every pointer borrows from @r, the headers from pub->hdrs. */
@@ -143,11 +144,25 @@ publish_queue_len(const struct publish *pub)
 	return producer_queue_len(pub->prod);
 }
 
-/* "halt: row id=<id> <where>: <reason>": what the one log line of a halt says. */
-static enum outcome
-halt_text(const char *id, const char *where, const char *reason, char *why, size_t whylen)
+/* "<where> <lsn>": a position as messages name it. */
+static const char *
+position(const char *where, lsn_t lsn, char *out, size_t len)
 {
-	errbuf_set(why, whylen, "halt: row id=%.100s %.200s: %.1800s", id, where, reason);
+	char at[LSN_STRLEN];
+
+	snprintf(out, len, "%.150s %s", where ? where : "committing at", lsn_format(lsn, at));
+	return out;
+}
+
+/* "halt: row id=<id> <where> <lsn>: <reason>": what the one log line of a halt says. */
+static enum outcome
+halt_text(const char *id, const char *where, lsn_t lsn, const char *reason, char *why,
+	  size_t whylen)
+{
+	char pos[200];
+
+	errbuf_set(why, whylen, "halt: row id=%.100s %s: %.1800s", id,
+		   position(where, lsn, pos, sizeof(pos)), reason);
 	return OUTCOME_HALT;
 }
 
@@ -158,7 +173,7 @@ halt_row(struct publish *pub, const struct publish_row *row, const char *reason,
 	struct buf id = BUF_INIT;
 
 	router_row_id(pub->p->router, row->rel, row->tup, &id);
-	halt_text(buf_cstr(&id), row->where, reason, why, whylen);
+	halt_text(buf_cstr(&id), row->where, row->lsn, reason, why, whylen);
 	buf_fini(&id);
 	return OUTCOME_HALT;
 }
@@ -173,7 +188,7 @@ static enum outcome dead_letter(struct publish *pub, const struct publish_row *r
  */
 static enum outcome
 send(struct publish *pub, uint64_t token, const struct publish_row *row, const char *where,
-     char *why, size_t whylen)
+     lsn_t lsn, char *why, size_t whylen)
 {
 	struct producer_record pr = view(pub, &pub->rec);
 	const char *id;
@@ -192,9 +207,10 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
 	if (rc == -EAGAIN) {
 		pub->waiting = true;
 		pub->waiting_token = token;
+		pub->waiting_lsn = lsn;
 		if (where != buf_cstr(&pub->waiting_where)) {
 			buf_reset(&pub->waiting_where);
-			buf_add_str(&pub->waiting_where, where);
+			buf_add_str(&pub->waiting_where, where ? where : "committing at");
 		}
 		return OUTCOME_OK;
 	}
@@ -209,7 +225,7 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
 			return dead_letter(pub, row, token, err, false, why, whylen);
 		}
 		id = record_header_text(&pub->rec, "id");
-		return halt_text(id ? id : "(unknown)", where, err, why, whylen);
+		return halt_text(id ? id : "(unknown)", where, lsn, err, why, whylen);
 	}
 	errbuf_set(why, whylen, "produce to %s failed: %s", pr.topic, err);
 	return OUTCOME_RESTART;
@@ -223,19 +239,20 @@ static enum outcome
 dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token, const char *reason,
 	    bool keep_value, char *why, size_t whylen)
 {
+	char lsn[LSN_STRLEN], pos[200];
 	struct router_dead_letter_info info = { .topic = pub->p->dlq_topic,
 						.reason = reason,
-						.commit_lsn = row->commit_lsn,
+						.commit_lsn = lsn_format(row->lsn, lsn),
 						.keep_value = keep_value };
 	struct buf id = BUF_INIT;
 
 	router_row_id(pub->p->router, row->rel, row->tup, &id);
 	log_warn(MOD, "poison row id=%s %s sent to dead-letter topic %s: %s", buf_cstr(&id),
-		 row->where, pub->p->dlq_topic, reason);
+		 position(row->where, row->lsn, pos, sizeof(pos)), pub->p->dlq_topic, reason);
 	buf_fini(&id);
 	router_dead_letter(pub->p->router, row->rel, row->notnull, row->defaults, row->tup, &info,
 			   &pub->rec);
-	return send(pub, token, NULL, row->where, why, whylen);
+	return send(pub, token, NULL, row->where, row->lsn, why, whylen);
 }
 
 enum outcome
@@ -250,7 +267,7 @@ publish_row(struct publish *pub, const struct publish_row *row, uint64_t token, 
 		return halt_row(pub, row, err, why, whylen);
 	}
 	switch (v) {
-	case ROUTER_PUBLISH: return send(pub, token, row, row->where, why, whylen);
+	case ROUTER_PUBLISH: return send(pub, token, row, row->where, row->lsn, why, whylen);
 	case ROUTER_POISON:
 		return pub->p->dlq_topic ? dead_letter(pub, row, token, err, true, why, whylen) :
 					   halt_row(pub, row, err, why, whylen);
@@ -269,10 +286,10 @@ publish_row(struct publish *pub, const struct publish_row *row, uint64_t token, 
 }
 
 enum outcome
-publish_scratch_send(struct publish *pub, uint64_t token, const char *where, char *why,
+publish_scratch_send(struct publish *pub, uint64_t token, const char *where, lsn_t lsn, char *why,
 		     size_t whylen)
 {
-	return send(pub, token, NULL, where, why, whylen);
+	return send(pub, token, NULL, where, lsn, why, whylen);
 }
 
 int
@@ -305,7 +322,8 @@ publish_retry(struct publish *pub, char *why, size_t whylen)
 	if (!pub->waiting) {
 		return OUTCOME_OK;
 	}
-	return send(pub, pub->waiting_token, NULL, buf_cstr(&pub->waiting_where), why, whylen);
+	return send(pub, pub->waiting_token, NULL, buf_cstr(&pub->waiting_where), pub->waiting_lsn,
+		    why, whylen);
 }
 
 int

@@ -32,7 +32,8 @@ struct snap {
 	struct publish *pub;
 	uint64_t produced, acked, failed;
 	char failure[512];
-	char at[LSN_STRLEN]; /* the slot's consistent point: the rows' position */
+	lsn_t lsn;	  /* the slot's consistent point: the rows' position */
+	struct buf where; /* "of <table> in the initial snapshot at", per table */
 	char why[2048];
 };
 
@@ -157,13 +158,13 @@ snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull
 	     char *const *defaults, PGresult *r, int row, struct pgoutput_col *cols)
 {
 	struct pgoutput_tuple tup = { .ncols = rel->ncols, .cols = cols };
-	struct buf where = BUF_INIT;
 	struct publish_row pr = { .rel = rel,
 				  .notnull = notnull,
 				  .defaults = (const char *const *)defaults,
 				  .op = 'r',
 				  .tup = &tup,
-				  .commit_lsn = s->at };
+				  .where = buf_cstr(&s->where),
+				  .lsn = s->lsn };
 	enum outcome o;
 
 	for (int c = 0; c < rel->ncols; c++) {
@@ -174,10 +175,7 @@ snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull
 				       (struct slice){ PQgetvalue(r, row, c),
 						       (size_t)PQgetlength(r, row, c) };
 	}
-	buf_add_fmt(&where, "of %s.%s in the initial snapshot", rel->nspname, rel->relname);
-	pr.where = buf_cstr(&where);
 	o = publish_one(s, &pr);
-	buf_fini(&where);
 	if (o == OUTCOME_HALT) {
 		log_error(MOD, "%s; the snapshot reruns at the next start", s->why);
 	} else if (o == OUTCOME_RESTART) {
@@ -204,6 +202,8 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 		pgsql_defaults_free(defaults, 0);
 		return OUTCOME_HALT;
 	}
+	buf_reset(&s->where);
+	buf_add_fmt(&s->where, "of %s.%s in the initial snapshot at", schema, table);
 	ns = PQescapeIdentifier(s->sql, schema, strlen(schema));
 	tb = PQescapeIdentifier(s->sql, table, strlen(table));
 	buf_add_str(&q, "DECLARE outboxd_snapshot NO SCROLL CURSOR FOR SELECT ");
@@ -380,7 +380,7 @@ take(struct snap *s, const char *marker)
 		 "created replication slot \"%s\" at %s; publishing the rows already in the "
 		 "outbox (snapshot.mode=initial)",
 		 s->cfg->slot_name, lsn_format(lsn, at));
-	snprintf(s->at, sizeof(s->at), "%s", at);
+	s->lsn = lsn;
 	res = import_snapshot(s, name) ? OUTCOME_OK : OUTCOME_HALT;
 	PQfinish(repl); /* the snapshot lives on in the imported transaction */
 	free(name);
@@ -474,6 +474,7 @@ attempt(const struct snapshot_params *p)
 		log_info(MOD, "stopped during the initial snapshot; it reruns at the next start");
 	}
 	publish_free(s.pub);
+	buf_fini(&s.where);
 	PQfinish(s.sql);
 	return res;
 }

@@ -31,8 +31,6 @@ struct stream {
 	uint64_t cur_seq;    /* the open transaction's acktrack sequence, or 0 */
 	lsn_t cur_final_lsn; /* its commit LSN (from Begin), for messages naming a row */
 	uint32_t cur_xid;
-	char where[64]; /* "committing at <cur_final_lsn>" */
-	char commit_lsn[LSN_STRLEN];
 	int64_t commit_time_us;	 /* Unix time of the last Begin's commit, for message records */
 	int64_t started_unix_us; /* when this stream started (Unix time) */
 	lsn_t last_commit_lsn; /* the last Commit's end (or non-transactional message), 0 = none */
@@ -188,8 +186,7 @@ on_row(struct stream *st, struct publish *pub, char op, uint32_t relid,
 				    .defaults = (const char *const *)ri->defaults,
 				    .op = op,
 				    .tup = tup,
-				    .where = st->where,
-				    .commit_lsn = st->commit_lsn };
+				    .lsn = st->cur_final_lsn };
 	return publish_row(pub, &row, st->cur_seq, why, whylen);
 }
 
@@ -228,13 +225,12 @@ on_logical_message(struct stream *st, struct publish *pub, const struct pgoutput
 		.now_ms = now_unix_ms(),
 	};
 	uint64_t seq = st->cur_seq;
-	char err[512], at[LSN_STRLEN], where[64];
+	char err[512], at[LSN_STRLEN];
 
 	if (!router_message_selected(st->p->router, m->u.message.prefix.p,
 				     m->u.message.prefix.len)) {
 		return OUTCOME_OK;
 	}
-	lsn_format(m->u.message.lsn, at);
 	if (!tx) {
 		/* Debezium counts a non-transactional message as its own commit before recording it */
 		st->last_commit_lsn = m->u.message.lsn;
@@ -246,6 +242,7 @@ on_logical_message(struct stream *st, struct publish *pub, const struct pgoutput
 		info.commit_time_us = st->started_unix_us;
 	}
 	if (router_message(st->p->router, m, &info, publish_scratch(pub), err, sizeof(err)) < 0) {
+		lsn_format(m->u.message.lsn, at);
 		errbuf_set(why, whylen, "logical decoding message (prefix %.*s) at %s: %s",
 			   (int)m->u.message.prefix.len, m->u.message.prefix.p, at, err);
 		return OUTCOME_HALT;
@@ -254,22 +251,18 @@ on_logical_message(struct stream *st, struct publish *pub, const struct pgoutput
 		seq = acktrack_begin(st->at, m->u.message.lsn);
 		st->nontx_end = m->u.message.lsn;
 	}
-	snprintf(where, sizeof(where), "(a logical decoding message) at %s", at);
-	return publish_scratch_send(pub, seq, tx ? st->where : where, why, whylen);
+	return tx ? publish_scratch_send(pub, seq, NULL, st->cur_final_lsn, why, whylen) :
+		    publish_scratch_send(pub, seq, "(a logical decoding message) at",
+					 m->u.message.lsn, why, whylen);
 }
 
 static enum outcome
 on_begin(struct stream *st, const struct pgoutput_msg *m, char *why, size_t whylen)
 {
-	char lsn[LSN_STRLEN];
-
 	st->cur_seq = acktrack_begin(st->at, m->u.begin.final_lsn);
 	st->cur_final_lsn = m->u.begin.final_lsn;
 	st->cur_xid = m->xid;
 	st->commit_time_us = m->u.begin.commit_time + NOW_PG_EPOCH_OFFSET_US;
-	lsn_format(st->cur_final_lsn, st->commit_lsn);
-	snprintf(st->where, sizeof(st->where), "committing at %s",
-		 lsn_format(st->cur_final_lsn, lsn));
 	if (!st->cur_seq) {
 		errbuf_set(why, whylen, "protocol: Begin inside a transaction");
 		return OUTCOME_RESTART;

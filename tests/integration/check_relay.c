@@ -1058,7 +1058,7 @@ START_TEST(test_snapshot_poison_row_goes_to_the_dead_letter_topic)
 	ck_assert_msg(memmem(hv, hl, "is NULL", 7) != NULL, "%.*s", (int)hl, (const char *)hv);
 	itest_records_free(recs, n);
 	ck_assert_uint_eq(check_topics(&f, 30, 30000).distinct, 30);
-	ck_assert(relayfix_wait_log(&f, "in the initial snapshot sent to dead-letter topic", 5));
+	ck_assert(relayfix_wait_log(&f, "in the initial snapshot at", 5));
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
 	buf_fini(&q);
 	buf_fini(&extra);

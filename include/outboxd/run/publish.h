@@ -55,8 +55,13 @@ struct publish_row {
 	const char *const *defaults; /* and column DEFAULTs, or NULL */
 	char op;		     /* 'I' insert, 'U' update, 'r' snapshot read */
 	const struct pgoutput_tuple *tup;
-	const char *where;	/* the row's position for messages: "committing at 0/16B3748" */
-	const char *commit_lsn; /* %X/%X for the dead-letter header __outboxd.error.commit.lsn */
+	/*
+	 * The row's position, for the messages that name it: "<where> <lsn>", "committing at
+	 * 0/16B3748" when @where is NULL. Text is made only when a message needs it (this is per
+	 * row). @lsn is also the dead-letter header __outboxd.error.commit.lsn.
+	 */
+	const char *where;
+	lsn_t lsn;
 };
 
 /**
@@ -93,11 +98,12 @@ struct record *publish_scratch(struct publish *pub);
 /**
  * publish_scratch_send() - produce the scratch record as token @token, keeping it when the
  * queue is full, as publish_row() does.
- * Return: OUTCOME_OK, OUTCOME_HALT (over message.max.bytes, with @where naming it) or
+ * Return: OUTCOME_OK, OUTCOME_HALT (over message.max.bytes, with @where and @lsn naming it, as
+ * for a row) or
  * OUTCOME_RESTART; the reason in @why.
  */
-enum outcome publish_scratch_send(struct publish *pub, uint64_t token, const char *where, char *why,
-				  size_t whylen);
+enum outcome publish_scratch_send(struct publish *pub, uint64_t token, const char *where, lsn_t lsn,
+				  char *why, size_t whylen);
 
 /**
  * publish_try() - produce a ready record (a heartbeat) as token @token, now or never: not
