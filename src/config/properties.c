@@ -130,7 +130,7 @@ read_line(struct reader *r, struct buf *out, int *ret_line)
 }
 
 /*
- * Unescape [s, end) into @out: \uXXXX (a surrogate pair becomes one code point; a lone
+ * Unescape [s, end) into @out: \uHHHH (a surrogate pair becomes one code point; a lone
  * surrogate U+FFFD), \t \n \r \f, and "\x" -> "x" for any other x.
  */
 static int

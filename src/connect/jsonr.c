@@ -141,7 +141,7 @@ read_uescape(struct jsonr *r)
 	return 0;
 }
 
-/* The escape after a backslash: \" \\ \/ \b \f \n \r \t \uXXXX, nothing else. */
+/* The escape after a backslash: \" \\ \/ \b \f \n \r \t \uHHHH, nothing else. */
 static int
 read_escape(struct jsonr *r)
 {

@@ -69,7 +69,7 @@ special8(uint64_t w)
 }
 #endif
 
-/* Writes "\uXXXX" (upper-case hex, as Jackson) at @o; room for 6 bytes was reserved. */
+/* Writes "\uHHHH" (upper-case hex, as Jackson) at @o; room for 6 bytes was reserved. */
 static char *
 put_u_escape(char *o, unsigned v)
 {
@@ -84,7 +84,7 @@ put_u_escape(char *o, unsigned v)
 	return o + 6;
 }
 
-/* The short escapes Jackson writes (\" \\ \b \t \n \f \r); 0: the byte is written \uXXXX. */
+/* The short escapes Jackson writes (\" \\ \b \t \n \f \r); 0: the byte is written \uHHHH. */
 static const char short_escape[128] = {
 	['"'] = '"',  ['\\'] = '\\', ['\b'] = 'b', ['\t'] = 't',
 	['\n'] = 'n', ['\f'] = 'f',  ['\r'] = 'r',

@@ -9,32 +9,9 @@
 #include <string.h>
 
 #include "outboxd/connect/jsonw.h"
+#include "outboxd/pg/pgtype.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/utf8.h"
-
-enum {
-	OID_BOOL = 16,
-	OID_BYTEA = 17,
-	OID_CHAR = 18,
-	OID_NAME = 19,
-	OID_INT8 = 20,
-	OID_INT2 = 21,
-	OID_INT4 = 23,
-	OID_TEXT = 25,
-	OID_OID = 26,
-	OID_JSON = 114,
-	OID_XML = 142,
-	OID_FLOAT4 = 700,
-	OID_FLOAT8 = 701,
-	OID_BPCHAR = 1042,
-	OID_VARCHAR = 1043,
-	OID_DATE = 1082,
-	OID_TIMESTAMP = 1114,
-	OID_TIMESTAMPTZ = 1184,
-	OID_NUMERIC = 1700,
-	OID_UUID = 2950,
-	OID_JSONB = 3802,
-};
 
 /*
  * Built-in types Debezium does not map to a plain string and outboxd does not convert yet
@@ -432,7 +409,7 @@ static int
 convert_time(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
 {
 	int64_t us = 0;
-	bool zone = col->type_oid == OID_TIMESTAMPTZ, date = col->type_oid == OID_DATE;
+	bool zone = col->type_oid == PGTYPE_TIMESTAMPTZ, date = col->type_oid == PGTYPE_DATE;
 
 	if (date) {
 		pv->v.type = CVALUE_INT32;
@@ -486,26 +463,26 @@ dispatch(const struct relcache_col *col, struct slice t, enum pgvalue_binary bin
 	 struct pgvalue *pv)
 {
 	switch (col->type_oid) {
-	case OID_BOOL:
+	case PGTYPE_BOOL:
 		pv->v.type = CVALUE_BOOLEAN;
 		pv->v.u.b = t.len == 1 && t.p[0] == 't';
 		return pv->v.is_null || (t.len == 1 && (t.p[0] == 't' || t.p[0] == 'f')) ? 0 :
 											   -EINVAL;
-	case OID_INT2: return convert_int(t, CVALUE_INT16, pv);
-	case OID_INT4: return convert_int(t, CVALUE_INT32, pv);
-	case OID_INT8:
-	case OID_OID: return convert_int(t, CVALUE_INT64, pv);
-	case OID_FLOAT4: return convert_float(t, CVALUE_FLOAT32, pv);
-	case OID_FLOAT8: return convert_float(t, CVALUE_FLOAT64, pv);
-	case OID_NUMERIC: return convert_numeric(col, t, pv);
-	case OID_BYTEA: return convert_bytea(t, binary, pv);
-	case OID_DATE:
-	case OID_TIMESTAMP:
-	case OID_TIMESTAMPTZ: return convert_time(col, t, pv);
-	case OID_UUID: return convert_string(t, "io.debezium.data.Uuid", pv);
-	case OID_JSON:
-	case OID_JSONB: return convert_string(t, "io.debezium.data.Json", pv);
-	case OID_XML: return convert_string(t, "io.debezium.data.Xml", pv);
+	case PGTYPE_INT2: return convert_int(t, CVALUE_INT16, pv);
+	case PGTYPE_INT4: return convert_int(t, CVALUE_INT32, pv);
+	case PGTYPE_INT8:
+	case PGTYPE_OID: return convert_int(t, CVALUE_INT64, pv);
+	case PGTYPE_FLOAT4: return convert_float(t, CVALUE_FLOAT32, pv);
+	case PGTYPE_FLOAT8: return convert_float(t, CVALUE_FLOAT64, pv);
+	case PGTYPE_NUMERIC: return convert_numeric(col, t, pv);
+	case PGTYPE_BYTEA: return convert_bytea(t, binary, pv);
+	case PGTYPE_DATE:
+	case PGTYPE_TIMESTAMP:
+	case PGTYPE_TIMESTAMPTZ: return convert_time(col, t, pv);
+	case PGTYPE_UUID: return convert_string(t, "io.debezium.data.Uuid", pv);
+	case PGTYPE_JSON:
+	case PGTYPE_JSONB: return convert_string(t, "io.debezium.data.Json", pv);
+	case PGTYPE_XML: return convert_string(t, "io.debezium.data.Xml", pv);
 	default: return convert_string(t, NULL, pv);
 	}
 }

@@ -66,7 +66,7 @@ translate_escape(const char *p, struct buf *out, const char **why)
 		*why = "\\p{...} and \\P{...} classes (Java names differ from PCRE2's) are not "
 		       "supported; write the characters out, e.g. [a-z]";
 		return 0;
-	case 'N': *why = "\\N{name} is not supported; write the character or \\uXXXX"; return 0;
+	case 'N': *why = "\\N{name} is not supported; write the character or \\uHHHH"; return 0;
 	default:
 		if (isalpha((unsigned char)p[1]) &&
 		    !strchr("dDsSwWbBAzZGntrfaecxkhHvVRXQE", p[1])) {

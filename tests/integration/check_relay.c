@@ -966,6 +966,28 @@ START_TEST(test_heartbeat_query_error_is_not_lost_to_a_catalog_query)
 }
 END_TEST
 
+/*
+ * The dead-letter topic @dlq holds exactly one record: the row @id with @key and @value, its
+ * reason saying the aggregatetype is NULL.
+ */
+static void
+expect_dead_letter(const char *dlq, const char *id, const char *key, const char *value)
+{
+	struct itest_record *recs;
+	const void *hv;
+	size_t hl, n = itest_consume_all(dlq, 1, 30000, &recs);
+
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(recs[0].key, key);
+	ck_assert_str_eq(recs[0].value, value);
+	ck_assert_int_eq(rd_kafka_header_get_last(recs[0].headers, "id", &hv, &hl), 0);
+	ck_assert_int_eq(memcmp(hv, id, 36), 0);
+	ck_assert_int_eq(
+		rd_kafka_header_get_last(recs[0].headers, "__outboxd.error.reason", &hv, &hl), 0);
+	ck_assert_msg(memmem(hv, hl, "is NULL", 7) != NULL, "%.*s", (int)hl, (const char *)hv);
+	itest_records_free(recs, n);
+}
+
 /* With a dead-letter topic, a poison row goes there (same key, reason in headers) and counts
  * as delivered: the relay goes on. */
 START_TEST(test_poison_row_to_dead_letter_topic)
@@ -973,10 +995,7 @@ START_TEST(test_poison_row_to_dead_letter_topic)
 	static const char *const id = "0badc0de-0000-4000-8000-000000000002";
 	struct relayfix f;
 	struct buf q = BUF_INIT, extra = BUF_INIT;
-	struct itest_record *recs;
 	char *dlq;
-	const void *hv;
-	size_t hl, n;
 
 	relayfix_init(&f, _i == 1);
 	dlq = relayfix_aggtype(&f, "dlq");
@@ -993,16 +1012,7 @@ START_TEST(test_poison_row_to_dead_letter_topic)
 	sql(f.pg, buf_cstr(&q));
 	insert_load(&f, f.pg, 0, 2, 10);
 	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 60), 0);
-	n = itest_consume_all(dlq, 1, 30000, &recs);
-	ck_assert_uint_eq(n, 1);
-	ck_assert_str_eq(recs[0].key, "\"agg-7\"");
-	ck_assert_str_eq(recs[0].value, "{\"a\": 1}");
-	ck_assert_int_eq(rd_kafka_header_get_last(recs[0].headers, "id", &hv, &hl), 0);
-	ck_assert_int_eq(memcmp(hv, id, 36), 0);
-	ck_assert_int_eq(
-		rd_kafka_header_get_last(recs[0].headers, "__outboxd.error.reason", &hv, &hl), 0);
-	ck_assert_msg(memmem(hv, hl, "is NULL", 7) != NULL, "%.*s", (int)hl, (const char *)hv);
-	itest_records_free(recs, n);
+	expect_dead_letter(dlq, id, "\"agg-7\"", "{\"a\": 1}");
 	ck_assert_uint_eq(check_topics(&f, 20, 30000).distinct, 20);
 	ck_assert(relayfix_wait_log(&f, "sent to dead-letter topic", 5));
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
@@ -1024,10 +1034,7 @@ START_TEST(test_snapshot_poison_row_goes_to_the_dead_letter_topic)
 	static const char *const id = "0badc0de-0000-4000-8000-000000000003";
 	struct relayfix f;
 	struct buf q = BUF_INIT, extra = BUF_INIT;
-	struct itest_record *recs;
 	char *dlq;
-	const void *hv;
-	size_t hl, n;
 
 	relayfix_init(&f, false);
 	dlq = relayfix_aggtype(&f, "sdlq");
@@ -1047,16 +1054,7 @@ START_TEST(test_snapshot_poison_row_goes_to_the_dead_letter_topic)
 	relayfix_start(&f);
 	ck_assert_msg(relayfix_wait_log(&f, "initial snapshot complete: 31 rows", 60), "%s",
 		      relayfix_log(&f));
-	n = itest_consume_all(dlq, 1, 30000, &recs);
-	ck_assert_uint_eq(n, 1);
-	ck_assert_str_eq(recs[0].key, "\"agg-9\"");
-	ck_assert_str_eq(recs[0].value, "{\"b\": 2}");
-	ck_assert_int_eq(rd_kafka_header_get_last(recs[0].headers, "id", &hv, &hl), 0);
-	ck_assert_int_eq(memcmp(hv, id, 36), 0);
-	ck_assert_int_eq(
-		rd_kafka_header_get_last(recs[0].headers, "__outboxd.error.reason", &hv, &hl), 0);
-	ck_assert_msg(memmem(hv, hl, "is NULL", 7) != NULL, "%.*s", (int)hl, (const char *)hv);
-	itest_records_free(recs, n);
+	expect_dead_letter(dlq, id, "\"agg-9\"", "{\"b\": 2}");
 	ck_assert_uint_eq(check_topics(&f, 30, 30000).distinct, 30);
 	ck_assert(relayfix_wait_log(&f, "in the initial snapshot at", 5));
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);

@@ -14,41 +14,7 @@
 
 #include "outboxd/config/cfgsrc.h"
 #include "outboxd/util/buf.h"
-
-/* Files of one test live in a fresh temporary directory. */
-static char dir[64];
-
-static void
-setup(void)
-{
-	strcpy(dir, "/tmp/check_cfgsrc.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void
-teardown(void)
-{
-	struct buf cmd = BUF_INIT;
-
-	buf_add_fmt(&cmd, "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(buf_cstr(&cmd)), 0);
-	buf_fini(&cmd);
-}
-
-/* Writes @text to @name in the test directory; returns the path (static, one per slot). */
-static const char *
-put(int slot, const char *name, const char *text)
-{
-	static char paths[4][128];
-	FILE *f;
-
-	snprintf(paths[slot], sizeof(paths[slot]), "%s/%s", dir, name);
-	f = fopen(paths[slot], "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	return paths[slot];
-}
+#include "testdir.h"
 
 static const char WORKER[] = "bootstrap.servers=kafka:9092\n"
 			     "key.converter=org.apache.kafka.connect.json.JsonConverter\n";
@@ -85,8 +51,8 @@ load_error(const char *const *paths, int n, char *const *envp)
 
 START_TEST(test_worker_and_connector_are_told_apart_by_connector_class)
 {
-	const char *w = put(0, "worker.properties", WORKER);
-	const char *c = put(1, "connector.properties", CONNECTOR);
+	const char *w = testdir_put("worker.properties", WORKER);
+	const char *c = testdir_put("connector.properties", CONNECTOR);
 
 	/* either order */
 	for (int order = 0; order < 2; order++) {
@@ -108,16 +74,17 @@ END_TEST
 START_TEST(test_connector_json_gives_config_keys_name_and_lines)
 {
 	const char *paths[2] = {
-		put(0, "worker.properties", WORKER),
-		put(1, "connector.json",
-		    "{\n"
-		    "  \"name\": \"outbox-connector\",\n"
-		    "  \"config\": {\n"
-		    "    \"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
-		    "    \"database.port\": 5432,\n"
-		    "    \"database.tcpKeepAlive\": true\n"
-		    "  }\n"
-		    "}\n"),
+		testdir_put("worker.properties", WORKER),
+		testdir_put(
+			"connector.json",
+			"{\n"
+			"  \"name\": \"outbox-connector\",\n"
+			"  \"config\": {\n"
+			"    \"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
+			"    \"database.port\": 5432,\n"
+			"    \"database.tcpKeepAlive\": true\n"
+			"  }\n"
+			"}\n"),
 	};
 	struct cfgsrc src = load_ok(paths, 2, NULL);
 	char want[160];
@@ -140,8 +107,8 @@ END_TEST
 START_TEST(test_bare_json_object_is_a_connector_config)
 {
 	const char *paths[2] = {
-		put(0, "worker.properties", WORKER),
-		put(1, "c.json", "  {\"connector.class\": \"x\", \"slot.name\": \"s\"}"),
+		testdir_put("worker.properties", WORKER),
+		testdir_put("c.json", "  {\"connector.class\": \"x\", \"slot.name\": \"s\"}"),
 	};
 	struct cfgsrc src = load_ok(paths, 2, NULL);
 
@@ -153,23 +120,24 @@ END_TEST
 
 START_TEST(test_json_that_is_not_a_flat_config_is_refused_with_the_line)
 {
-	const char *paths[2] = { put(0, "worker.properties", WORKER), NULL };
+	const char *paths[2] = { testdir_put("worker.properties", WORKER), NULL };
 	char want[160];
 
-	paths[1] = put(1, "c.json", "{\"config\": {\n\"a\": \"b\",\n\"nested\": {\"x\": 1}}}");
+	paths[1] = testdir_put("c.json", "{\"config\": {\n\"a\": \"b\",\n\"nested\": {\"x\": 1}}}");
 	snprintf(want, sizeof(want), "%s:3: nested:", paths[1]);
 	ck_assert_ptr_nonnull(strstr(load_error(paths, 2, NULL), want));
-	paths[1] = put(1, "c.json", "{\"config\": [1]}");
+	paths[1] = testdir_put("c.json", "{\"config\": [1]}");
 	ck_assert_ptr_nonnull(strstr(load_error(paths, 2, NULL), "must be a JSON object"));
-	paths[1] = put(1, "c.json", "{\n\"a\": \n");
+	paths[1] = testdir_put("c.json", "{\n\"a\": \n");
 	ck_assert_ptr_nonnull(strstr(load_error(paths, 2, NULL), "invalid JSON"));
 }
 END_TEST
 
 START_TEST(test_connect_needs_exactly_one_worker_and_one_connector)
 {
-	const char *w1 = put(0, "w1.properties", WORKER), *w2 = put(1, "w2.properties", WORKER);
-	const char *c = put(2, "c.properties", CONNECTOR);
+	const char *w1 = testdir_put("w1.properties", WORKER),
+		   *w2 = testdir_put("w2.properties", WORKER);
+	const char *c = testdir_put("c.properties", CONNECTOR);
 	const char *two_workers[2] = { w1, w2 }, *two_connectors[2] = { c, c };
 	const char *only_worker[1] = { w1 }, *only_connector[1] = { c };
 
@@ -187,7 +155,7 @@ START_TEST(test_missing_file_is_an_error_naming_it)
 	char missing[128];
 	const char *paths[1] = { missing };
 
-	snprintf(missing, sizeof(missing), "%s/nope.properties", dir);
+	snprintf(missing, sizeof(missing), "%s/nope.properties", testdir_path());
 	ck_assert_ptr_nonnull(strstr(load_error(paths, 1, NULL), "nope.properties"));
 }
 END_TEST
@@ -207,7 +175,7 @@ static const char SERVER[] =
 
 START_TEST(test_server_file_splits_into_connector_keys_and_the_rest)
 {
-	const char *paths[1] = { put(0, "application.properties", SERVER) };
+	const char *paths[1] = { testdir_put("application.properties", SERVER) };
 	struct cfgsrc src = load_ok(paths, 1, NULL);
 
 	ck_assert_int_eq(src.flavour, CFGSRC_SERVER);
@@ -231,8 +199,8 @@ END_TEST
 
 START_TEST(test_server_file_must_come_alone)
 {
-	const char *paths[2] = { put(0, "application.properties", SERVER),
-				 put(1, "worker.properties", WORKER) };
+	const char *paths[2] = { testdir_put("application.properties", SERVER),
+				 testdir_put("worker.properties", WORKER) };
 
 	ck_assert_ptr_nonnull(strstr(load_error(paths, 2, NULL), "pass it alone"));
 }
@@ -241,7 +209,7 @@ END_TEST
 /* MicroProfile Config: DEBEZIUM_SOURCE_DATABASE_HOSTNAME overrides debezium.source.database.hostname. */
 START_TEST(test_server_environment_overrides_and_adds_keys)
 {
-	const char *paths[1] = { put(0, "application.properties", SERVER) };
+	const char *paths[1] = { testdir_put("application.properties", SERVER) };
 	char *envp[] = { "DEBEZIUM_SOURCE_DATABASE_HOSTNAME=db2",
 			 "DEBEZIUM_SOURCE_SLOT_NAME=from_env",
 			 "DEBEZIUM_SINK_KAFKA_PRODUCER_LINGER_MS=5", "HOME=/root", NULL };
@@ -262,13 +230,13 @@ END_TEST
 START_TEST(test_server_expressions_expand_from_environment_properties_and_defaults)
 {
 	const char *paths[1] = {
-		put(0, "application.properties",
-		    "debezium.sink.type=kafka\n"
-		    "debezium.source.database.user=${PG_USER}\n"
-		    "debezium.source.database.port=${PG_PORT:5432}\n"
-		    "debezium.source.database.dbname=${db.name}-${PG_SUFFIX:x}\n"
-		    "db.name=app\n"
-		    "debezium.source.topic.prefix=${debezium.sink.type}\n"),
+		testdir_put("application.properties",
+			    "debezium.sink.type=kafka\n"
+			    "debezium.source.database.user=${PG_USER}\n"
+			    "debezium.source.database.port=${PG_PORT:5432}\n"
+			    "debezium.source.database.dbname=${db.name}-${PG_SUFFIX:x}\n"
+			    "db.name=app\n"
+			    "debezium.source.topic.prefix=${debezium.sink.type}\n"),
 	};
 	char *envp[] = { "PG_USER=alice", NULL };
 	struct cfgsrc src = load_ok(paths, 1, envp);
@@ -283,9 +251,9 @@ END_TEST
 
 START_TEST(test_server_expression_without_value_or_default_is_an_error)
 {
-	const char *paths[1] = { put(0, "application.properties",
-				     "debezium.sink.type=kafka\n"
-				     "debezium.source.database.password=${PG_PASSWORD}\n") };
+	const char *paths[1] = { testdir_put(
+		"application.properties", "debezium.sink.type=kafka\n"
+					  "debezium.source.database.password=${PG_PASSWORD}\n") };
 	const char *err = load_error(paths, 1, NULL);
 	char want[160];
 
@@ -294,7 +262,8 @@ START_TEST(test_server_expression_without_value_or_default_is_an_error)
 		 "not set",
 		 paths[0]);
 	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
-	paths[0] = put(0, "application.properties", "debezium.sink.type=${a}\na=${b}\nb=${a}\n");
+	paths[0] =
+		testdir_put("application.properties", "debezium.sink.type=${a}\na=${b}\nb=${a}\n");
 	ck_assert_ptr_nonnull(strstr(load_error(paths, 1, NULL), "nest too deeply"));
 }
 END_TEST
@@ -312,13 +281,13 @@ START_TEST(test_declared_providers_resolve_file_env_and_dir_references)
 	char *envp[] = { "PG_USER=alice", NULL };
 	struct cfgsrc src;
 
-	put(0, "secrets.properties", "pg.password=s3cret\n");
+	testdir_put("secrets.properties", "pg.password=s3cret\n");
 	{
 		char sub[128];
 
-		snprintf(sub, sizeof(sub), "%s/d", dir);
+		snprintf(sub, sizeof(sub), "%s/d", testdir_path());
 		ck_assert_int_eq(mkdir(sub, 0700), 0);
-		put(1, "d/token", "t0k3n");
+		testdir_put("d/token", "t0k3n");
 	}
 	buf_add_str(&connector, CONNECTOR);
 	buf_add_fmt(&connector,
@@ -326,9 +295,9 @@ START_TEST(test_declared_providers_resolve_file_env_and_dir_references)
 		    "database.user=${env:PG_USER}\n"
 		    "database.sslpassword=${dir:%s/d:token}\n"
 		    "database.dbname=app-${env:PG_USER}-db\n",
-		    dir, dir);
-	paths[0] = put(2, "worker.properties", PROVIDERS);
-	paths[1] = put(3, "connector.properties", buf_cstr(&connector));
+		    testdir_path(), testdir_path());
+	paths[0] = testdir_put("worker.properties", PROVIDERS);
+	paths[1] = testdir_put("connector.properties", buf_cstr(&connector));
 	src = load_ok(paths, 2, envp);
 	ck_assert_str_eq(kv_get(&src.connector, "database.password"), "s3cret");
 	ck_assert_str_eq(kv_get(&src.connector, "database.user"), "alice");
@@ -342,16 +311,17 @@ END_TEST
 /* Kafka's ConfigTransformer leaves a reference to an undeclared provider as written. */
 START_TEST(test_reference_to_an_undeclared_provider_stays_as_written)
 {
-	const char *paths[2] = { put(0, "worker.properties", WORKER),
-				 put(1, "connector.properties",
-				     "connector.class=x\ndatabase.user=${env:PG_USER}\n") };
+	const char *paths[2] = { testdir_put("worker.properties", WORKER),
+				 testdir_put("connector.properties",
+					     "connector.class=x\ndatabase.user=${env:PG_USER}\n") };
 	char *envp[] = { "PG_USER=alice", NULL };
 	struct cfgsrc src = load_ok(paths, 2, envp);
 
 	ck_assert_str_eq(kv_get(&src.connector, "database.user"), "${env:PG_USER}");
 	cfgsrc_fini(&src);
-	paths[0] = put(0, "worker.properties", PROVIDERS);
-	paths[1] = put(1, "connector.properties", "connector.class=x\ndatabase.user=${vault:k}\n");
+	paths[0] = testdir_put("worker.properties", PROVIDERS);
+	paths[1] = testdir_put("connector.properties",
+			       "connector.class=x\ndatabase.user=${vault:k}\n");
 	src = load_ok(paths, 2, envp);
 	ck_assert_str_eq(kv_get(&src.connector, "database.user"), "${vault:k}");
 	cfgsrc_fini(&src);
@@ -365,19 +335,20 @@ START_TEST(test_unresolvable_reference_names_key_and_origin_not_secrets)
 	const char *err;
 	char want[160];
 
-	put(0, "secrets.properties", "pg.password=s3cret\n");
+	testdir_put("secrets.properties", "pg.password=s3cret\n");
 	buf_add_fmt(
 		&connector,
 		"connector.class=x\ndatabase.password=${file:%s/secrets.properties:pg.pasword}\n",
-		dir);
-	paths[0] = put(1, "worker.properties", PROVIDERS);
-	paths[1] = put(2, "connector.properties", buf_cstr(&connector));
+		testdir_path());
+	paths[0] = testdir_put("worker.properties", PROVIDERS);
+	paths[1] = testdir_put("connector.properties", buf_cstr(&connector));
 	err = load_error(paths, 2, NULL);
 	snprintf(want, sizeof(want), "%s:2: database.password: cannot resolve", paths[1]);
 	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
 	ck_assert_ptr_nonnull(strstr(err, "\"pg.pasword\" not found"));
 	ck_assert_msg(strstr(err, "s3cret") == NULL, "%s", err);
-	paths[1] = put(2, "connector.properties", "connector.class=x\ndatabase.user=${env:NOPE}\n");
+	paths[1] = testdir_put("connector.properties",
+			       "connector.class=x\ndatabase.user=${env:NOPE}\n");
 	ck_assert_ptr_nonnull(strstr(load_error(paths, 2, NULL), "NOPE is not set"));
 	buf_fini(&connector);
 }
@@ -386,9 +357,10 @@ END_TEST
 START_TEST(test_unsupported_provider_class_is_refused)
 {
 	const char *paths[2] = {
-		put(0, "worker.properties",
-		    "config.providers=vault\nconfig.providers.vault.class=com.example.VaultProvider\n"),
-		put(1, "connector.properties", CONNECTOR),
+		testdir_put(
+			"worker.properties",
+			"config.providers=vault\nconfig.providers.vault.class=com.example.VaultProvider\n"),
+		testdir_put("connector.properties", CONNECTOR),
 	};
 
 	ck_assert_ptr_nonnull(strstr(load_error(paths, 2, NULL),
@@ -406,8 +378,8 @@ START_TEST(test_outboxd_keys_come_from_any_file_and_the_environment_wins)
 
 	buf_add_fmt(&w, "%soutboxd.http.port=9090\noutboxd.stall.warn.ms=1000\n", WORKER);
 	buf_add_fmt(&c, "%soutboxd.http.port=9091\noutboxd.stall.warn.ms=2000\n", CONNECTOR);
-	paths[0] = put(0, "worker.properties", buf_cstr(&w));
-	paths[1] = put(1, "connector.properties", buf_cstr(&c));
+	paths[0] = testdir_put("worker.properties", buf_cstr(&w));
+	paths[1] = testdir_put("connector.properties", buf_cstr(&c));
 	src = load_ok(paths, 2, envp);
 	ck_assert_str_eq(kv_get(&src.outboxd, "outboxd.stall.warn.ms"), "2000");
 	ck_assert_str_eq(kv_get(&src.outboxd, "outboxd.http.port"), "9092");
@@ -437,7 +409,7 @@ END_TEST
 
 START_TEST(test_fini_leaves_cfgsrc_init)
 {
-	const char *paths[1] = { put(0, "application.properties", SERVER) };
+	const char *paths[1] = { testdir_put("application.properties", SERVER) };
 	struct cfgsrc src = load_ok(paths, 1, NULL);
 
 	cfgsrc_fini(&src);
@@ -459,7 +431,7 @@ cfgsrc_suite(void)
 	TCase *all[] = { files, server, prov, own };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		tcase_add_checked_fixture(all[i], setup, teardown);
+		tcase_add_checked_fixture(all[i], testdir_setup, testdir_teardown);
 		suite_add_tcase(s, all[i]);
 	}
 	tcase_add_test(files, test_worker_and_connector_are_told_apart_by_connector_class);

@@ -11,41 +11,7 @@
 #include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
 #include "outboxd/util/mem.h"
-
-/* Files of one test live in a fresh temporary directory. */
-static char dir[64];
-
-static void
-setup(void)
-{
-	strcpy(dir, "/tmp/check_config.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void
-teardown(void)
-{
-	struct buf cmd = BUF_INIT;
-
-	buf_add_fmt(&cmd, "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(buf_cstr(&cmd)), 0);
-	buf_fini(&cmd);
-}
-
-/* Write @text to @name in the test directory; the path is caller-frees. */
-static char *
-put(const char *name, const char *text)
-{
-	struct buf path = BUF_INIT;
-	FILE *f;
-
-	buf_add_fmt(&path, "%s/%s", dir, name);
-	f = fopen(buf_cstr(&path), "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	return buf_steal(&path);
-}
+#include "testdir.h"
 
 static const char WORKER[] = "bootstrap.servers=kafka:9092\n"
 			     "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
@@ -75,16 +41,14 @@ load_pair(const char *worker_extra, const char *connector_extra, char *const *en
 	  struct config **ret, char *err, size_t errlen)
 {
 	struct buf w = BUF_INIT, c = BUF_INIT;
-	char *paths[2];
+	const char *paths[2];
 	int r;
 
 	buf_add_fmt(&w, "%s%s", WORKER, worker_extra);
 	buf_add_fmt(&c, "%s%s", CONNECTOR, connector_extra);
-	paths[0] = put("worker.properties", buf_cstr(&w));
-	paths[1] = put("connector.properties", buf_cstr(&c));
+	paths[0] = testdir_put("worker.properties", buf_cstr(&w));
+	paths[1] = testdir_put("connector.properties", buf_cstr(&c));
 	r = config_load((const char *const *)paths, 2, envp, ret, err, errlen);
-	free(paths[0]);
-	free(paths[1]);
 	buf_fini(&w);
 	buf_fini(&c);
 	return r;
@@ -112,7 +76,7 @@ pair_fails(const char *worker_extra, const char *connector_extra, const char *wa
 	ck_assert_int_eq(load_pair(worker_extra, connector_extra, NULL, &cfg, err, sizeof(err)),
 			 -EINVAL);
 	ck_assert_ptr_null(cfg);
-	buf_add_fmt(&exp, "%s/%s", dir, want);
+	buf_add_fmt(&exp, "%s/%s", testdir_path(), want);
 	ck_assert_str_eq(err, buf_cstr(&exp));
 	ck_assert_ptr_null(strstr(err, "hunter2"));
 	buf_fini(&exp);
@@ -184,18 +148,16 @@ END_TEST
 
 START_TEST(test_file_order_is_free_and_connector_keys_override_the_worker)
 {
-	char *paths[2];
+	const char *paths[2];
 	struct config *cfg = NULL;
 	char err[512] = "";
 
-	paths[0] = put("c.properties", CONNECTOR);
-	paths[1] = put("w.properties", WORKER);
+	paths[0] = testdir_put("c.properties", CONNECTOR);
+	paths[1] = testdir_put("w.properties", WORKER);
 	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)),
 			 0);
 	ck_assert_str_eq(cfg->name, "outbox-connector");
 	config_free(cfg);
-	free(paths[0]);
-	free(paths[1]);
 
 	/* the connector's converter replaces the worker's, options included */
 	cfg = pair_ok("",
@@ -222,13 +184,13 @@ END_TEST
 
 START_TEST(test_connector_json_configures_like_properties)
 {
-	char *paths[2];
+	const char *paths[2];
 	struct config *cfg = NULL;
 	char err[512] = "";
 	struct buf want = BUF_INIT;
 
-	paths[0] = put("w.properties", WORKER);
-	paths[1] = put(
+	paths[0] = testdir_put("w.properties", WORKER);
+	paths[1] = testdir_put(
 		"c.json",
 		"{\n"
 		"  \"name\": \"outbox\",\n"
@@ -251,26 +213,22 @@ START_TEST(test_connector_json_configures_like_properties)
 	ck_assert(!cfg->extended_headers);
 	ck_assert(!cfg->plugin_name_set);
 	config_free(cfg);
-	free(paths[1]);
 
-	paths[1] =
-		put("c.json",
-		    "{\"name\": \"x\", \"config\": {\n"
-		    "\"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
-		    "\"slot.name\": {\"nested\": 1}}}\n");
+	paths[1] = testdir_put(
+		"c.json",
+		"{\"name\": \"x\", \"config\": {\n"
+		"\"connector.class\": \"io.debezium.connector.postgresql.PostgresConnector\",\n"
+		"\"slot.name\": {\"nested\": 1}}}\n");
 	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)),
 			 -EINVAL);
 	buf_add_fmt(&want, "%s:3: slot.name: the value must be a string, number or boolean",
 		    paths[1]);
 	ck_assert_str_eq(err, buf_cstr(&want));
-	free(paths[1]);
 
-	paths[1] = put("c.json", "{\"config\": {\n\"a\": \n");
+	paths[1] = testdir_put("c.json", "{\"config\": {\n\"a\": \n");
 	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)),
 			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "invalid JSON"));
-	free(paths[0]);
-	free(paths[1]);
 	buf_fini(&want);
 }
 END_TEST
@@ -310,7 +268,7 @@ START_TEST(test_server_file_takes_environment_overrides_and_expressions)
 		"OUTBOXD_TEST_BINARY=/x",
 		NULL,
 	};
-	char *path = put("application.properties", SERVER);
+	const char *path = testdir_put("application.properties", SERVER);
 	struct config *cfg = NULL;
 	char err[512] = "";
 
@@ -341,13 +299,12 @@ START_TEST(test_server_file_takes_environment_overrides_and_expressions)
 	ck_assert_str_eq(kv_find(&cfg->pg_conn, "host")->origin,
 			 "environment DEBEZIUM_SOURCE_DATABASE_HOSTNAME");
 	config_free(cfg);
-	free(path);
 }
 END_TEST
 
 START_TEST(test_server_variable_without_a_value_is_an_error_at_its_line)
 {
-	char *path = put("application.properties", SERVER);
+	const char *path = testdir_put("application.properties", SERVER);
 	struct config *cfg = NULL;
 	char err[512] = "";
 	struct buf want = BUF_INIT;
@@ -359,7 +316,6 @@ START_TEST(test_server_variable_without_a_value_is_an_error_at_its_line)
 		    "variable PGUSER or PGUSER, no property PGUSER, no default)",
 		    path);
 	ck_assert_str_eq(err, buf_cstr(&want));
-	free(path);
 	buf_fini(&want);
 }
 END_TEST
@@ -367,7 +323,7 @@ END_TEST
 START_TEST(test_declared_providers_resolve_and_a_missing_key_names_the_file)
 {
 	char *envp[] = { "DB_USER=vault_user", NULL };
-	char *secrets = put("secrets.properties", "password=s3cret\n");
+	const char *secrets = testdir_put("secrets.properties", "password=s3cret\n");
 	struct buf w = BUF_INIT, c = BUF_INIT, want = BUF_INIT;
 	struct config *cfg;
 	char err[512] = "";
@@ -396,9 +352,8 @@ START_TEST(test_declared_providers_resolve_and_a_missing_key_names_the_file)
 		&want,
 		"%s/connector.properties:13: database.password: cannot resolve ${file:%s:nope}: "
 		"key \"nope\" not found in %s",
-		dir, secrets, secrets);
+		testdir_path(), secrets, secrets);
 	ck_assert_str_eq(err, buf_cstr(&want));
-	free(secrets);
 	buf_fini(&w);
 	buf_fini(&c);
 	buf_fini(&want);
@@ -667,7 +622,7 @@ START_TEST(test_missing_worker_file_or_required_key_is_an_error)
 {
 	struct config *cfg = NULL;
 	char err[512] = "";
-	char *path = put("connector.properties", CONNECTOR);
+	const char *path = testdir_put("connector.properties", CONNECTOR);
 	struct buf want = BUF_INIT;
 
 	ck_assert_int_eq(config_load((const char *const *)&path, 1, NULL, &cfg, err, sizeof(err)),
@@ -678,7 +633,6 @@ START_TEST(test_missing_worker_file_or_required_key_is_an_error)
 		"connector .properties or JSON (the connector file is the one with connector.class)",
 		path);
 	ck_assert_str_eq(err, buf_cstr(&want));
-	free(path);
 	buf_fini(&want);
 
 	pair_fails("", "topic.prefix=\n",
@@ -716,7 +670,7 @@ config_suite(void)
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("load");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, testdir_setup, testdir_teardown);
 	tcase_add_test(tc, test_connect_pair_gets_debezium_defaults);
 	tcase_add_test(tc, test_file_order_is_free_and_connector_keys_override_the_worker);
 	tcase_add_test(tc, test_connector_json_configures_like_properties);

@@ -14,36 +14,7 @@
 #include <string.h>
 
 #include "outboxd/connect/pgvalue.h"
-
-enum {
-	OID_BOOL = 16,
-	OID_BYTEA = 17,
-	OID_INT8 = 20,
-	OID_INT2 = 21,
-	OID_INT4 = 23,
-	OID_TEXT = 25,
-	OID_OID = 26,
-	OID_JSON = 114,
-	OID_XML = 142,
-	OID_POINT = 600,
-	OID_FLOAT4 = 700,
-	OID_FLOAT8 = 701,
-	OID_MONEY = 790,
-	OID_INT4_ARRAY = 1007,
-	OID_TEXT_ARRAY = 1009,
-	OID_BPCHAR = 1042,
-	OID_VARCHAR = 1043,
-	OID_DATE = 1082,
-	OID_TIME = 1083,
-	OID_TIMESTAMP = 1114,
-	OID_TIMESTAMPTZ = 1184,
-	OID_INTERVAL = 1186,
-	OID_NUMERIC = 1700,
-	OID_UUID = 2950,
-	OID_UUID_ARRAY = 2951,
-	OID_JSONB = 3802,
-	OID_JSONB_ARRAY = 3807,
-};
+#include "outboxd/pg/pgtype.h"
 
 /* atttypmod of numeric(p,s): ((p << 16) | (s & 0x7ff)) + 4 */
 #define NUMERIC_TYPMOD(p, s) ((int32_t)((((p) << 16) | ((s)&0x7ff)) + 4))
@@ -114,7 +85,7 @@ assert_text(const struct cvalue *v, const char *want)
 /* numeric(p,s) is a Connect Decimal: unscaled two's complement, scale and precision params. */
 START_TEST(test_numeric_with_scale_becomes_decimal_bytes)
 {
-	struct conv *c = convert_ok(OID_NUMERIC, NUMERIC_TYPMOD(5, 2), "12.34");
+	struct conv *c = convert_ok(PGTYPE_NUMERIC, NUMERIC_TYPMOD(5, 2), "12.34");
 
 	ck_assert_int_eq(c->pv.v.type, CVALUE_BYTES);
 	ck_assert_str_eq(c->pv.v.name, CVALUE_DECIMAL_NAME);
@@ -151,7 +122,7 @@ START_TEST(test_decimal_bytes_are_minimal_twos_complement)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct conv *c = convert_ok(OID_NUMERIC, NUMERIC_TYPMOD(cases[i].p, cases[i].s),
+		struct conv *c = convert_ok(PGTYPE_NUMERIC, NUMERIC_TYPMOD(cases[i].p, cases[i].s),
 					    cases[i].text);
 
 		ck_assert_msg(strcmp(hex_of(c->pv.v.u.s), cases[i].hex) == 0, "%s: %s, want %s",
@@ -164,7 +135,7 @@ END_TEST
 /* Unconstrained numeric is io.debezium.data.VariableScaleDecimal {scale, value}. */
 START_TEST(test_numeric_without_typmod_becomes_variable_scale_struct)
 {
-	struct conv *c = convert_ok(OID_NUMERIC, -1, "12.34");
+	struct conv *c = convert_ok(PGTYPE_NUMERIC, -1, "12.34");
 
 	ck_assert_int_eq(c->pv.v.type, CVALUE_STRUCT);
 	ck_assert_str_eq(c->pv.v.name, "io.debezium.data.VariableScaleDecimal");
@@ -178,12 +149,12 @@ START_TEST(test_numeric_without_typmod_becomes_variable_scale_struct)
 	ck_assert_int_eq(c->pv.v.u.fields.v[1].type, CVALUE_BYTES);
 	ck_assert_str_eq(hex_of(c->pv.v.u.fields.v[1].u.s), "04d2");
 	conv_free(c);
-	c = convert_ok(OID_NUMERIC, -1, "-0.5");
+	c = convert_ok(PGTYPE_NUMERIC, -1, "-0.5");
 	ck_assert_int_eq(c->pv.v.u.fields.v[0].u.i, 1);
 	ck_assert_str_eq(hex_of(c->pv.v.u.fields.v[1].u.s), "fb");
 	conv_free(c);
 	/* Debezium's dvs_int: 10 -> {scale 0, value 10} */
-	c = convert_ok(OID_NUMERIC, -1, "10");
+	c = convert_ok(PGTYPE_NUMERIC, -1, "10");
 	ck_assert_int_eq(c->pv.v.u.fields.v[0].u.i, 0);
 	ck_assert_str_eq(hex_of(c->pv.v.u.fields.v[1].u.s), "0a");
 	conv_free(c);
@@ -199,12 +170,12 @@ START_TEST(test_numeric_nan_and_infinity_become_null)
 	static const char *const special[] = { "NaN", "Infinity", "-Infinity" };
 
 	for (size_t i = 0; i < 3; i++) {
-		struct conv *c = convert_ok(OID_NUMERIC, NUMERIC_TYPMOD(5, 2), special[i]);
+		struct conv *c = convert_ok(PGTYPE_NUMERIC, NUMERIC_TYPMOD(5, 2), special[i]);
 
 		ck_assert_msg(c->pv.v.is_null, "%s", special[i]);
 		ck_assert_str_eq(c->pv.v.name, CVALUE_DECIMAL_NAME);
 		conv_free(c);
-		c = convert_ok(OID_NUMERIC, -1, special[i]);
+		c = convert_ok(PGTYPE_NUMERIC, -1, special[i]);
 		ck_assert_msg(c->pv.v.is_null, "%s", special[i]);
 		ck_assert_str_eq(c->pv.v.name, "io.debezium.data.VariableScaleDecimal");
 		conv_free(c);
@@ -214,7 +185,7 @@ END_TEST
 
 START_TEST(test_numeric_with_negative_scale_is_refused)
 {
-	struct conv *c = convert_as(OID_NUMERIC, NUMERIC_TYPMOD(2, -1), 't', "120", false,
+	struct conv *c = convert_as(PGTYPE_NUMERIC, NUMERIC_TYPMOD(2, -1), 't', "120", false,
 				    PGVALUE_BINARY_BYTES);
 
 	ck_assert_int_eq(c->rc, -EINVAL);
@@ -227,21 +198,21 @@ END_TEST
 /* timestamp(0..3) is io.debezium.time.Timestamp (ms), timestamp(4..6) and timestamp MicroTimestamp. */
 START_TEST(test_timestamp_precision_chooses_millis_or_micros)
 {
-	struct conv *c = convert_ok(OID_TIMESTAMP, -1, "2016-11-04 13:51:30.123456");
+	struct conv *c = convert_ok(PGTYPE_TIMESTAMP, -1, "2016-11-04 13:51:30.123456");
 
 	ck_assert_int_eq(c->pv.v.type, CVALUE_INT64);
 	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.MicroTimestamp");
 	ck_assert_int_eq(c->pv.v.version, 1);
 	ck_assert_int_eq(c->pv.v.u.i, INT64_C(1478267490123456));
 	conv_free(c);
-	c = convert_ok(OID_TIMESTAMP, 6, "2016-11-04 13:51:30.123456");
+	c = convert_ok(PGTYPE_TIMESTAMP, 6, "2016-11-04 13:51:30.123456");
 	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.MicroTimestamp");
 	conv_free(c);
-	c = convert_ok(OID_TIMESTAMP, 3, "2016-11-04 13:51:30.123");
+	c = convert_ok(PGTYPE_TIMESTAMP, 3, "2016-11-04 13:51:30.123");
 	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.Timestamp");
 	ck_assert_int_eq(c->pv.v.u.i, INT64_C(1478267490123));
 	conv_free(c);
-	c = convert_ok(OID_TIMESTAMP, 0, "1970-01-01 00:00:01");
+	c = convert_ok(PGTYPE_TIMESTAMP, 0, "1970-01-01 00:00:01");
 	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.Timestamp");
 	ck_assert_int_eq(c->pv.v.u.i, 1000);
 	conv_free(c);
@@ -254,11 +225,11 @@ END_TEST
  */
 START_TEST(test_timestamp_before_1970_is_negative_micros)
 {
-	struct conv *c = convert_ok(OID_TIMESTAMP, -1, "1936-10-25 22:10:12.608");
+	struct conv *c = convert_ok(PGTYPE_TIMESTAMP, -1, "1936-10-25 22:10:12.608");
 
 	ck_assert_int_eq(c->pv.v.u.i, INT64_C(-1047174587392000));
 	conv_free(c);
-	c = convert_ok(OID_TIMESTAMP, -1, "1969-12-31 23:59:59.5");
+	c = convert_ok(PGTYPE_TIMESTAMP, -1, "1969-12-31 23:59:59.5");
 	ck_assert_int_eq(c->pv.v.u.i, -500000);
 	conv_free(c);
 }
@@ -267,21 +238,21 @@ END_TEST
 /* ZonedTimestamp: ISO-8601 in UTC, with exactly as many fraction digits as the precision. */
 START_TEST(test_timestamptz_becomes_utc_iso_text_with_the_column_precision)
 {
-	struct conv *c = convert_ok(OID_TIMESTAMPTZ, 6, "2016-11-04 13:51:30.123456+02");
+	struct conv *c = convert_ok(PGTYPE_TIMESTAMPTZ, 6, "2016-11-04 13:51:30.123456+02");
 
 	ck_assert_int_eq(c->pv.v.type, CVALUE_STRING);
 	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.ZonedTimestamp");
 	ck_assert_int_eq(c->pv.v.version, 1);
 	assert_text(&c->pv.v, "2016-11-04T11:51:30.123456Z");
 	conv_free(c);
-	c = convert_ok(OID_TIMESTAMPTZ, 6, "2020-04-01 11:51:02+00");
+	c = convert_ok(PGTYPE_TIMESTAMPTZ, 6, "2020-04-01 11:51:02+00");
 	assert_text(&c->pv.v, "2020-04-01T11:51:02.000000Z");
 	conv_free(c);
-	c = convert_ok(OID_TIMESTAMPTZ, 3, "2019-07-09 02:28:57.12+00");
+	c = convert_ok(PGTYPE_TIMESTAMPTZ, 3, "2019-07-09 02:28:57.12+00");
 	assert_text(&c->pv.v, "2019-07-09T02:28:57.120Z");
 	conv_free(c);
 	/* PostgresTemporalPrecisionHandlingIT: c_timestamp0 */
-	c = convert_ok(OID_TIMESTAMPTZ, 0, "2019-07-09 02:28:57+00");
+	c = convert_ok(PGTYPE_TIMESTAMPTZ, 0, "2019-07-09 02:28:57+00");
 	assert_text(&c->pv.v, "2019-07-09T02:28:57Z");
 	conv_free(c);
 }
@@ -289,18 +260,18 @@ END_TEST
 
 START_TEST(test_timestamptz_offsets_with_minutes_seconds_and_big_years)
 {
-	struct conv *c = convert_ok(OID_TIMESTAMPTZ, 6, "2016-11-04 13:51:30+05:30");
+	struct conv *c = convert_ok(PGTYPE_TIMESTAMPTZ, 6, "2016-11-04 13:51:30+05:30");
 
 	assert_text(&c->pv.v, "2016-11-04T08:21:30.000000Z");
 	conv_free(c);
-	c = convert_ok(OID_TIMESTAMPTZ, 0, "1900-01-01 00:53:28+00:53:28");
+	c = convert_ok(PGTYPE_TIMESTAMPTZ, 0, "1900-01-01 00:53:28+00:53:28");
 	assert_text(&c->pv.v, "1900-01-01T00:00:00Z");
 	conv_free(c);
-	c = convert_ok(OID_TIMESTAMPTZ, 6, "2016-01-01 02:00:00-03");
+	c = convert_ok(PGTYPE_TIMESTAMPTZ, 6, "2016-01-01 02:00:00-03");
 	assert_text(&c->pv.v, "2016-01-01T05:00:00.000000Z");
 	conv_free(c);
 	/* Debezium's tz_large: years past 9999 carry a sign */
-	c = convert_ok(OID_TIMESTAMPTZ, 6, "21016-11-04 13:51:30.123456+07");
+	c = convert_ok(PGTYPE_TIMESTAMPTZ, 6, "21016-11-04 13:51:30.123456+07");
 	assert_text(&c->pv.v, "+21016-11-04T06:51:30.123456Z");
 	conv_free(c);
 }
@@ -308,20 +279,20 @@ END_TEST
 
 START_TEST(test_date_becomes_days_since_epoch)
 {
-	struct conv *c = convert_ok(OID_DATE, -1, "2016-11-04");
+	struct conv *c = convert_ok(PGTYPE_DATE, -1, "2016-11-04");
 
 	ck_assert_int_eq(c->pv.v.type, CVALUE_INT32);
 	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.Date");
 	ck_assert_int_eq(c->pv.v.version, 1);
 	ck_assert_int_eq(c->pv.v.u.i, 17109);
 	conv_free(c);
-	c = convert_ok(OID_DATE, -1, "1970-01-01");
+	c = convert_ok(PGTYPE_DATE, -1, "1970-01-01");
 	ck_assert_int_eq(c->pv.v.u.i, 0);
 	conv_free(c);
-	c = convert_ok(OID_DATE, -1, "1969-12-31");
+	c = convert_ok(PGTYPE_DATE, -1, "1969-12-31");
 	ck_assert_int_eq(c->pv.v.u.i, -1);
 	conv_free(c);
-	c = convert_ok(OID_DATE, -1, "2000-02-29");
+	c = convert_ok(PGTYPE_DATE, -1, "2000-02-29");
 	ck_assert_int_eq(c->pv.v.u.i, 11016);
 	conv_free(c);
 }
@@ -334,9 +305,9 @@ START_TEST(test_bc_dates_and_infinities_are_refused)
 		uint32_t oid;
 		const char *text;
 	} cases[] = {
-		{ OID_DATE, "0044-03-15 BC" },	 { OID_DATE, "infinity" },
-		{ OID_TIMESTAMP, "-infinity" },	 { OID_TIMESTAMPTZ, "infinity" },
-		{ OID_TIMESTAMP, "2016-11-04" }, { OID_TIMESTAMPTZ, "2016-11-04 13:51:30" },
+		{ PGTYPE_DATE, "0044-03-15 BC" },   { PGTYPE_DATE, "infinity" },
+		{ PGTYPE_TIMESTAMP, "-infinity" },  { PGTYPE_TIMESTAMPTZ, "infinity" },
+		{ PGTYPE_TIMESTAMP, "2016-11-04" }, { PGTYPE_TIMESTAMPTZ, "2016-11-04 13:51:30" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -365,7 +336,8 @@ START_TEST(test_bytea_in_each_binary_handling_mode)
 	};
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		struct conv *c = convert_as(OID_BYTEA, -1, 't', "\\x01fbff", false, modes[i].mode);
+		struct conv *c =
+			convert_as(PGTYPE_BYTEA, -1, 't', "\\x01fbff", false, modes[i].mode);
 
 		ck_assert_msg(c->rc == 0, "%s", c->err);
 		ck_assert_int_eq(c->pv.v.type, modes[i].type);
@@ -378,17 +350,17 @@ END_TEST
 
 START_TEST(test_base64_modes_pad_and_use_their_alphabet)
 {
-	struct conv *c = convert_as(OID_BYTEA, -1, 't', "\\xfbff", false, PGVALUE_BINARY_BASE64);
+	struct conv *c = convert_as(PGTYPE_BYTEA, -1, 't', "\\xfbff", false, PGVALUE_BINARY_BASE64);
 
 	assert_text(&c->pv.v, "+/8=");
 	conv_free(c);
-	c = convert_as(OID_BYTEA, -1, 't', "\\xfbff", false, PGVALUE_BINARY_BASE64_URL_SAFE);
+	c = convert_as(PGTYPE_BYTEA, -1, 't', "\\xfbff", false, PGVALUE_BINARY_BASE64_URL_SAFE);
 	assert_text(&c->pv.v, "-_8=");
 	conv_free(c);
-	c = convert_as(OID_BYTEA, -1, 't', "\\xfb", false, PGVALUE_BINARY_BASE64);
+	c = convert_as(PGTYPE_BYTEA, -1, 't', "\\xfb", false, PGVALUE_BINARY_BASE64);
 	assert_text(&c->pv.v, "+w==");
 	conv_free(c);
-	c = convert_as(OID_BYTEA, -1, 't', "\\x", false, PGVALUE_BINARY_BASE64);
+	c = convert_as(PGTYPE_BYTEA, -1, 't', "\\x", false, PGVALUE_BINARY_BASE64);
 	ck_assert_int_eq(c->rc, 0);
 	assert_text(&c->pv.v, "");
 	conv_free(c);
@@ -402,7 +374,7 @@ START_TEST(test_bytea_that_is_not_hex_output_is_refused)
 
 	for (size_t i = 0; i < 4; i++) {
 		struct conv *c =
-			convert_as(OID_BYTEA, -1, 't', bad[i], false, PGVALUE_BINARY_BYTES);
+			convert_as(PGTYPE_BYTEA, -1, 't', bad[i], false, PGVALUE_BINARY_BYTES);
 
 		ck_assert_msg(c->rc == -EINVAL, "'%s' was accepted", bad[i]);
 		conv_free(c);
@@ -416,10 +388,10 @@ START_TEST(test_json_jsonb_uuid_and_xml_are_named_strings_of_postgresql_text)
 		uint32_t oid;
 		const char *text, *name;
 	} cases[] = {
-		{ OID_JSON, "{\"a\" : 1}", "io.debezium.data.Json" },
-		{ OID_JSONB, "{\"x\": 1, \"y\": [true, null]}", "io.debezium.data.Json" },
-		{ OID_UUID, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "io.debezium.data.Uuid" },
-		{ OID_XML, "<a>b</a>", "io.debezium.data.Xml" },
+		{ PGTYPE_JSON, "{\"a\" : 1}", "io.debezium.data.Json" },
+		{ PGTYPE_JSONB, "{\"x\": 1, \"y\": [true, null]}", "io.debezium.data.Json" },
+		{ PGTYPE_UUID, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "io.debezium.data.Uuid" },
+		{ PGTYPE_XML, "<a>b</a>", "io.debezium.data.Xml" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -437,7 +409,7 @@ END_TEST
 
 START_TEST(test_text_types_are_plain_strings_as_written)
 {
-	static const uint32_t oids[] = { OID_TEXT, OID_VARCHAR, OID_BPCHAR };
+	static const uint32_t oids[] = { PGTYPE_TEXT, PGTYPE_VARCHAR, PGTYPE_BPCHAR };
 
 	for (size_t i = 0; i < 3; i++) {
 		struct conv *c = convert_ok(oids[i], -1, "ab  ");
@@ -453,7 +425,7 @@ END_TEST
 
 START_TEST(test_invalid_utf8_text_is_refused_with_the_fix)
 {
-	struct conv *c = convert_as(OID_TEXT, -1, 't', "caf\xe9", false, PGVALUE_BINARY_BYTES);
+	struct conv *c = convert_as(PGTYPE_TEXT, -1, 't', "caf\xe9", false, PGVALUE_BINARY_BYTES);
 
 	ck_assert_int_eq(c->rc, -EINVAL);
 	ck_assert_ptr_nonnull(strstr(c->err, "not valid UTF-8"));
@@ -464,43 +436,43 @@ END_TEST
 
 START_TEST(test_integers_booleans_and_floats_keep_their_connect_types)
 {
-	struct conv *c = convert_ok(OID_INT2, -1, "-32768");
+	struct conv *c = convert_ok(PGTYPE_INT2, -1, "-32768");
 
 	ck_assert_int_eq(c->pv.v.type, CVALUE_INT16);
 	ck_assert_int_eq(c->pv.v.u.i, -32768);
 	conv_free(c);
-	c = convert_ok(OID_INT4, -1, "2147483647");
+	c = convert_ok(PGTYPE_INT4, -1, "2147483647");
 	ck_assert_int_eq(c->pv.v.type, CVALUE_INT32);
 	ck_assert_int_eq(c->pv.v.u.i, 2147483647);
 	conv_free(c);
-	c = convert_ok(OID_INT8, -1, "-9223372036854775808");
+	c = convert_ok(PGTYPE_INT8, -1, "-9223372036854775808");
 	ck_assert_int_eq(c->pv.v.type, CVALUE_INT64);
 	ck_assert(c->pv.v.u.i == INT64_MIN);
 	conv_free(c);
-	c = convert_ok(OID_OID, -1, "4000000000"); /* oid is int64 in Debezium */
+	c = convert_ok(PGTYPE_OID, -1, "4000000000"); /* oid is int64 in Debezium */
 	ck_assert_int_eq(c->pv.v.type, CVALUE_INT64);
 	ck_assert_int_eq(c->pv.v.u.i, INT64_C(4000000000));
 	conv_free(c);
-	c = convert_ok(OID_BOOL, -1, "t");
+	c = convert_ok(PGTYPE_BOOL, -1, "t");
 	ck_assert_int_eq(c->pv.v.type, CVALUE_BOOLEAN);
 	ck_assert(c->pv.v.u.b);
 	conv_free(c);
-	c = convert_ok(OID_BOOL, -1, "f");
+	c = convert_ok(PGTYPE_BOOL, -1, "f");
 	ck_assert(!c->pv.v.u.b);
 	conv_free(c);
 	/* float4 holds exactly a float, so Java's Float.toString can be reproduced */
-	c = convert_ok(OID_FLOAT4, -1, "3.3");
+	c = convert_ok(PGTYPE_FLOAT4, -1, "3.3");
 	ck_assert_int_eq(c->pv.v.type, CVALUE_FLOAT32);
 	ck_assert(c->pv.v.u.f == (double)3.3f);
 	conv_free(c);
-	c = convert_ok(OID_FLOAT8, -1, "4.44");
+	c = convert_ok(PGTYPE_FLOAT8, -1, "4.44");
 	ck_assert_int_eq(c->pv.v.type, CVALUE_FLOAT64);
 	ck_assert(c->pv.v.u.f == 4.44);
 	conv_free(c);
-	c = convert_ok(OID_FLOAT8, -1, "NaN");
+	c = convert_ok(PGTYPE_FLOAT8, -1, "NaN");
 	ck_assert(isnan(c->pv.v.u.f));
 	conv_free(c);
-	c = convert_ok(OID_FLOAT8, -1, "-Infinity");
+	c = convert_ok(PGTYPE_FLOAT8, -1, "-Infinity");
 	ck_assert(isinf(c->pv.v.u.f) && c->pv.v.u.f < 0);
 	conv_free(c);
 }
@@ -512,8 +484,11 @@ START_TEST(test_malformed_numbers_and_booleans_are_refused)
 		uint32_t oid;
 		const char *text;
 	} cases[] = {
-		{ OID_INT4, "12x" },  { OID_INT4, "" },	      { OID_INT8, "99999999999999999999" },
-		{ OID_BOOL, "true" }, { OID_FLOAT8, "1.5e" },
+		{ PGTYPE_INT4, "12x" },
+		{ PGTYPE_INT4, "" },
+		{ PGTYPE_INT8, "99999999999999999999" },
+		{ PGTYPE_BOOL, "true" },
+		{ PGTYPE_FLOAT8, "1.5e" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -530,9 +505,9 @@ END_TEST
 /* Types Debezium writes other than as a plain string, not converted yet: refused, named. */
 START_TEST(test_money_time_interval_arrays_and_geometry_are_refused)
 {
-	static const uint32_t oids[] = { OID_MONEY,	  OID_TIME,	  OID_INTERVAL,
-					 OID_INT4_ARRAY,  OID_TEXT_ARRAY, OID_UUID_ARRAY,
-					 OID_JSONB_ARRAY, OID_POINT };
+	static const uint32_t oids[] = { PGTYPE_MONEY,	     PGTYPE_TIME,	PGTYPE_INTERVAL,
+					 PGTYPE_INT4_ARRAY,  PGTYPE_TEXT_ARRAY, PGTYPE_UUID_ARRAY,
+					 PGTYPE_JSONB_ARRAY, PGTYPE_POINT };
 
 	for (size_t i = 0; i < sizeof(oids) / sizeof(oids[0]); i++) {
 		struct conv *c = convert_as(oids[i], -1, 't', "x", false, PGVALUE_BINARY_BYTES);
@@ -550,12 +525,12 @@ END_TEST
 
 START_TEST(test_unchanged_toast_and_binary_columns_are_refused)
 {
-	struct conv *c = convert_as(OID_TEXT, -1, 'u', NULL, false, PGVALUE_BINARY_BYTES);
+	struct conv *c = convert_as(PGTYPE_TEXT, -1, 'u', NULL, false, PGVALUE_BINARY_BYTES);
 
 	ck_assert_int_eq(c->rc, -EINVAL);
 	ck_assert_ptr_nonnull(strstr(c->err, "unchanged TOAST"));
 	conv_free(c);
-	c = convert_as(OID_INT4, -1, 'b', "\0\0\0\1", false, PGVALUE_BINARY_BYTES);
+	c = convert_as(PGTYPE_INT4, -1, 'b', "\0\0\0\1", false, PGVALUE_BINARY_BYTES);
 	ck_assert_int_eq(c->rc, -EINVAL);
 	ck_assert_ptr_nonnull(strstr(c->err, "binary format"));
 	conv_free(c);
@@ -565,7 +540,7 @@ END_TEST
 /* A null keeps its column's schema; NOT NULL makes the schema required. */
 START_TEST(test_null_keeps_the_schema_and_not_null_makes_it_required)
 {
-	struct conv *c = convert_as(OID_NUMERIC, NUMERIC_TYPMOD(5, 2), 'n', NULL, false,
+	struct conv *c = convert_as(PGTYPE_NUMERIC, NUMERIC_TYPMOD(5, 2), 'n', NULL, false,
 				    PGVALUE_BINARY_BYTES);
 
 	ck_assert_int_eq(c->rc, 0);
@@ -575,13 +550,13 @@ START_TEST(test_null_keeps_the_schema_and_not_null_makes_it_required)
 	ck_assert_str_eq(c->pv.v.name, CVALUE_DECIMAL_NAME);
 	ck_assert_str_eq(c->pv.v.params[0].value, "2");
 	conv_free(c);
-	c = convert_as(OID_UUID, -1, 't', "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", true,
+	c = convert_as(PGTYPE_UUID, -1, 't', "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", true,
 		       PGVALUE_BINARY_BYTES);
 	ck_assert_int_eq(c->rc, 0);
 	ck_assert(!c->pv.v.optional);
 	ck_assert(!c->pv.v.is_null);
 	conv_free(c);
-	c = convert_as(OID_TIMESTAMPTZ, -1, 'n', NULL, false, PGVALUE_BINARY_BYTES);
+	c = convert_as(PGTYPE_TIMESTAMPTZ, -1, 'n', NULL, false, PGVALUE_BINARY_BYTES);
 	ck_assert(c->pv.v.is_null);
 	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.ZonedTimestamp");
 	conv_free(c);
@@ -591,8 +566,8 @@ END_TEST
 /* One struct pgvalue converts one column after another; the previous value leaves nothing. */
 START_TEST(test_pgvalue_is_reusable_across_columns)
 {
-	struct relcache_col bytea = { .name = "b", .type_oid = OID_BYTEA, .typmod = -1 };
-	struct relcache_col text = { .name = "t", .type_oid = OID_TEXT, .typmod = -1 };
+	struct relcache_col bytea = { .name = "b", .type_oid = PGTYPE_BYTEA, .typmod = -1 };
+	struct relcache_col text = { .name = "t", .type_oid = PGTYPE_TEXT, .typmod = -1 };
 	struct pgoutput_col v1 = { 't', { "\\x414243", 8 } }, v2 = { 't', { "xyz", 3 } };
 	struct pgvalue pv = { 0 };
 

@@ -194,7 +194,7 @@ END_TEST
 
 START_TEST(test_java_escapes_are_translated)
 {
-	ck_assert_int_eq(matches("\\u00e9t\\u00E9", false, "\xc3\xa9t\xc3\xa9"), 1); /* \uXXXX */
+	ck_assert_int_eq(matches("\\u00e9t\\u00E9", false, "\xc3\xa9t\xc3\xa9"), 1); /* \uHHHH */
 	ck_assert_int_eq(matches("\\0101", false, "A"), 1);			     /* octal */
 	ck_assert_int_eq(matches("\\Qa.b\\E", false, "a.b"), 1);
 	ck_assert_int_eq(matches("\\Qa.b\\E", false, "axb"), 0);

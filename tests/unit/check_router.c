@@ -602,10 +602,10 @@ route2(struct router *r, const struct row2 *row, const char *const *defaults, st
 /* The value of @payload expanded under JsonConverter schemas on, off and StringConverter. */
 struct expand_case {
 	const char *payload;
-	const char *on, *off, *str; /* NULL = poison, SKIP = published, bytes not compared */
+	const char *on, *off, *str; /* NULL = poison, ANY_BYTES = published, bytes not compared */
 };
 
-#define SKIP "\x01"
+#define ANY_BYTES "\x01"
 
 /* Expected bytes recorded from Debezium 3.6.1's EventRouter + Kafka 4.3.0's converters. */
 static const struct expand_case expand_cases[] = {
@@ -669,7 +669,7 @@ static const struct expand_case expand_cases[] = {
 	  "{\"a\":[{\"x\":1,\"n\":null},{\"x\":2,\"n\":\"s\"}]}}",
 	  "{\"a\":[{\"x\":1,\"n\":null},{\"x\":2,\"n\":\"s\"}]}",
 	  "Struct{a=[Struct{x=1}, Struct{x=2,n=s}]}" },
-	{ "{\"a\":[{\"x\":1},{\"y\":2}]}", SKIP,
+	{ "{\"a\":[{\"x\":1},{\"y\":2}]}", ANY_BYTES,
 	  "{\"a\":[{\"x\":1,\"y\":null},{\"x\":null,\"y\":2}]}",
 	  "Struct{a=[Struct{x=1}, Struct{y=2}]}" },
 	/* not expanded (Debezium warns): the Json string as it was */
@@ -677,16 +677,16 @@ static const struct expand_case expand_cases[] = {
 	  "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Json\","
 	  "\"version\":1},\"payload\":\" {\\\"a\\\":1}\"}",
 	  "\" {\\\"a\\\":1}\"", " {\"a\":1}" },
-	{ "abc", SKIP, "\"abc\"", "abc" },
-	{ "{\"a\":[1,2.5]}", SKIP, "\"{\\\"a\\\":[1,2.5]}\"", "{\"a\":[1,2.5]}" },
-	{ "{\"a\":[1,3000000000]}", SKIP, "\"{\\\"a\\\":[1,3000000000]}\"",
+	{ "abc", ANY_BYTES, "\"abc\"", "abc" },
+	{ "{\"a\":[1,2.5]}", ANY_BYTES, "\"{\\\"a\\\":[1,2.5]}\"", "{\"a\":[1,2.5]}" },
+	{ "{\"a\":[1,3000000000]}", ANY_BYTES, "\"{\\\"a\\\":[1,3000000000]}\"",
 	  "{\"a\":[1,3000000000]}" },
-	{ "{\"a\":[true,\"x\"]}", SKIP, "\"{\\\"a\\\":[true,\\\"x\\\"]}\"",
+	{ "{\"a\":[true,\"x\"]}", ANY_BYTES, "\"{\\\"a\\\":[true,\\\"x\\\"]}\"",
 	  "{\"a\":[true,\"x\"]}" },
-	{ "{\"a\":[null,null]}", SKIP, "\"{\\\"a\\\":[null,null]}\"", "{\"a\":[null,null]}" },
-	{ "{\"a\":[[]]}", SKIP, "\"{\\\"a\\\":[[]]}\"", "{\"a\":[[]]}" },
-	{ "{\"\":2}", SKIP, "\"{\\\"\\\":2}\"", "{\"\":2}" },
-	{ "{\"a\":01}", SKIP, "\"{\\\"a\\\":01}\"", "{\"a\":01}" },
+	{ "{\"a\":[null,null]}", ANY_BYTES, "\"{\\\"a\\\":[null,null]}\"", "{\"a\":[null,null]}" },
+	{ "{\"a\":[[]]}", ANY_BYTES, "\"{\\\"a\\\":[[]]}\"", "{\"a\":[[]]}" },
+	{ "{\"\":2}", ANY_BYTES, "\"{\\\"\\\":2}\"", "{\"\":2}" },
+	{ "{\"a\":01}", ANY_BYTES, "\"{\\\"a\\\":01}\"", "{\"a\":01}" },
 	/* schema committed, value refused: the string stays under the new schema (hazard) */
 	{ "[1,2]", NULL, NULL, "[1,2]" },
 	{ "{\"a\":99999999999999999999}", NULL, NULL, "{\"a\":99999999999999999999}" },
@@ -713,7 +713,7 @@ START_TEST(test_expanded_json_payload_matches_debezium_bytes)
 	row2_init(&row, c->payload);
 	ck_assert_int_eq(route2(on_r, &row, NULL, &rec, err),
 			 c->on ? ROUTER_PUBLISH : ROUTER_POISON);
-	if (c->on && strcmp(c->on, SKIP) != 0) {
+	if (c->on && strcmp(c->on, ANY_BYTES) != 0) {
 		ck_assert_str_eq(buf_cstr(&rec.value), c->on);
 	}
 	ck_assert_int_eq(route2(off_r, &row, NULL, &rec, err),

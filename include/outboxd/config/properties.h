@@ -5,8 +5,8 @@
 /*
  * A reader for java.util.Properties text, the format of Kafka Connect's .properties files and
  * Debezium Server's application.properties: "=", ":" or whitespace separators, "\" line
- * continuation, \uXXXX and \t \n \r \f escapes, "#" and "!" comment lines. Later duplicates win.
- * Bytes other than escapes are kept as they are (files are expected to be UTF-8; \uXXXX is
+ * continuation, \uHHHH and \t \n \r \f escapes, "#" and "!" comment lines. Later duplicates win.
+ * Bytes other than escapes are kept as they are (files are expected to be UTF-8; \uHHHH is
  * written as UTF-8).
  */
 

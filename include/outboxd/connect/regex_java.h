@@ -5,8 +5,8 @@
 /*
  * java.util.regex semantics on PCRE2, for the patterns Debezium users write
  * (table.include.list, route.topic.regex) and for Matcher.replaceFirst() replacement strings.
- * The Java pattern is translated: '.' excludes \n \r U+0085 U+2028 U+2029 (not \v \f), \uXXXX
- * becomes \x{XXXX}. Constructs that PCRE2 reads differently and are not translated are
+ * The Java pattern is translated: '.' excludes \n \r U+0085 U+2028 U+2029 (not \v \f), \uHHHH
+ * becomes \x{HHHH}. Constructs that PCRE2 reads differently and are not translated are
  * rejected at compile time (class intersection &&, nested classes, \p{..} Java classes,
  * inline flags other than i, ...). Pure: no I/O.
  */

@@ -3,9 +3,9 @@
 #define OUTBOXD_UTF8_H
 
 /*
- * UTF-8 and Java's \uXXXX escapes, in one place: the strict decoder and validator (RFC 3629:
+ * UTF-8 and Java's \uHHHH escapes, in one place (H: a hex digit): the strict decoder and validator (RFC 3629:
  * no overlong forms, no surrogates, nothing above U+10FFFF), the encoder, and the reader of a
- * "\uXXXX" escape as java.util.Properties, Jackson and java.util.regex spell it, surrogate
+ * "\uHHHH" escape as java.util.Properties, Jackson and java.util.regex spell it, surrogate
  * pairs joined. What a lone surrogate means is the caller's business (Properties substitutes
  * U+FFFD, Jackson's reader here refuses it), so the reader reports it rather than deciding.
  * Pure: no I/O.
@@ -53,8 +53,8 @@ void utf8_put(struct buf *b, uint32_t cp);
 int utf8_hex4(const char *p, size_t avail, uint32_t *ret);
 
 /**
- * utf8_uescape() - read the "XXXX" of a "\uXXXX" escape, and when it is a high surrogate
- * followed by "\uXXXX" holding a low surrogate, that one too, joined into one code point.
+ * utf8_uescape() - read the "HHHH" of a "\uHHHH" escape, and when it is a high surrogate
+ * followed by "\uHHHH" holding a low surrogate, that one too, joined into one code point.
  * @p: borrowed; just after the "\u"; nothing at or beyond @end is read.
  * @ret_cp: written only on success: the code point, or the code unit of a lone surrogate
  *	(a high one not followed by an escaped low one, or a low one), which the caller
