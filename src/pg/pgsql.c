@@ -345,3 +345,26 @@ pgsql_columns_free(struct pgsql_column *cols, int n)
 	}
 	free(cols);
 }
+
+int
+pgsql_wal_sender_timeout(PGconn *c, int64_t *ret_ms, char *errbuf, size_t errlen)
+{
+	/* pg_settings gives it in its unit (ms) as a plain integer; SHOW would say "1min" */
+	PGresult *r = query(c,
+			    "SELECT setting::bigint FROM pg_settings "
+			    "WHERE name = 'wal_sender_timeout' AND unit = 'ms'",
+			    0, NULL, errbuf, errlen);
+
+	if (!r) {
+		return -EIO;
+	}
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		errbuf_set(errbuf, errlen,
+			   "wal_sender_timeout is not in pg_settings in milliseconds");
+		return -EIO;
+	}
+	*ret_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return 0;
+}

@@ -56,6 +56,13 @@ void pgsql_pubtables_free(struct pgsql_pubtable *t, int n);
 int pgsql_check_role(PGconn *c, char *errbuf, size_t errlen);
 
 /**
+ * pgsql_wal_sender_timeout() - the server's wal_sender_timeout in ms (0 = off), which sets how
+ * long a busy walsender may leave client messages unread.
+ * Return: 0, or -EIO.
+ */
+int pgsql_wal_sender_timeout(PGconn *c, int64_t *ret_ms, char *errbuf, size_t errlen);
+
+/**
  * pgsql_column_facts() - what pgoutput does not say about @schema.@table's columns @names:
  * whether each is NOT NULL, and its DEFAULT as pg_get_expr() prints it (NULL for none).
  * @ret_notnull: @n flags, caller frees. @ret_defaults: @n strings or NULLs, caller frees with
