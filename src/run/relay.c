@@ -118,13 +118,14 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 	const struct config *cfg = s->r->cfg;
 	struct pgsql_slot slot;
 	struct pgsql_pubtable *tables = NULL;
-	int n = 0, selected = 0;
+	int n = 0, selected = 0, rc;
 
-	if (pgsql_check_role(s->sql, s->why, sizeof(s->why)) < 0 ||
-	    pgsql_check_slot(s->sql, cfg->slot_name, &slot, s->why, sizeof(s->why)) < 0 ||
-	    pgsql_publication_tables(s->sql, cfg->publication_name, &tables, &n, s->why,
-				     sizeof(s->why)) < 0) {
-		return OUTCOME_PRECONDITION;
+	if ((rc = pgsql_check_role(s->sql, s->why, sizeof(s->why))) < 0 ||
+	    (rc = pgsql_check_slot(s->sql, cfg->slot_name, &slot, s->why, sizeof(s->why))) < 0 ||
+	    (rc = pgsql_publication_tables(s->sql, cfg->publication_name, &tables, &n, s->why,
+					   sizeof(s->why))) < 0) {
+		/* -EIO: the query failed transiently (pgsql.h); every other code is a finding */
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
 	for (int i = 0; i < n; i++) {
 		selected += router_selects(s->r->p->router, tables[i].schema, tables[i].table);
@@ -193,6 +194,7 @@ session_open(struct relay *r, struct session *s)
 	enum outcome o;
 	char at[LSN_STRLEN];
 	int64_t now, wst_ms = 0;
+	int rc;
 
 	*s = (struct session){ .r = r };
 	heartbeat_init(&s->hb, &r->hp);
@@ -200,15 +202,15 @@ session_open(struct relay *r, struct session *s)
 	if (pgconn_open(&cfg->pg_conn, false, &s->sql, &cf, s->why, sizeof(s->why)) < 0) {
 		return cf == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
 	}
-	if (pgconn_run_statements(s->sql, cfg->database_initial_statements, s->why,
-				  sizeof(s->why)) < 0) {
-		return OUTCOME_PRECONDITION;
+	if ((rc = pgconn_run_statements(s->sql, cfg->database_initial_statements, s->why,
+					sizeof(s->why))) < 0) {
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
 	if ((o = check_preconditions(s, &confirmed)) != OUTCOME_OK) {
 		return o;
 	}
-	if (pgsql_wal_sender_timeout(s->sql, &wst_ms, s->why, sizeof(s->why)) < 0) {
-		return OUTCOME_RESTART;
+	if ((rc = pgsql_wal_sender_timeout(s->sql, &wst_ms, s->why, sizeof(s->why))) < 0) {
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
 	s->probe_deadline_us = PROBE_DEADLINE_US + wst_ms * 500;
 	s->stall_confirmed = confirmed;

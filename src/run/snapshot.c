@@ -93,20 +93,37 @@ publish_one(struct snap *s, const struct publish_row *row)
 	return o;
 }
 
-/* The relation pgoutput would describe for @schema.@table, cached in @rc. */
+/*
+ * A failed query's outcome by its code (pgsql.h): -EIO is transient and its reason stays in
+ * @s->why for snapshot_run(), which tries again after a backoff; every other code is a
+ * precondition, logged here.
+ */
+static enum outcome
+query_failed(struct snap *s, int rc, const char *what, const char *err)
+{
+	errbuf_set(s->why, sizeof(s->why), "%s%s%s", what ? what : "", what ? ": " : "", err);
+	if (rc == -EIO) {
+		return OUTCOME_RESTART;
+	}
+	log_error(MOD, "%s", s->why);
+	return OUTCOME_PRECONDITION;
+}
+
+/* The relation pgoutput would describe for @schema.@table, cached in @rc; NULL with @ret_o. */
 static const struct relcache_rel *
 describe(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema, const char *table,
-	 bool **ret_notnull, char ***ret_defaults)
+	 bool **ret_notnull, char ***ret_defaults, enum outcome *ret_o)
 {
 	struct pgsql_column *cols = NULL;
 	struct pgoutput_rel_col *rcols;
 	struct pgoutput_msg m = { .type = PGOUTPUT_MSG_RELATION };
 	const struct relcache_rel *rel;
-	char err[512];
-	int n = 0;
+	char err[1024], what[300];
+	int n = 0, code;
 
-	if (pgsql_table_columns(s->sql, schema, table, &cols, &n, err, sizeof(err)) < 0) {
-		log_error(MOD, "reading the columns of %s.%s: %s", schema, table, err);
+	if ((code = pgsql_table_columns(s->sql, schema, table, &cols, &n, err, sizeof(err))) < 0) {
+		snprintf(what, sizeof(what), "reading the columns of %s.%s", schema, table);
+		*ret_o = query_failed(s, code, what, err);
 		return NULL;
 	}
 	rcols = xcalloc((size_t)n + 1, sizeof(*rcols));
@@ -131,12 +148,14 @@ describe(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema
 	return rel;
 }
 
-static bool
-exec_ok(PGconn *c, const char *sql, PGresult **ret)
+/* Runs @sql on the ordinary connection; a failure by its class (query_failed()). */
+static enum outcome
+exec_sql(struct snap *s, const char *sql, PGresult **ret)
 {
-	PGresult *r = PQexec(c, sql);
+	PGresult *r = PQexec(s->sql, sql);
 	ExecStatusType st = PQresultStatus(r);
-	char err[512];
+	char err[1024];
+	int rc;
 
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
 		if (ret) {
@@ -144,12 +163,11 @@ exec_ok(PGconn *c, const char *sql, PGresult **ret)
 		} else {
 			PQclear(r);
 		}
-		return true;
+		return OUTCOME_OK;
 	}
-	pgconn_result_line(r, err, sizeof(err));
-	log_error(MOD, "%s", err);
+	rc = pgconn_failure_code(pgconn_result_failure(r, err, sizeof(err)));
 	PQclear(r);
-	return false;
+	return query_failed(s, rc, NULL, err);
 }
 
 /* One fetched row through the publish path. */
@@ -178,10 +196,8 @@ snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull
 	o = publish_one(s, &pr);
 	if (o == OUTCOME_HALT) {
 		log_error(MOD, "%s; the snapshot reruns at the next start", s->why);
-	} else if (o == OUTCOME_RESTART) {
-		log_warn(MOD, "%s; the snapshot is taken again", s->why);
 	}
-	return o;
+	return o; /* OUTCOME_RESTART: snapshot_run() logs s->why */
 }
 
 /* Reads one table through a cursor (bounded memory) and publishes its rows. */
@@ -191,16 +207,17 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 {
 	bool *notnull = NULL;
 	char **defaults = NULL;
-	const struct relcache_rel *rel = describe(s, rc, relid, schema, table, &notnull, &defaults);
+	enum outcome res = OUTCOME_OK;
+	const struct relcache_rel *rel =
+		describe(s, rc, relid, schema, table, &notnull, &defaults, &res);
 	struct buf q = BUF_INIT;
 	struct pgoutput_col *cols;
-	enum outcome res = OUTCOME_OK;
 	char *ns, *tb;
 
 	if (!rel) {
 		free(notnull);
 		pgsql_defaults_free(defaults, 0);
-		return OUTCOME_HALT;
+		return res;
 	}
 	buf_reset(&s->where);
 	buf_add_fmt(&s->where, "of %s.%s in the initial snapshot at", schema, table);
@@ -218,15 +235,12 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 	PQfreemem(ns);
 	PQfreemem(tb);
 	cols = xcalloc((size_t)rel->ncols + 1, sizeof(*cols));
-	if (!exec_ok(s->sql, buf_cstr(&q), NULL)) {
-		res = OUTCOME_HALT;
-	}
+	res = exec_sql(s, buf_cstr(&q), NULL);
 	while (res == OUTCOME_OK) {
 		PGresult *r = NULL;
 		int n;
 
-		if (!exec_ok(s->sql, FETCH_SQL, &r)) {
-			res = OUTCOME_HALT;
+		if ((res = exec_sql(s, FETCH_SQL, &r)) != OUTCOME_OK) {
 			break;
 		}
 		n = PQntuples(r);
@@ -242,8 +256,8 @@ snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *
 			break;
 		}
 	}
-	if (res == OUTCOME_OK && !exec_ok(s->sql, "CLOSE outboxd_snapshot", NULL)) {
-		res = OUTCOME_HALT;
+	if (res == OUTCOME_OK) {
+		res = exec_sql(s, "CLOSE outboxd_snapshot", NULL);
 	}
 	free(cols);
 	free(notnull);
@@ -265,10 +279,8 @@ await_acks(struct snap *s)
 		return o;
 	}
 	if (s->failed) {
-		log_warn(MOD,
-			 "%llu snapshot rows were not delivered (%s); the snapshot is taken "
-			 "again",
-			 (unsigned long long)s->failed, s->failure);
+		errbuf_set(s->why, sizeof(s->why), "%llu snapshot rows were not delivered (%s)",
+			   (unsigned long long)s->failed, s->failure);
 		return OUTCOME_RESTART;
 	}
 	return OUTCOME_OK;
@@ -281,14 +293,13 @@ snapshot_tables(struct snap *s, uint64_t *ret_rows, int *ret_tables)
 	struct pgsql_pubtable *tables = NULL;
 	struct relcache *rc = relcache_new();
 	enum outcome res = OUTCOME_OK;
-	char err[512];
-	int n = 0;
+	char err[1024];
+	int n = 0, code;
 
-	if (pgsql_publication_tables(s->sql, s->cfg->publication_name, &tables, &n, err,
-				     sizeof(err)) < 0) {
-		log_error(MOD, "%s", err);
+	if ((code = pgsql_publication_tables(s->sql, s->cfg->publication_name, &tables, &n, err,
+					     sizeof(err))) < 0) {
 		relcache_free(rc, NULL);
-		return OUTCOME_PRECONDITION;
+		return query_failed(s, code, NULL, err);
 	}
 	for (int i = 0; i < n && res == OUTCOME_OK; i++) {
 		if (router_selects(s->p->router, tables[i].schema, tables[i].table)) {
@@ -303,28 +314,28 @@ snapshot_tables(struct snap *s, uint64_t *ret_rows, int *ret_tables)
 }
 
 /* Imports the exported snapshot into a read-only repeatable-read transaction on @s->sql. */
-static bool
+static enum outcome
 import_snapshot(struct snap *s, const char *name)
 {
 	struct buf q = BUF_INIT;
 	char *lit = PQescapeLiteral(s->sql, name, strlen(name));
-	bool ok;
+	enum outcome o;
 
 	buf_add_fmt(&q,
 		    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
 		    "SET TRANSACTION SNAPSHOT %s",
 		    lit);
-	ok = exec_ok(s->sql, buf_cstr(&q), NULL);
+	o = exec_sql(s, buf_cstr(&q), NULL);
 	PQfreemem(lit);
 	buf_fini(&q);
-	return ok;
+	return o;
 }
 
 /* Finds a leftover marker: drops the half-snapshotted slot and the marker. */
 static enum outcome
 clear_unfinished(struct snap *s, const char *marker, int *slot_exists)
 {
-	char err[512];
+	char err[1024], what[300];
 	int rc;
 
 	log_warn(MOD,
@@ -333,6 +344,11 @@ clear_unfinished(struct snap *s, const char *marker, int *slot_exists)
 		 s->cfg->slot_name, marker);
 	if (*slot_exists) {
 		rc = pgsql_slot_drop(s->sql, s->cfg->slot_name, err, sizeof(err));
+		if (rc == -EIO) {
+			snprintf(what, sizeof(what), "could not drop slot \"%s\"",
+				 s->cfg->slot_name);
+			return query_failed(s, rc, what, err);
+		}
 		if (rc < 0 && rc != -ENOENT) {
 			log_error(MOD,
 				  "could not drop slot \"%s\": %s; stop the client that uses it",
@@ -341,9 +357,9 @@ clear_unfinished(struct snap *s, const char *marker, int *slot_exists)
 		}
 		*slot_exists = 0;
 	}
-	if (pgsql_slot_drop(s->sql, marker, err, sizeof(err)) < 0) {
-		log_error(MOD, "could not drop marker slot \"%s\": %s", marker, err);
-		return OUTCOME_PRECONDITION;
+	if ((rc = pgsql_slot_drop(s->sql, marker, err, sizeof(err))) < 0) {
+		snprintf(what, sizeof(what), "could not drop marker slot \"%s\"", marker);
+		return query_failed(s, rc, what, err);
 	}
 	return OUTCOME_OK;
 }
@@ -352,10 +368,10 @@ static enum outcome
 take(struct snap *s, const char *marker)
 {
 	PGconn *repl = NULL;
-	char *name = NULL, err[512], at[LSN_STRLEN];
+	char *name = NULL, err[1024], what[300], at[LSN_STRLEN];
 	lsn_t lsn = 0;
 	uint64_t rows = 0;
-	int tables = 0;
+	int tables = 0, rc;
 	enum outcome res;
 
 	struct publish_source src = { .on_produced = on_produced,
@@ -366,29 +382,29 @@ take(struct snap *s, const char *marker)
 		log_error(MOD, "%s", err);
 		return OUTCOME_PRECONDITION;
 	}
-	if (pgsql_marker_create(s->sql, marker, err, sizeof(err)) < 0) {
-		log_error(MOD, "could not create marker slot \"%s\": %s", marker, err);
-		return OUTCOME_PRECONDITION;
+	if ((rc = pgsql_marker_create(s->sql, marker, err, sizeof(err))) < 0) {
+		snprintf(what, sizeof(what), "could not create marker slot \"%s\"", marker);
+		return query_failed(s, rc, what, err);
 	}
-	if (pgstream_create_exported(&s->cfg->pg_conn, s->cfg->slot_name, &repl, &name, &lsn, err,
-				     sizeof(err)) < 0) {
-		log_error(MOD, "could not create replication slot \"%s\": %s", s->cfg->slot_name,
-			  err);
-		return OUTCOME_PRECONDITION;
+	if ((rc = pgstream_create_exported(&s->cfg->pg_conn, s->cfg->slot_name, &repl, &name, &lsn,
+					   err, sizeof(err))) < 0) {
+		snprintf(what, sizeof(what), "could not create replication slot \"%s\"",
+			 s->cfg->slot_name);
+		return query_failed(s, rc, what, err);
 	}
 	log_info(MOD,
 		 "created replication slot \"%s\" at %s; publishing the rows already in the "
 		 "outbox (snapshot.mode=initial)",
 		 s->cfg->slot_name, lsn_format(lsn, at));
 	s->lsn = lsn;
-	res = import_snapshot(s, name) ? OUTCOME_OK : OUTCOME_HALT;
+	res = import_snapshot(s, name);
 	PQfinish(repl); /* the snapshot lives on in the imported transaction */
 	free(name);
 	if (res == OUTCOME_OK) {
 		res = snapshot_tables(s, &rows, &tables);
 	}
-	if (res == OUTCOME_OK && !exec_ok(s->sql, "COMMIT", NULL)) {
-		res = OUTCOME_HALT;
+	if (res == OUTCOME_OK) {
+		res = exec_sql(s, "COMMIT", NULL);
 	}
 	if (res == OUTCOME_OK) {
 		res = await_acks(s);
@@ -412,14 +428,14 @@ take(struct snap *s, const char *marker)
 static enum outcome
 decide(struct snap *s, const char *marker)
 {
-	char err[512];
+	char err[1024];
 	int slot_exists = pgsql_slot_exists(s->sql, s->cfg->slot_name, err, sizeof(err));
-	int marker_exists = pgsql_slot_exists(s->sql, marker, err, sizeof(err));
+	int marker_exists =
+		slot_exists < 0 ? slot_exists : pgsql_slot_exists(s->sql, marker, err, sizeof(err));
 	enum outcome res;
 
-	if (slot_exists < 0 || marker_exists < 0) {
-		log_error(MOD, "%s", err);
-		return OUTCOME_PRECONDITION;
+	if (marker_exists < 0) {
+		return query_failed(s, marker_exists, NULL, err);
 	}
 	if (marker_exists && !s->cfg->slot_create) {
 		log_error(
@@ -447,29 +463,43 @@ decide(struct snap *s, const char *marker)
 	return slot_exists ? OUTCOME_OK : take(s, marker);
 }
 
-/* One attempt: connect, decide, take the snapshot if needed. */
+/* Connects the ordinary connection and runs database.initial.statements on it. */
 static enum outcome
-attempt(const struct snapshot_params *p)
+connect_sql(struct snap *s)
+{
+	enum pgconn_failure f = PGCONN_TRANSIENT;
+	char err[1024];
+	int rc;
+
+	if (pgconn_open(&s->cfg->pg_conn, false, &s->sql, &f, err, sizeof(err)) < 0) {
+		return query_failed(s, pgconn_failure_code(f), NULL, err);
+	}
+	if ((rc = pgconn_run_statements(s->sql, s->cfg->database_initial_statements, err,
+					sizeof(err))) < 0) {
+		return query_failed(s, rc, NULL, err);
+	}
+	return OUTCOME_OK;
+}
+
+/* One attempt: connect, decide, take the snapshot if needed; a restart's reason in @why. */
+static enum outcome
+attempt(const struct snapshot_params *p, char *why, size_t whylen)
 {
 	const struct config *cfg = p->cfg;
 	struct snap s = { .p = p, .cfg = cfg };
 	struct buf marker = BUF_INIT;
 	enum outcome res;
-	char err[512];
 
 	s.pp = (struct publish_params){ .producer = &cfg->librdkafka,
 					.router = p->router,
 					.dlq_topic = cfg->dlq_topic,
 					.metrics = p->metrics };
-	if (pgconn_open(&cfg->pg_conn, false, &s.sql, NULL, err, sizeof(err)) < 0 ||
-	    pgconn_run_statements(s.sql, cfg->database_initial_statements, err, sizeof(err)) < 0) {
-		log_error(MOD, "%s", err);
-		PQfinish(s.sql);
-		return OUTCOME_PRECONDITION;
-	}
 	buf_add_fmt(&marker, "%.*s_outboxd_snapshot", SLOT_NAME_MAX - 17, cfg->slot_name);
-	res = decide(&s, buf_cstr(&marker));
+	if ((res = connect_sql(&s)) == OUTCOME_OK) {
+		res = decide(&s, buf_cstr(&marker));
+	}
 	buf_fini(&marker);
+	errbuf_set(why, whylen, "%s", s.why);
 	if (res == OUTCOME_STOP) {
 		log_info(MOD, "stopped during the initial snapshot; it reruns at the next start");
 	}
@@ -489,11 +519,14 @@ snapshot_run(const struct snapshot_params *p)
 	 * the half-made slot), with the same capped backoff as the pipeline.
 	 */
 	for (int64_t backoff = 500;; backoff = backoff * 2 > max ? max : backoff * 2) {
-		enum outcome o = attempt(p);
+		char why[2048];
+		enum outcome o = attempt(p, why, sizeof(why));
 
 		if (o != OUTCOME_RESTART) {
 			return o;
 		}
+		log_warn(MOD, "%s; the snapshot is tried again in %lld ms", why,
+			 (long long)backoff);
 		if (!loop_sleep(p->loop, backoff)) {
 			return OUTCOME_STOP; /* SIGTERM/SIGINT during the backoff */
 		}

@@ -21,7 +21,7 @@
 
 struct pgstream;
 
-/* Why START_REPLICATION failed. */
+/* Why START_REPLICATION or the stream failed (pgconn_classify() of the server's SQLSTATE). */
 enum pgstream_failure {
 	PGSTREAM_TRANSIENT = 1,	  /* connection trouble: retry with backoff */
 	PGSTREAM_SLOT_BUSY = 2,	  /* "slot is active for PID": retry per slot.max.retries */
@@ -79,7 +79,8 @@ void pgstream_free(struct pgstream *s, bool orderly);
  * imports it on the ordinary connection (SET TRANSACTION SNAPSHOT) and then PQfinish()es
  * @ret_conn.
  * @ret_snapshot: the snapshot name, caller frees. @ret_lsn: the slot's consistent point.
- * Return: 0, -EEXIST if the slot exists, or -EIO; text in @errbuf.
+ * Return: 0, -EEXIST if the slot exists, or pgconn_failure_code() of the failure (-EIO
+ * transient, -EPERM precondition); text in @errbuf.
  */
 int pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret_conn,
 			     char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen);

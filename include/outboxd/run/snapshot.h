@@ -33,11 +33,12 @@ struct snapshot_params {
  * snapshot_run() - with outboxd.slot.create, take the initial snapshot if the slot does not
  * exist yet (creating it), or again if an earlier one did not finish; without it, only refuse to
  * stream from a slot whose initial snapshot did not finish. A transient failure (a delivery, a
- * connection) takes it again after a backoff capped at outboxd.restart.backoff.max.ms.
+ * connection, a server not up yet, a query the server fails transiently: pgconn_classify())
+ * takes it again after a backoff capped at outboxd.restart.backoff.max.ms, with a warning.
  * @p: borrowed.
- * Return: OUTCOME_OK (taken and acknowledged, or not needed), OUTCOME_HALT (a poison row or a
- * failure: exit 1, it reruns next time), OUTCOME_PRECONDITION (exit 2), OUTCOME_STOP (a signal:
- * exit 0, it reruns next time). The reason is logged.
+ * Return: OUTCOME_OK (taken and acknowledged, or not needed), OUTCOME_HALT (a poison row: exit
+ * 1, it reruns next time), OUTCOME_PRECONDITION (exit 2), OUTCOME_STOP (a signal: exit 0, it
+ * reruns next time). The reason is logged.
  */
 enum outcome snapshot_run(const struct snapshot_params *p);
 
