@@ -363,7 +363,7 @@ tick(struct session *s, int64_t now)
 	s->stall_delivered = delivered;
 	s->stall_confirmed = confirmed;
 	stall_check(&s->r->stall, &v, m);
-	metrics_gauge(m, METRICS_CONFIRMED_LSN, (int64_t)acktrack_confirmed(at));
+	metrics_gauge(m, METRICS_CONFIRMED_LSN, (int64_t)confirmed);
 	metrics_gauge(m, METRICS_RECEIVED_LSN, (int64_t)acktrack_received(at));
 	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, (int64_t)acktrack_in_flight(at));
 	metrics_gauge(m, METRICS_PENDING_TRANSACTIONS, (int64_t)acktrack_pending_txns(at));
