@@ -136,9 +136,58 @@ signal_fd(void)
 }
 
 /*
- * outboxd.slot.create=true creates a missing slot (never recreates or replaces one); with
- * snapshot.mode=initial it also publishes the rows already in the outbox from the slot's
- * exported snapshot. Returns an exit code, or -1 to go on streaming.
+ * outboxd.slot.create=true: creates the slot if it is missing (never recreates or replaces
+ * one). A server that is not up yet, or any other transient failure, is waited for with the
+ * pipeline's backoff (0.5 s doubling up to outboxd.restart.backoff.max.ms). Returns an exit
+ * code, or -1 to go on streaming.
+ */
+static int
+create_slot(const struct config *cfg, struct loop *loop)
+{
+	int64_t backoff = 500, max = cfg->restart_backoff_max_ms;
+
+	for (;;) {
+		enum pgconn_failure f = PGCONN_TRANSIENT;
+		PGconn *c = NULL;
+		char err[1024], at[LSN_STRLEN];
+		lsn_t lsn = 0;
+		int rc = pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err));
+
+		if (rc == 0) {
+			rc = pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err));
+			PQfinish(c);
+		} else if (f == PGCONN_PRECONDITION) {
+			log_error(MOD, "%s", err);
+			return EXIT_USAGE;
+		}
+		if (rc == 0) {
+			log_info(MOD,
+				 "created replication slot \"%s\" at %s (outboxd.slot.create=true, "
+				 "snapshot.mode=no_data)",
+				 cfg->slot_name, lsn_format(lsn, at));
+		}
+		if (rc == 0 || rc == -EEXIST) {
+			return -1;
+		}
+		if (rc != -EIO) { /* pgsql.h: -EIO is transient, every other code is not */
+			log_error(MOD, "could not create replication slot \"%s\": %s",
+				  cfg->slot_name, err);
+			return EXIT_USAGE;
+		}
+		log_warn(MOD,
+			 "could not create replication slot \"%s\": %s; trying again in %lld ms",
+			 cfg->slot_name, err, (long long)backoff);
+		if (!loop_sleep(loop, backoff)) {
+			return EXIT_OK; /* SIGTERM/SIGINT while waiting */
+		}
+		backoff = backoff * 2 > max ? max : backoff * 2;
+	}
+}
+
+/*
+ * The slot before streaming: with snapshot.mode=initial the snapshot (which creates the slot
+ * when outboxd.slot.create=true), else with outboxd.slot.create=true the slot alone. Returns an
+ * exit code, or -1 to go on streaming.
  */
 static int
 prepare_slot(const struct config *cfg, struct router *router, struct metrics *metrics,
@@ -147,11 +196,6 @@ prepare_slot(const struct config *cfg, struct router *router, struct metrics *me
 	struct snapshot_params sp = {
 		.cfg = cfg, .router = router, .metrics = metrics, .loop = loop
 	};
-	enum pgconn_failure f;
-	PGconn *c = NULL;
-	char err[1024], at[LSN_STRLEN];
-	lsn_t lsn = 0;
-	int rc;
 
 	if (strcmp(cfg->snapshot_mode, "initial") == 0) {
 		switch (snapshot_run(&sp)) {
@@ -161,25 +205,7 @@ prepare_slot(const struct config *cfg, struct router *router, struct metrics *me
 		default: return EXIT_USAGE;
 		}
 	}
-	if (!cfg->slot_create) {
-		return -1;
-	}
-	if (pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err)) < 0) {
-		log_error(MOD, "%s", err);
-		return EXIT_USAGE;
-	}
-	rc = pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err));
-	PQfinish(c);
-	if (rc == 0) {
-		log_info(MOD,
-			 "created replication slot \"%s\" at %s (outboxd.slot.create=true, "
-			 "snapshot.mode=no_data)",
-			 cfg->slot_name, lsn_format(lsn, at));
-	} else if (rc != -EEXIST) {
-		log_error(MOD, "could not create replication slot \"%s\": %s", cfg->slot_name, err);
-		return EXIT_USAGE;
-	}
-	return -1;
+	return cfg->slot_create ? create_slot(cfg, loop) : -1;
 }
 
 static int

@@ -40,7 +40,12 @@ struct cf_key {
 	{                                                                                          \
 		n, CF_PG, 0, def, kw, 0, 0                                                         \
 	}
-#define MAXI INT64_MAX
+/*
+ * Upper bounds of the time settings: long enough for any real use, short enough that every
+ * product of them (microseconds, a poll(2) timeout in int milliseconds) stays in range.
+ */
+#define HOUR_MS INT64_C(3600000)
+#define DAY_MS	INT64_C(86400000)
 
 static const struct cf_key connector_keys[] = {
 	CF_PGKEY("database.hostname", "host", NULL),
@@ -67,10 +72,10 @@ static const struct cf_key connector_keys[] = {
 	CF_ABS("message.prefix.exclude.list", CF_STR, message_prefix_exclude_list, NULL, NULL, 0,
 	       0),
 	CF_ABS("status.update.interval.ms", CF_INT, status_update_interval_ms, "10000", NULL, 1,
-	       MAXI),
-	CF_ABS("slot.max.retries", CF_INT, slot_max_retries, "6", NULL, 0, MAXI),
-	CF_ABS("slot.retry.delay.ms", CF_INT, slot_retry_delay_ms, "10000", NULL, 0, MAXI),
-	CF_ABS("heartbeat.interval.ms", CF_INT, heartbeat_interval_ms, "0", NULL, 0, MAXI),
+	       DAY_MS),
+	CF_ABS("slot.max.retries", CF_INT, slot_max_retries, "6", NULL, 0, 1000000),
+	CF_ABS("slot.retry.delay.ms", CF_INT, slot_retry_delay_ms, "10000", NULL, 0, HOUR_MS),
+	CF_ABS("heartbeat.interval.ms", CF_INT, heartbeat_interval_ms, "0", NULL, 0, DAY_MS),
 	CF_ABS("heartbeat.action.query", CF_STR, heartbeat_action_query, NULL, NULL, 0, 0),
 	CF_ABS("topic.heartbeat.prefix", CF_STR, topic_heartbeat_prefix, "__debezium-heartbeat",
 	       NULL, 0, 0),
@@ -78,7 +83,7 @@ static const struct cf_key connector_keys[] = {
 	CF_ABS("database.initial.statements", CF_STR, database_initial_statements, NULL, NULL, 0,
 	       0),
 	CF_ABS("database.query.timeout.ms", CF_INT, database_query_timeout_ms, "600000", NULL, 0,
-	       MAXI),
+	       DAY_MS),
 	CF_ABS("extended.headers.enabled", CF_BOOL, extended_headers, "true", NULL, 0, 0),
 	CF_ABS("time.precision.mode", CF_ENUM, time_precision_mode, "adaptive",
 	       "adaptive|adaptive_time_microseconds|connect|isostring|microseconds|nanoseconds", 0,
@@ -100,11 +105,11 @@ static const struct cf_key connector_keys[] = {
 static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.slot.create", CF_BOOL, slot_create, "false", NULL, 0, 0),
 	CF_ABS("outboxd.http.port", CF_INT, http_port, "8080", NULL, 0, 65535),
-	CF_ABS("outboxd.shutdown.flush.ms", CF_INT, shutdown_flush_ms, "10000", NULL, 0, MAXI),
+	CF_ABS("outboxd.shutdown.flush.ms", CF_INT, shutdown_flush_ms, "10000", NULL, 0, HOUR_MS),
 	CF_ABS("outboxd.restart.backoff.max.ms", CF_INT, restart_backoff_max_ms, "30000", NULL, 1,
-	       MAXI),
-	CF_ABS("outboxd.halt.after.failures", CF_INT, halt_after_failures, "5", NULL, 1, MAXI),
-	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1, MAXI),
+	       HOUR_MS),
+	CF_ABS("outboxd.halt.after.failures", CF_INT, halt_after_failures, "5", NULL, 1, 1000),
+	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.errors.deadletterqueue.topic.name", CF_STR, dlq_topic, NULL, NULL, 0, 0),
 	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest",
 	       0, 0),
@@ -267,7 +272,9 @@ set_key(struct ctx *c, const struct cf_key *k, const char *value, const char *or
 	case CF_INT:
 		r = configdef_long(value, k->min, k->max, (int64_t *)field);
 		if (r) {
-			config_ctx_seterr(c, "%s: %s: \"%s\" is not an integer from %lld to %lld",
+			config_ctx_seterr(c,
+					  "%s: %s: \"%s\" is not an integer from %lld to %lld; set "
+					  "one in that range",
 					  origin, shown, config_ctx_shown_value(k->name, value),
 					  (long long)k->min, (long long)k->max);
 		}

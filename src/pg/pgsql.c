@@ -10,42 +10,59 @@
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
 
-/* Runs a parameterised query; on failure writes the error line and returns NULL. */
-static PGresult *
-query(PGconn *c, const char *sql, int n, const char *const *params, char *errbuf, size_t errlen)
+/*
+ * Runs a parameterised query into @ret. On failure writes the error line (with the fix of a
+ * precondition) and returns its class's code: -EIO transient, -EPERM precondition, -EBUSY.
+ */
+static int
+query(PGconn *c, const char *sql, int n, const char *const *params, PGresult **ret, char *errbuf,
+      size_t errlen)
 {
 	PGresult *r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
+	int rc;
 
 	if (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK) {
-		return r;
+		*ret = r;
+		return 0;
 	}
-	pgconn_result_line(r, errbuf, errlen);
+	rc = pgconn_failure_code(pgconn_result_failure(r, errbuf, errlen));
 	PQclear(r);
-	return NULL;
+	return rc;
+}
+
+/* A failed call's code: @special for the SQLSTATE @code, else by class (query()). */
+static int
+failed(const PGresult *r, const char *code, int special, char *errbuf, size_t errlen)
+{
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	enum pgconn_failure f = pgconn_result_failure(r, errbuf, errlen);
+
+	return state && code && strcmp(state, code) == 0 ? special : pgconn_failure_code(f);
 }
 
 int
 pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf, size_t errlen)
 {
 	const char *p[] = { slot };
-	PGresult *r = query(c,
-			    "SELECT slot_type, coalesce(plugin, ''), coalesce(database, ''), "
-			    "current_database(), coalesce(wal_status, ''), "
-			    "coalesce(confirmed_flush_lsn::text, '0/0'), active, "
-			    "coalesce(active_pid, 0) "
-			    "FROM pg_replication_slots WHERE slot_name = $1",
-			    1, p, errbuf, errlen);
-	int rc = 0;
+	PGresult *r = NULL;
+	int rc = query(c,
+		       "SELECT slot_type, coalesce(plugin, ''), coalesce(database, ''), "
+		       "current_database(), coalesce(wal_status, ''), "
+		       "coalesce(confirmed_flush_lsn::text, '0/0'), active, "
+		       "coalesce(active_pid, 0) "
+		       "FROM pg_replication_slots WHERE slot_name = $1",
+		       1, p, &r, errbuf, errlen);
 	lsn_t lsn = 0;
 
-	if (!r) {
-		return -EIO;
+	if (rc < 0) {
+		return rc;
 	}
 	if (PQntuples(r) == 0) {
 		errbuf_set(
 			errbuf, errlen,
 			"replication slot \"%s\" does not exist; operations staff create it with "
-			"sql/slot.sql or \"outboxd slot create FILE...\"",
+			"sql/slot.sql or \"outboxd slot create FILE...\", or start outboxd with "
+			"outboxd.slot.create=true",
 			slot);
 		rc = -ENOENT;
 	} else if (strcmp(PQgetvalue(r, 0, 0), "logical") != 0) {
@@ -78,7 +95,7 @@ pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errb
 		errbuf_set(errbuf, errlen,
 			   "replication slot \"%s\": unreadable confirmed_flush_lsn \"%s\"", slot,
 			   PQgetvalue(r, 0, 5));
-		rc = -EIO;
+		rc = -EPROTO;
 	} else {
 		ret->confirmed_flush = lsn;
 		ret->active = strcmp(PQgetvalue(r, 0, 6), "t") == 0;
@@ -93,13 +110,13 @@ pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret
 			 char *errbuf, size_t errlen)
 {
 	const char *p[] = { pub };
-	PGresult *r = query(c, "SELECT pubinsert FROM pg_publication WHERE pubname = $1", 1, p,
-			    errbuf, errlen);
+	PGresult *r = NULL;
 	struct pgsql_pubtable *t;
-	int n;
+	int n, rc = query(c, "SELECT pubinsert FROM pg_publication WHERE pubname = $1", 1, p, &r,
+			  errbuf, errlen);
 
-	if (!r) {
-		return -EIO;
+	if (rc < 0) {
+		return rc;
 	}
 	if (PQntuples(r) == 0 || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
 		n = PQntuples(r);
@@ -118,12 +135,12 @@ pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret
 		return n == 0 ? -ENOENT : -EINVAL;
 	}
 	PQclear(r);
-	r = query(c,
-		  "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 "
-		  "ORDER BY 1, 2",
-		  1, p, errbuf, errlen);
-	if (!r) {
-		return -EIO;
+	rc = query(c,
+		   "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 "
+		   "ORDER BY 1, 2",
+		   1, p, &r, errbuf, errlen);
+	if (rc < 0) {
+		return rc;
 	}
 	n = PQntuples(r);
 	t = xcalloc((size_t)n + 1, sizeof(*t));
@@ -153,14 +170,14 @@ pgsql_pubtables_free(struct pgsql_pubtable *t, int n)
 int
 pgsql_check_role(PGconn *c, char *errbuf, size_t errlen)
 {
-	PGresult *r = query(c,
-			    "SELECT rolreplication OR rolsuper, current_user FROM pg_roles "
-			    "WHERE rolname = current_user",
-			    0, NULL, errbuf, errlen);
-	int rc = 0;
+	PGresult *r = NULL;
+	int rc = query(c,
+		       "SELECT rolreplication OR rolsuper, current_user FROM pg_roles "
+		       "WHERE rolname = current_user",
+		       0, NULL, &r, errbuf, errlen);
 
-	if (!r) {
-		return -EIO;
+	if (rc < 0) {
+		return rc;
 	}
 	if (PQntuples(r) != 1 || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
 		errbuf_set(errbuf, errlen,
@@ -179,20 +196,20 @@ pgsql_column_facts(PGconn *c, const char *schema, const char *table, const char 
 		   int n, bool **ret_notnull, char ***ret_defaults, char *errbuf, size_t errlen)
 {
 	const char *p[] = { schema, table };
-	PGresult *r =
-		query(c,
-		      "SELECT a.attname, a.attnotnull, pg_get_expr(d.adbin, d.adrelid) "
-		      "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
-		      "JOIN pg_namespace s ON s.oid = t.relnamespace "
-		      "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
-		      "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
-		      "AND NOT a.attisdropped",
-		      2, p, errbuf, errlen);
+	PGresult *r = NULL;
+	int rc = query(c,
+		       "SELECT a.attname, a.attnotnull, pg_get_expr(d.adbin, d.adrelid) "
+		       "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
+		       "JOIN pg_namespace s ON s.oid = t.relnamespace "
+		       "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+		       "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
+		       "AND NOT a.attisdropped",
+		       2, p, &r, errbuf, errlen);
 	bool *notnull;
 	char **defaults;
 
-	if (!r) {
-		return -EIO;
+	if (rc < 0) {
+		return rc;
 	}
 	notnull = xcalloc((size_t)n + 1, sizeof(*notnull));
 	defaults = xcalloc((size_t)n + 1, sizeof(*defaults));
@@ -231,14 +248,12 @@ pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf, siz
 				   "SELECT lsn FROM pg_create_logical_replication_slot($1, "
 				   "'pgoutput')",
 				   1, NULL, p, NULL, NULL, 0);
-	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	int rc = 0;
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : -EIO;
-		pgconn_result_line(r, errbuf, errlen);
+		rc = failed(r, "42710", -EEXIST, errbuf, errlen); /* duplicate_object */
 	} else if (ret_lsn && lsn_parse(PQgetvalue(r, 0, 0), ret_lsn) < 0) {
-		rc = -EIO;
+		rc = -EPROTO;
 	}
 	PQclear(r);
 	return rc;
@@ -250,15 +265,11 @@ pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen)
 	const char *p[] = { slot };
 	PGresult *r =
 		PQexecParams(c, "SELECT pg_drop_replication_slot($1)", 1, NULL, p, NULL, NULL, 0);
-	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	int rc = 0;
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		rc = !state			 ? -EIO :
-		     strcmp(state, "42704") == 0 ? -ENOENT :
-		     strcmp(state, "55006") == 0 ? -EBUSY :
-						   -EIO;
-		pgconn_result_line(r, errbuf, errlen);
+		/* 42704 undefined_object; 55006 object_in_use is -EBUSY by its class */
+		rc = failed(r, "42704", -ENOENT, errbuf, errlen);
 	}
 	PQclear(r);
 	return rc;
@@ -268,12 +279,12 @@ int
 pgsql_slot_exists(PGconn *c, const char *slot, char *errbuf, size_t errlen)
 {
 	const char *p[] = { slot };
-	PGresult *r = query(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", 1, p,
-			    errbuf, errlen);
-	int n;
+	PGresult *r = NULL;
+	int n, rc = query(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = $1", 1, p, &r,
+			  errbuf, errlen);
 
-	if (!r) {
-		return -EIO;
+	if (rc < 0) {
+		return rc;
 	}
 	n = PQntuples(r);
 	PQclear(r);
@@ -286,28 +297,27 @@ pgsql_marker_create(PGconn *c, const char *name, char *errbuf, size_t errlen)
 	const char *p[] = { name };
 	PGresult *r = PQexecParams(c, "SELECT pg_create_physical_replication_slot($1, false)", 1,
 				   NULL, p, NULL, NULL, 0);
-	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	int rc = 0;
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : -EIO;
-		pgconn_result_line(r, errbuf, errlen);
+		rc = failed(r, "42710", -EEXIST, errbuf, errlen); /* duplicate_object */
 	}
 	PQclear(r);
 	return rc;
 }
 
 int
-pgsql_relation_facts(PGconn *c, const char *schema, const char *table,
-		     struct pgsql_relation *ret, char *errbuf, size_t errlen)
+pgsql_relation_facts(PGconn *c, const char *schema, const char *table, struct pgsql_relation *ret,
+		     char *errbuf, size_t errlen)
 {
 	const char *p[] = { schema, table };
+	PGresult *r = NULL;
 	/*
 	 * pg_get_serial_sequence() finds the sequence a column owns: an identity column's, or a
 	 * serial's (OWNED BY). A partition's columns own none (their DEFAULT names the root's
 	 * sequence), so the ordering column is looked up on the partition root.
 	 */
-	PGresult *r = query(
+	int rc = query(
 		c,
 		"SELECT c.oid, c.relkind, c.relispartition, "
 		"CASE WHEN c.relispartition THEN pg_partition_root(c.oid)::oid ELSE 0 END, "
@@ -320,10 +330,10 @@ pgsql_relation_facts(PGconn *c, const char *schema, const char *table,
 		"AND NOT a.attisdropped AND a.atttypid IN (20, 21, 23) "
 		"ORDER BY a.attnum LIMIT 1) q ON true "
 		"WHERE n.nspname = $1 AND c.relname = $2",
-		2, p, errbuf, errlen);
+		2, p, &r, errbuf, errlen);
 
-	if (!r) {
-		return -EIO;
+	if (rc < 0) {
+		return rc;
 	}
 	if (PQntuples(r) != 1) {
 		errbuf_set(errbuf, errlen, "table %s.%s does not exist", schema, table);
@@ -347,21 +357,20 @@ pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 		    struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen)
 {
 	const char *p[] = { schema, table };
-	PGresult *r =
-		query(c,
-		      "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, "
-		      "pg_get_expr(d.adbin, d.adrelid) "
-		      "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
-		      "JOIN pg_namespace s ON s.oid = t.relnamespace "
-		      "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
-		      "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
-		      "AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum",
-		      2, p, errbuf, errlen);
+	PGresult *r = NULL;
 	struct pgsql_column *cols;
-	int n;
+	int n, rc = query(c,
+			  "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, "
+			  "pg_get_expr(d.adbin, d.adrelid) "
+			  "FROM pg_attribute a JOIN pg_class t ON t.oid = a.attrelid "
+			  "JOIN pg_namespace s ON s.oid = t.relnamespace "
+			  "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+			  "WHERE s.nspname = $1 AND t.relname = $2 AND a.attnum > 0 "
+			  "AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum",
+			  2, p, &r, errbuf, errlen);
 
-	if (!r) {
-		return -EIO;
+	if (rc < 0) {
+		return rc;
 	}
 	n = PQntuples(r);
 	cols = xcalloc((size_t)n + 1, sizeof(*cols));
@@ -389,4 +398,28 @@ pgsql_columns_free(struct pgsql_column *cols, int n)
 		free(cols[i].def);
 	}
 	free(cols);
+}
+
+int
+pgsql_wal_sender_timeout(PGconn *c, int64_t *ret_ms, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	/* pg_settings gives it in its unit (ms) as a plain integer; SHOW would say "1min" */
+	int rc = query(c,
+		       "SELECT setting::bigint FROM pg_settings "
+		       "WHERE name = 'wal_sender_timeout' AND unit = 'ms'",
+		       0, NULL, &r, errbuf, errlen);
+
+	if (rc < 0) {
+		return rc;
+	}
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		errbuf_set(errbuf, errlen,
+			   "wal_sender_timeout is not in pg_settings in milliseconds");
+		return -EIO;
+	}
+	*ret_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return 0;
 }

@@ -23,36 +23,30 @@ struct pgstream {
 	size_t copylen;
 };
 
-/*
- * SQLSTATEs of START_REPLICATION and of an ErrorResponse mid-stream: 55006 the slot is active
- * for another PID; 42704 slot or publication missing; 55000 slot invalidated; 42501 privilege;
- * 08xxx and 57Pxx connection or shutdown trouble.
- */
+/* The class of a failed result (pgconn_classify()), its line and fix into @errbuf. */
 static enum pgstream_failure
-classify(const char *state)
+result_failure(const PGresult *r, char *errbuf, size_t errlen)
 {
-	if (!state) {
-		return PGSTREAM_TRANSIENT;
+	switch (pgconn_result_failure(r, errbuf, errlen)) {
+	case PGCONN_BUSY: return PGSTREAM_SLOT_BUSY;
+	case PGCONN_PRECONDITION: return PGSTREAM_PRECONDITION;
+	default: return PGSTREAM_TRANSIENT;
 	}
-	if (strcmp(state, "55006") == 0) {
-		return PGSTREAM_SLOT_BUSY;
-	}
-	if (strcmp(state, "42704") == 0 || strcmp(state, "55000") == 0 ||
-	    strcmp(state, "42501") == 0 || strcmp(state, "22023") == 0 ||
-	    strcmp(state, "0A000") == 0) {
-		return PGSTREAM_PRECONDITION;
-	}
-	return PGSTREAM_TRANSIENT;
 }
 
+/* IDENTIFY_SYSTEM; on failure its class in @ret_failure. */
 static int
-identify(PGconn *c, char *errbuf, size_t errlen)
+identify(PGconn *c, enum pgstream_failure *ret_failure, char *errbuf, size_t errlen)
 {
 	PGresult *r = PQexec(c, "IDENTIFY_SYSTEM");
 	int rc = 0;
 
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQnfields(r) < 4) {
-		pgconn_result_line(r, errbuf, errlen);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		*ret_failure = result_failure(r, errbuf, errlen);
+		rc = -EIO;
+	} else if (PQntuples(r) != 1 || PQnfields(r) < 4) {
+		errbuf_set(errbuf, errlen, "IDENTIFY_SYSTEM: %d rows of %d columns, not 1 of 4",
+			   PQntuples(r), PQnfields(r));
 		rc = -EIO;
 	} else {
 		log_info(MOD, "connected: system %s timeline %s database %s", PQgetvalue(r, 0, 0),
@@ -100,15 +94,14 @@ pgstream_start(const struct kv *params, const char *slot, const char *publicatio
 		f = cf == PGCONN_PRECONDITION ? PGSTREAM_PRECONDITION : PGSTREAM_TRANSIENT;
 		goto fail;
 	}
-	if (identify(c, errbuf, errlen) < 0) {
+	if (identify(c, &f, errbuf, errlen) < 0) {
 		goto fail;
 	}
 	cmd = start_command(c, slot, publication);
 	r = PQexec(c, cmd);
 	free(cmd);
 	if (PQresultStatus(r) != PGRES_COPY_BOTH) {
-		f = classify(PQresultErrorField(r, PG_DIAG_SQLSTATE));
-		pgconn_result_line(r, errbuf, errlen);
+		f = result_failure(r, errbuf, errlen);
 		PQclear(r);
 		goto fail;
 	}
@@ -144,8 +137,7 @@ stream_ended(struct pgstream *s, enum pgstream_failure *ret_failure, char *errbu
 
 	while ((r = PQgetResult(s->conn)) != NULL) {
 		if (!said && PQresultStatus(r) == PGRES_FATAL_ERROR) {
-			f = classify(PQresultErrorField(r, PG_DIAG_SQLSTATE));
-			pgconn_result_line(r, errbuf, errlen);
+			f = result_failure(r, errbuf, errlen);
 			said = true;
 		}
 		PQclear(r);
@@ -274,6 +266,7 @@ pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exe
 			 void *opaque, PGconn **ret_conn, char **ret_snapshot, lsn_t *ret_lsn,
 			 char *errbuf, size_t errlen)
 {
+	enum pgconn_failure cf = PGCONN_TRANSIENT;
 	PGconn *c = NULL;
 	PGresult *r;
 	struct buf cmd = BUF_INIT;
@@ -281,8 +274,8 @@ pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exe
 	const char *state;
 	int rc = -EIO;
 
-	if (pgconn_open(params, true, &c, NULL, errbuf, errlen) < 0) {
-		return -EIO;
+	if (pgconn_open(params, true, &c, &cf, errbuf, errlen) < 0) {
+		return pgconn_failure_code(cf);
 	}
 	ident = PQescapeIdentifier(c, slot, strlen(slot));
 	buf_add_fmt(&cmd, "CREATE_REPLICATION_SLOT %s LOGICAL pgoutput (SNAPSHOT 'export')", ident);
@@ -295,9 +288,12 @@ pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exe
 		return -EINTR;
 	}
 	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 || PQnfields(r) < 3) {
-		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : -EIO;
-		pgconn_result_line(r, errbuf, errlen);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		cf = pgconn_result_failure(r, errbuf, errlen);
+		rc = state && strcmp(state, "42710") == 0 ? -EEXIST : pgconn_failure_code(cf);
+	} else if (PQntuples(r) != 1 || PQnfields(r) < 3) {
+		errbuf_set(errbuf, errlen, "CREATE_REPLICATION_SLOT: %d rows of %d columns",
+			   PQntuples(r), PQnfields(r));
 	} else if (lsn_parse(PQgetvalue(r, 0, 1), ret_lsn) == 0 && !PQgetisnull(r, 0, 2)) {
 		*ret_snapshot = xstrdup(PQgetvalue(r, 0, 2));
 		*ret_conn = c;

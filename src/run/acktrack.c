@@ -7,6 +7,7 @@
 #include "outboxd/util/mem.h"
 
 struct txn {
+	lsn_t final_lsn; /* its commit LSN, from Begin: what names it in messages */
 	lsn_t end_lsn;
 	uint64_t pending; /* rows produced, report not yet seen */
 	bool committed;
@@ -100,7 +101,7 @@ acktrack_begin(struct acktrack *at, lsn_t final_lsn)
 	if (at->count == at->cap) {
 		grow(at);
 	}
-	*nth(at, at->count) = (struct txn){ .end_lsn = final_lsn };
+	*nth(at, at->count) = (struct txn){ .final_lsn = final_lsn, .end_lsn = final_lsn };
 	at->count++;
 	return at->head_seq + at->count - 1;
 }
@@ -197,6 +198,14 @@ acktrack_oldest_wait_since(const struct acktrack *at)
 		}
 	}
 	return 0;
+}
+
+lsn_t
+acktrack_txn_lsn(const struct acktrack *at, uint64_t seq)
+{
+	const struct txn *t = lookup(at, seq);
+
+	return t ? t->final_lsn : 0;
 }
 
 lsn_t

@@ -10,6 +10,9 @@
 
 #define MOD "relay"
 
+/* A refused heartbeat is reported at most this often. */
+#define HEARTBEAT_REPORT_US (INT64_C(60) * 1000000)
+
 void
 heartbeat_init(struct heartbeat *hb, const struct heartbeat_params *p)
 {
@@ -91,6 +94,29 @@ heartbeat_settle(struct heartbeat *hb, PGconn *sql, char *why, size_t whylen)
 	return results(hb, sql, true, why, whylen);
 }
 
+/*
+ * A heartbeat topic the broker refuses is reported, at most once a minute, and changes nothing
+ * else: heartbeats confirm nothing, so their failures never restart the pipeline.
+ */
+static void
+report_failures(struct heartbeat *hb, struct publish *pub)
+{
+	char err[768];
+	int64_t now = now_monotonic_us();
+
+	hb->failures += publish_heartbeat_failures(pub, err, sizeof(err));
+	if (!hb->failures || now < hb->next_report_us) {
+		return;
+	}
+	log_warn(MOD,
+		 "%llu heartbeat record(s) to %s refused: %s; heartbeats go on, and outboxd "
+		 "confirms nothing by them",
+		 (unsigned long long)hb->failures, hb->p->topic, err);
+	metrics_count(hb->p->metrics, METRICS_HEARTBEAT_FAILURES, hb->failures);
+	hb->failures = 0;
+	hb->next_report_us = now + HEARTBEAT_REPORT_US;
+}
+
 enum outcome
 heartbeat_beat(struct heartbeat *hb, struct publish *pub, PGconn *sql, char *why, size_t whylen)
 {
@@ -101,9 +127,9 @@ heartbeat_beat(struct heartbeat *hb, struct publish *pub, PGconn *sql, char *why
 		errbuf_set(why, whylen, "heartbeat record: %s", err);
 		return OUTCOME_HALT;
 	}
-	/* Token 0 belongs to no transaction: its report confirms nothing. A full queue skips a
-	 * beat. */
-	(void)publish_try(pub, &hb->rec, 0, NULL, 0);
+	report_failures(hb, pub);
+	/* It confirms nothing: a full queue, or the previous beat still in flight, skips a beat. */
+	(void)publish_heartbeat(pub, &hb->rec, NULL, 0);
 	if (hb->p->query && !hb->query_busy) {
 		if (PQsendQuery(sql, hb->p->query) == 0) {
 			pgconn_error_line(sql, why, whylen);

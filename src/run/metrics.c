@@ -42,6 +42,9 @@ static const char *const counter_names[METRICS_COUNTER_COUNT_][2] = {
 					"Pipeline restarts from the replication slot." },
 	[METRICS_STATUS_UPDATES] = { "outboxd_status_updates_total",
 				     "Standby status updates sent to PostgreSQL." },
+	[METRICS_HEARTBEAT_FAILURES] = { "outboxd_heartbeat_failures_total",
+					 "Heartbeat records the broker refused (they confirm "
+					 "nothing; see the log)." },
 };
 
 static const char *const skip_names[METRICS_SKIP_COUNT_] = {

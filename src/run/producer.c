@@ -36,6 +36,10 @@ struct producer {
 	size_t topics_cap; /* a power of two */
 	size_t topics_n;
 	int64_t lookup_skip_until_us; /* monotonic; see topic_get() */
+	char last_error[256];	      /* what the error callback last said about the brokers */
+	int64_t last_error_us;	      /* monotonic; 0 = nothing yet */
+	char report[768];	      /* the failed delivery report's reason, during the callback */
+	struct producer_failure failure; /* and the rest of what it says */
 };
 
 /*
@@ -77,24 +81,85 @@ conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, char *errbuf
 	return -EINVAL;
 }
 
+/* What to do about a broker's refusal that no retry fixes; NULL for the rest. */
+static const char *
+refusal_fix(rd_kafka_resp_err_t err)
+{
+	switch (err) {
+	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+		return "the record is larger than the topic's max.message.bytes (or the broker's "
+		       "message.max.bytes): raise it, or set "
+		       "outboxd.errors.deadletterqueue.topic.name";
+	case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+		return "the principal may not write to this topic: grant it WRITE (and IDEMPOTENT_WRITE "
+		       "on the cluster)";
+	case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
+	case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+		return "the broker's policy refuses this record: change the policy or the row";
+	case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+	case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+		return "the topic does not exist and is not created automatically: create it";
+	default: return NULL;
+	}
+}
+
 static void
 on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	struct producer *p = opaque;
+	rd_kafka_headers_t *hdrs = NULL;
+	const char *fix;
 
 	(void)rk;
 	if (!p->on_delivery) {
 		return;
 	}
-	p->on_delivery(p->opaque, m->_private, m->err == RD_KAFKA_RESP_ERR_NO_ERROR,
-		       m->err ? rd_kafka_err2str(m->err) : NULL);
+	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		p->on_delivery(p->opaque, m->_private, true, NULL);
+		return;
+	}
+	fix = refusal_fix(m->err);
+	snprintf(p->report, sizeof(p->report), "%s (%s), topic %s partition %d%s%s",
+		 rd_kafka_err2str(m->err), rd_kafka_err2name(m->err),
+		 m->rkt ? rd_kafka_topic_name(m->rkt) : "?", (int)m->partition, fix ? ": " : "",
+		 fix ? fix : "");
+	p->failure =
+		(struct producer_failure){ .size = m->len + m->key_len, .refused = fix != NULL };
+	if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+	    rd_kafka_header_get_last(hdrs, "id", &p->failure.id, &p->failure.id_len) !=
+		    RD_KAFKA_RESP_ERR_NO_ERROR) {
+		p->failure.id = NULL;
+	}
+	p->on_delivery(p->opaque, m->_private, false, p->report);
+	p->failure = (struct producer_failure){ 0 };
+}
+
+struct producer_failure
+producer_report_failure(const struct producer *p)
+{
+	return p->failure;
+}
+
+size_t
+producer_broker_state(const struct producer *p, int64_t now_us, char *out, size_t len)
+{
+	if (!p->last_error_us) {
+		return 0;
+	}
+	return (size_t)snprintf(out, len, "%s (%lld s ago)", p->last_error,
+				(long long)((now_us - p->last_error_us) / 1000000));
 }
 
 static void
 on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
+	struct producer *p = opaque;
+
 	(void)rk;
-	(void)opaque;
+	snprintf(p->last_error, sizeof(p->last_error), "%s (%s)", reason,
+		 rd_kafka_err2name((rd_kafka_resp_err_t)err));
+	p->last_error_us = now_monotonic_us();
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		log_error(MOD, "fatal producer error: %s; the pipeline restarts from the slot",
 			  reason);

@@ -30,7 +30,26 @@ struct publish {
 	struct buf waiting_where; /* its position, should it turn out to be too large */
 	lsn_t waiting_lsn;
 	bool closing; /* purging: the reports that follow reach nobody */
+	/*
+	 * The failed record to blame: a refusal no retry fixes over any other failure, and among
+	 * refusals the largest record (a batch refused for one large record fails every record
+	 * in it), else the first failure.
+	 */
+	bool failed;
+	struct producer_failure culprit; /* id borrowed from failed_id */
+	uint64_t culprit_token;
+	struct buf failed_id, culprit_reason;
+	lsn_t produce_failed_lsn; /* a record the producer refused outright: its position */
+	/* publish_set_poison(): the row that goes to the dead-letter topic on this replay */
+	lsn_t poison_lsn;
+	struct buf poison_id, poison_reason;
+	bool heartbeat_in_flight;
+	uint64_t heartbeat_failures; /* since publish_heartbeat_failures() last asked */
+	char heartbeat_failure[768];
 };
+
+/* The token of heartbeat records: sources number their records from 1 up, never this high. */
+#define HEARTBEAT_TOKEN UINT64_MAX
 
 /* The producer's view of @r: every pointer borrows from @r, the headers from pub->hdrs. */
 static struct producer_record
@@ -63,6 +82,23 @@ view(struct publish *pub, const struct record *r)
 }
 
 static void
+blame(struct publish *pub, uint64_t token, struct producer_failure f, const char *reason)
+{
+	if (pub->failed && !(f.refused && (!pub->culprit.refused || f.size > pub->culprit.size))) {
+		return;
+	}
+	pub->failed = true;
+	pub->culprit = f;
+	pub->culprit_token = token;
+	buf_reset(&pub->failed_id);
+	if (f.id) {
+		buf_add(&pub->failed_id, f.id, f.id_len);
+	}
+	buf_reset(&pub->culprit_reason);
+	buf_add_fmt(&pub->culprit_reason, "delivery failed: %s", reason ? reason : "unknown");
+}
+
+static void
 on_report(void *opaque, void *msg_opaque, bool ok, const char *reason)
 {
 	struct publish *pub = opaque;
@@ -71,8 +107,20 @@ on_report(void *opaque, void *msg_opaque, bool ok, const char *reason)
 	if (pub->closing) {
 		return;
 	}
+	if (token == HEARTBEAT_TOKEN) {
+		pub->heartbeat_in_flight = false;
+		if (!ok) {
+			pub->heartbeat_failures++;
+			snprintf(pub->heartbeat_failure, sizeof(pub->heartbeat_failure), "%s",
+				 reason ? reason : "unknown");
+		}
+		return;
+	}
 	if (ok && token) {
 		metrics_count(pub->p->metrics, METRICS_RECORDS_ACKNOWLEDGED, 1);
+	}
+	if (!ok) {
+		blame(pub, token, producer_report_failure(pub->prod), reason);
 	}
 	pub->src.on_delivery(pub->src.opaque, token, ok, reason);
 }
@@ -116,6 +164,10 @@ publish_free(struct publish *pub)
 	}
 	record_fini(&pub->rec);
 	buf_fini(&pub->waiting_where);
+	buf_fini(&pub->failed_id);
+	buf_fini(&pub->culprit_reason);
+	buf_fini(&pub->poison_id);
+	buf_fini(&pub->poison_reason);
 	free(pub->hdrs);
 	free(pub);
 }
@@ -181,6 +233,19 @@ halt_row(struct publish *pub, const struct publish_row *row, const char *reason,
 static enum outcome dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token,
 				const char *reason, bool keep_value, char *why, size_t whylen);
 
+/* pub->rec is the row publish_set_poison() named: the broker refused it in earlier sessions. */
+static bool
+is_poison(struct publish *pub, const struct publish_row *row, lsn_t lsn)
+{
+	const char *id;
+
+	if (!row || !pub->poison_lsn || lsn != pub->poison_lsn || !pub->p->dlq_topic) {
+		return false;
+	}
+	id = record_header_text(&pub->rec, "id");
+	return id && strcmp(id, buf_cstr(&pub->poison_id)) == 0;
+}
+
 /*
  * Hands pub->rec to the producer. A full queue keeps it (publish_waiting()); a record over
  * message.max.bytes is a poison row: its dead letter when @row is at hand and a dead-letter
@@ -190,10 +255,18 @@ static enum outcome
 send(struct publish *pub, uint64_t token, const struct publish_row *row, const char *where,
      lsn_t lsn, char *why, size_t whylen)
 {
-	struct producer_record pr = view(pub, &pub->rec);
+	struct producer_record pr;
 	const char *id;
 	char err[512];
-	int rc = producer_send(pub->prod, &pr, (void *)(uintptr_t)token, err, sizeof(err));
+	int rc;
+
+	if (is_poison(pub, row, lsn)) {
+		pub->poison_lsn = 0; /* once: should its dead letter fail too, the relay halts */
+		return dead_letter(pub, row, token, buf_cstr(&pub->poison_reason), true, why,
+				   whylen);
+	}
+	pr = view(pub, &pub->rec);
+	rc = producer_send(pub->prod, &pr, (void *)(uintptr_t)token, err, sizeof(err));
 
 	if (rc == 0) {
 		pub->waiting = false;
@@ -228,6 +301,14 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
 		return halt_text(id ? id : "(unknown)", where, lsn, err, why, whylen);
 	}
 	errbuf_set(why, whylen, "produce to %s failed: %s", pr.topic, err);
+	pub->produce_failed_lsn = lsn;
+	if (!pub->failed) {
+		pub->failed = true;
+		pub->culprit_token = token;
+		id = record_header_text(&pub->rec, "id");
+		buf_add_str(&pub->failed_id, id ? id : "");
+		buf_add_str(&pub->culprit_reason, why);
+	}
 	return OUTCOME_RESTART;
 }
 
@@ -293,12 +374,27 @@ publish_scratch_send(struct publish *pub, uint64_t token, const char *where, lsn
 }
 
 int
-publish_try(struct publish *pub, const struct record *rec, uint64_t token, char *errbuf,
-	    size_t errlen)
+publish_heartbeat(struct publish *pub, const struct record *rec, char *errbuf, size_t errlen)
 {
 	struct producer_record pr = view(pub, rec);
+	int rc;
 
-	return producer_send(pub->prod, &pr, (void *)(uintptr_t)token, errbuf, errlen);
+	if (pub->heartbeat_in_flight) {
+		return -EBUSY;
+	}
+	rc = producer_send(pub->prod, &pr, (void *)(uintptr_t)HEARTBEAT_TOKEN, errbuf, errlen);
+	pub->heartbeat_in_flight = rc == 0;
+	return rc;
+}
+
+uint64_t
+publish_heartbeat_failures(struct publish *pub, char *out, size_t len)
+{
+	uint64_t n = pub->heartbeat_failures;
+
+	snprintf(out, len, "%s", pub->heartbeat_failure);
+	pub->heartbeat_failures = 0;
+	return n;
 }
 
 enum outcome
@@ -330,4 +426,52 @@ int
 publish_flush(struct publish *pub, int64_t timeout_ms)
 {
 	return producer_flush(pub->prod, timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms);
+}
+
+bool
+publish_culprit(const struct publish *pub, uint64_t *ret_token, const char **ret_id,
+		const char **ret_reason)
+{
+	if (!pub->failed) {
+		return false;
+	}
+	*ret_token = pub->culprit_token;
+	*ret_id = pub->failed_id.len ? buf_cstr(&pub->failed_id) : NULL;
+	*ret_reason = buf_cstr(&pub->culprit_reason);
+	return true;
+}
+
+void
+publish_collect_failures(struct publish *pub)
+{
+	char err[512];
+
+	/* A fatal error fails what is queued: serve those reports before the session ends. */
+	if (producer_fatal(pub->prod, err, sizeof(err))) {
+		(void)producer_flush(pub->prod, 2000);
+	} else {
+		producer_poll(pub->prod);
+	}
+}
+
+lsn_t
+publish_produce_failed_lsn(const struct publish *pub)
+{
+	return pub->produce_failed_lsn;
+}
+
+void
+publish_set_poison(struct publish *pub, lsn_t lsn, const char *id, const char *reason)
+{
+	pub->poison_lsn = lsn;
+	buf_reset(&pub->poison_id);
+	buf_add_str(&pub->poison_id, id);
+	buf_reset(&pub->poison_reason);
+	buf_add_str(&pub->poison_reason, reason);
+}
+
+size_t
+publish_broker_state(const struct publish *pub, int64_t now_us, char *out, size_t len)
+{
+	return producer_broker_state(pub->prod, now_us, out, len);
 }

@@ -25,7 +25,12 @@
 #define READ_BATCH 2000
 /* Silence from the server after which a status update asks for a reply (the liveness probe). */
 #define PROBE_AFTER_US (INT64_C(20) * 1000000)
-/* No reply within this after a probe: the server or the path to it is dead. */
+/*
+ * No reply within this after a probe, plus half the server's wal_sender_timeout: the server or
+ * the path to it is dead. A walsender busy decoding a large transaction it sends nothing of
+ * reads client messages only about every wal_sender_timeout/2 (WalSndUpdateProgress), so a
+ * live server can take that long to answer.
+ */
 #define PROBE_DEADLINE_US (INT64_C(15) * 1000000)
 /* The stall watchdog and the gauges look this often. */
 #define TICK_US INT64_C(1000000)
@@ -42,14 +47,28 @@ struct session {
 	struct stream *st;     /* the stream as a source of rows, and the confirm rule */
 	struct publish *pub;
 	struct heartbeat hb;
-	struct stall stall;
 	struct loop_deadlines dl;
-	int64_t last_rx_us; /* the last frame from the server */
+	int64_t last_rx_us;	   /* the last frame from the server */
+	int64_t probe_deadline_us; /* from the server's wal_sender_timeout */
+	uint64_t stall_delivered;  /* delivery reports the stall watchdog has seen */
+	lsn_t stall_confirmed;
 	lsn_t last_flush_sent;
 	char why[2048]; /* the reason for a restart or halt */
 };
 
-/* What lives across sessions: the settings as the modules take them, and the loop. */
+/*
+ * A transaction whose delivery fails session after session (outboxd.halt.after.failures): the
+ * one the failed report belongs to, not whatever transaction happens to be open.
+ */
+struct failing {
+	lsn_t lsn;		 /* its commit LSN, 0 = none */
+	int64_t count;		 /* restarts in a row that failed on it */
+	char id[256];		 /* the refused record's "id" header */
+	lsn_t dead_lettered_lsn; /* publish_set_poison() was given it already */
+	char dead_lettered_id[256];
+};
+
+/* What lives across sessions: the settings as the modules take them, the loop, the watchdog. */
 struct relay {
 	const struct relay_params *p;
 	const struct config *cfg;
@@ -57,6 +76,9 @@ struct relay {
 	struct stream_params sp;
 	struct publish_params pp;
 	struct heartbeat_params hp;
+	struct stall stall; /* a broker outage outlives sessions: so does its clock */
+	struct failing fail;
+	char poison_reason[2048];
 	struct session s;
 };
 
@@ -96,13 +118,14 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 	const struct config *cfg = s->r->cfg;
 	struct pgsql_slot slot;
 	struct pgsql_pubtable *tables = NULL;
-	int n = 0, selected = 0;
+	int n = 0, selected = 0, rc;
 
-	if (pgsql_check_role(s->sql, s->why, sizeof(s->why)) < 0 ||
-	    pgsql_check_slot(s->sql, cfg->slot_name, &slot, s->why, sizeof(s->why)) < 0 ||
-	    pgsql_publication_tables(s->sql, cfg->publication_name, &tables, &n, s->why,
-				     sizeof(s->why)) < 0) {
-		return OUTCOME_PRECONDITION;
+	if ((rc = pgsql_check_role(s->sql, s->why, sizeof(s->why))) < 0 ||
+	    (rc = pgsql_check_slot(s->sql, cfg->slot_name, &slot, s->why, sizeof(s->why))) < 0 ||
+	    (rc = pgsql_publication_tables(s->sql, cfg->publication_name, &tables, &n, s->why,
+					   sizeof(s->why))) < 0) {
+		/* -EIO: the query failed transiently (pgsql.h); every other code is a finding */
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
 	for (int i = 0; i < n; i++) {
 		selected += router_selects(s->r->p->router, tables[i].schema, tables[i].table);
@@ -170,7 +193,8 @@ session_open(struct relay *r, struct session *s)
 	lsn_t confirmed = 0;
 	enum outcome o;
 	char at[LSN_STRLEN];
-	int64_t now;
+	int64_t now, wst_ms = 0;
+	int rc;
 
 	*s = (struct session){ .r = r };
 	heartbeat_init(&s->hb, &r->hp);
@@ -178,17 +202,26 @@ session_open(struct relay *r, struct session *s)
 	if (pgconn_open(&cfg->pg_conn, false, &s->sql, &cf, s->why, sizeof(s->why)) < 0) {
 		return cf == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
 	}
-	if (pgconn_run_statements(s->sql, cfg->database_initial_statements, s->why,
-				  sizeof(s->why)) < 0) {
-		return OUTCOME_PRECONDITION;
+	if ((rc = pgconn_run_statements(s->sql, cfg->database_initial_statements, s->why,
+					sizeof(s->why))) < 0) {
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
 	if ((o = check_preconditions(s, &confirmed)) != OUTCOME_OK) {
 		return o;
 	}
+	if ((rc = pgsql_wal_sender_timeout(s->sql, &wst_ms, s->why, sizeof(s->why))) < 0) {
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
+	}
+	s->probe_deadline_us = PROBE_DEADLINE_US + wst_ms * 500;
+	s->stall_confirmed = confirmed;
 	s->st = stream_new(&r->sp, confirmed, now_unix_us());
 	src = stream_source(s->st);
 	if (publish_new(&r->pp, &src, &s->pub, s->why, sizeof(s->why)) < 0) {
 		return OUTCOME_PRECONDITION;
+	}
+	if (r->fail.dead_lettered_lsn) {
+		publish_set_poison(s->pub, r->fail.dead_lettered_lsn, r->fail.dead_lettered_id,
+				   r->poison_reason);
 	}
 	if ((o = start_stream(s)) != OUTCOME_OK) {
 		return o;
@@ -229,9 +262,18 @@ maybe_send_status(struct session *s, int64_t now)
 	lsn_t flush = acktrack_confirmed(at);
 	bool asked = stream_reply_wanted(s->st), probe = false;
 
+	if (publish_waiting(s->pub)) {
+		/*
+		 * Reading is paused on purpose (a record waits for queue space): the server's
+		 * messages, a probe's reply among them, wait unread behind the data, so its silence
+		 * proves nothing (DESIGN.md invariant 8). It counts again once reading resumes.
+		 */
+		s->last_rx_us = now;
+		loop_arm(&s->dl, LOOP_PROBE, 0);
+	}
 	if (!loop_armed(&s->dl, LOOP_PROBE) && now - s->last_rx_us > PROBE_AFTER_US) {
 		probe = true;
-		loop_arm(&s->dl, LOOP_PROBE, now + PROBE_DEADLINE_US);
+		loop_arm(&s->dl, LOOP_PROBE, now + s->probe_deadline_us);
 	}
 	if (!asked && !probe && !loop_due(&s->dl, LOOP_STATUS, now) &&
 	    flush == s->last_flush_sent) {
@@ -305,17 +347,23 @@ tick(struct session *s, int64_t now)
 {
 	struct metrics *m = s->r->p->metrics;
 	struct acktrack *at = stream_acktrack(s->st);
+	uint64_t published, delivered;
+	lsn_t confirmed = acktrack_confirmed(at);
+	char broker[512];
 	struct stall_view v = {
 		.now_us = now,
 		.warn_ms = s->r->cfg->stall_warn_ms,
-		.waiting = acktrack_in_flight(at),
-		.last_ack_us = stream_last_ack_us(s->st),
-		.oldest_since_us = acktrack_oldest_wait_since(at),
+		.waiting = acktrack_in_flight(at) + (publish_waiting(s->pub) ? 1 : 0),
 		.queue_len = publish_queue_len(s->pub),
+		.broker = publish_broker_state(s->pub, now, broker, sizeof(broker)) ? broker : NULL,
 	};
 
-	stall_check(&s->stall, &v, m);
-	metrics_gauge(m, METRICS_CONFIRMED_LSN, (int64_t)acktrack_confirmed(at));
+	stream_counts(s->st, &published, &delivered);
+	v.progress = delivered != s->stall_delivered || confirmed != s->stall_confirmed;
+	s->stall_delivered = delivered;
+	s->stall_confirmed = confirmed;
+	stall_check(&s->r->stall, &v, m);
+	metrics_gauge(m, METRICS_CONFIRMED_LSN, (int64_t)confirmed);
 	metrics_gauge(m, METRICS_RECEIVED_LSN, (int64_t)acktrack_received(at));
 	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, (int64_t)acktrack_in_flight(at));
 	metrics_gauge(m, METRICS_PENDING_TRANSACTIONS, (int64_t)acktrack_pending_txns(at));
@@ -367,9 +415,9 @@ turn(struct session *s)
 	}
 	if (loop_due(&s->dl, LOOP_PROBE, now)) {
 		errbuf_set(s->why, sizeof(s->why),
-			   "the server did not answer a status update "
-			   "asking for a reply within %lld s; the connection is dead",
-			   (long long)(PROBE_DEADLINE_US / 1000000));
+			   "the server did not answer a status update asking for a reply within "
+			   "%lld s (15 s + wal_sender_timeout/2); the connection is dead",
+			   (long long)(s->probe_deadline_us / 1000000));
 		return OUTCOME_RESTART;
 	}
 	return maybe_send_status(s, now);
@@ -425,21 +473,65 @@ session_run(struct relay *r, struct session *s)
 	return o;
 }
 
-/* Decides what follows a failed session: a restart after a backoff, or a halt. */
-static bool
-should_halt(const struct config *cfg, lsn_t at, lsn_t *last_fail, int64_t *same_fail)
+/*
+ * What a failed session leaves for the halt counter: the transaction and record the broker (or
+ * the producer) refused. A restart for any other reason (a cut connection, a server restart)
+ * concerns no transaction and starts the count over.
+ */
+static void
+note_failure(struct relay *r, struct session *s)
 {
+	struct failing *f = &r->fail;
+	const char *id = NULL, *reason = NULL;
+	uint64_t token = 0;
+	lsn_t at = 0;
+
+	if (s->pub) {
+		publish_collect_failures(s->pub);
+		if (publish_culprit(s->pub, &token, &id, &reason)) {
+			at = s->st ? acktrack_txn_lsn(stream_acktrack(s->st), token) : 0;
+			if (!at) {
+				at = publish_produce_failed_lsn(s->pub);
+			}
+			/* the reason of the record to blame, not of the first report */
+			errbuf_set(s->why, sizeof(s->why), "%s", reason);
+		}
+	}
+	f->count = at && at == f->lsn ? f->count + 1 : at ? 1 : 0;
+	f->lsn = at;
+	snprintf(f->id, sizeof(f->id), "%s", id ? id : "(no id header)");
+}
+
+/*
+ * After outboxd.halt.after.failures restarts in a row on one transaction: with a dead-letter
+ * topic the refused row goes there on the next replay (once), else a halt naming the row.
+ */
+static bool
+should_halt(struct relay *r, const char *why)
+{
+	struct failing *f = &r->fail;
 	char lsn[LSN_STRLEN];
 
-	*same_fail = at && at == *last_fail ? *same_fail + 1 : 1;
-	*last_fail = at;
-	if (!at || *same_fail < cfg->halt_after_failures) {
+	if (!f->lsn || f->count < r->cfg->halt_after_failures) {
+		return false;
+	}
+	lsn_format(f->lsn, lsn);
+	if (r->cfg->dlq_topic &&
+	    !(f->dead_lettered_lsn == f->lsn && strcmp(f->dead_lettered_id, f->id) == 0)) {
+		log_warn(MOD,
+			 "row id=%s committing at %s failed %lld restarts in a row (%s); it goes "
+			 "to the dead-letter topic %s on the next replay",
+			 f->id, lsn, (long long)f->count, why, r->cfg->dlq_topic);
+		f->dead_lettered_lsn = f->lsn;
+		snprintf(f->dead_lettered_id, sizeof(f->dead_lettered_id), "%s", f->id);
+		snprintf(r->poison_reason, sizeof(r->poison_reason), "%s", why);
+		f->count = 0;
 		return false;
 	}
 	log_error(MOD,
-		  "halt: the transaction committing at %s failed %lld restarts in a row; fix "
-		  "the cause above and start outboxd again",
-		  lsn_format(at, lsn), (long long)*same_fail);
+		  "halt: row id=%s committing at %s failed %lld restarts in a row: %s; nothing "
+		  "from that transaction on is confirmed; fix the cause and start outboxd again",
+		  f->id, lsn, (long long)f->count, why);
 	return true;
 }
 
@@ -461,7 +553,8 @@ relay_init(struct relay *r, const struct relay_params *p, struct loop *loop)
 					 .metrics = p->metrics };
 	r->hp = (struct heartbeat_params){ .router = p->router,
 					   .topic = cfg->heartbeat_topic,
-					   .query = cfg->heartbeat_action_query };
+					   .query = cfg->heartbeat_action_query,
+					   .metrics = p->metrics };
 }
 
 enum relay_exit
@@ -470,21 +563,20 @@ relay_run(const struct relay_params *p, struct loop *loop)
 	struct relay r;
 	const struct config *cfg = p->cfg;
 	enum relay_exit ret = RELAY_EXIT_CLEAN;
-	int64_t backoff = 500, same_fail = 0;
-	lsn_t last_fail = 0;
+	int64_t backoff = 500;
 
 	relay_init(&r, p, loop);
 	for (;;) {
 		int64_t started = now_monotonic_us();
 		enum outcome o = session_run(&r, &r.s);
-		/* The transaction a failure concerns: the open one, or the one whose delivery failed. */
-		lsn_t at = r.s.st ? stream_failing_lsn(r.s.st) : 0;
 
+		if (o == OUTCOME_RESTART) {
+			note_failure(&r, &r.s);
+		}
 		session_close(&r.s, o == OUTCOME_STOP);
 		if (o == OUTCOME_STOP) {
 			break;
 		}
-		metrics_set_stalled(p->metrics, false, NULL);
 		if (o == OUTCOME_PRECONDITION || o == OUTCOME_HALT) {
 			log_error(MOD, "%s", r.s.why);
 			metrics_set_state(p->metrics, METRICS_STATE_HALTED, r.s.why);
@@ -493,7 +585,7 @@ relay_run(const struct relay_params *p, struct loop *loop)
 		}
 		log_warn(MOD, "%s; restarting from the slot in %lld ms", r.s.why,
 			 (long long)backoff);
-		if (should_halt(cfg, at, &last_fail, &same_fail)) {
+		if (should_halt(&r, r.s.why)) {
 			metrics_set_state(p->metrics, METRICS_STATE_HALTED, r.s.why);
 			ret = RELAY_EXIT_HALT;
 			break;

@@ -41,6 +41,22 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 	}
 }
 
+/*
+ * A failed query's outcome by its code (pgsql.h) before the slot exists: -EIO is transient and
+ * its reason stays in @s->why for snapshot_run(), which tries again after a backoff (nothing of
+ * a snapshot exists yet); every other code is a precondition, logged here.
+ */
+static enum outcome
+query_failed(struct snap *s, int rc, const char *what, const char *err)
+{
+	errbuf_set(s->why, sizeof(s->why), "%s%s%s", what ? what : "", what ? ": " : "", err);
+	if (rc == -EIO) {
+		return OUTCOME_RESTART;
+	}
+	log_error(MOD, "%s", s->why);
+	return OUTCOME_PRECONDITION;
+}
+
 /* "a.b, c.d": the tables the publication names and the router selects, for messages. */
 static void
 selected_tables(struct snap *s, struct buf *out)
@@ -103,6 +119,8 @@ say_unfinished(struct snap *s, const char *marker, enum outcome res)
 			 s->cfg->slot_name);
 		return;
 	}
+	/* a failed statement aborted the snapshot's transaction: the tables are read outside it */
+	PQclear(PQexec(s->sql, "ROLLBACK"));
 	unfinished_fix(s, marker, &fix);
 	if (res == OUTCOME_HALT) {
 		log_error(MOD, "%s", s->why);
@@ -149,8 +167,19 @@ create_slot(struct snap *s, const char *marker, PGconn **ret_repl, char **ret_na
 	if (rc == 0) {
 		return OUTCOME_OK;
 	}
-	/* A walsender that got the cancel too late may have made the slot all the same. */
+	/*
+	 * A walsender that got the cancel too late, or whose connection failed after it made the
+	 * slot, may have made it all the same. Nothing was read from its snapshot, so dropping
+	 * it loses nothing; while it is still active the next start says how to go on.
+	 */
 	exists = rc == -EEXIST ? 0 : pgsql_slot_exists(s->sql, slot, err2, sizeof(err2));
+	if (exists == 1 && pgsql_slot_drop(s->sql, slot, err2, sizeof(err2)) == 0) {
+		log_info(MOD,
+			 "replication slot \"%s\" was made all the same; dropped it (no row "
+			 "was read from its snapshot)",
+			 slot);
+		exists = 0;
+	}
 	if (exists == 0 && pgsql_slot_drop(s->sql, marker, err2, sizeof(err2)) < 0) {
 		log_warn(MOD, "could not drop marker slot \"%s\": %s", marker, err2);
 	}
@@ -160,9 +189,12 @@ create_slot(struct snap *s, const char *marker, PGconn **ret_repl, char **ret_na
 				       ", which exists now: the next start says how to go on");
 		return OUTCOME_STOP;
 	}
-	log_error(MOD, "could not create replication slot \"%s\": %s", slot,
-		  rc == -EINTR ? s->why : err);
-	return OUTCOME_PRECONDITION;
+	if (rc == -EINTR) {
+		log_error(MOD, "could not create replication slot \"%s\": %s", slot, s->why);
+		return OUTCOME_PRECONDITION;
+	}
+	snprintf(err2, sizeof(err2), "could not create replication slot \"%s\"", slot);
+	return query_failed(s, exists == 0 ? rc : -EPERM, err2, err);
 }
 
 /*
@@ -224,10 +256,11 @@ publish_rounds(struct snap *s, const struct publish_source *src, uint64_t *ret_r
 				   why, (long long)failures);
 			return OUTCOME_HALT;
 		}
-		log_warn(MOD,
-			 "%s; publishing the snapshot again from its first row in %lld ms (slot and "
-			 "snapshot are kept: nothing is lost)",
-			 why, (long long)backoff);
+		log_warn(
+			MOD,
+			"%s; publishing the snapshot again from its first row in %lld ms (slot and "
+			"snapshot are kept: nothing is lost)",
+			why, (long long)backoff);
 		if (!loop_sleep(s->p->loop, backoff)) {
 			return OUTCOME_STOP;
 		}
@@ -249,11 +282,12 @@ finish(struct snap *s, const char *marker, uint64_t rows)
 
 	PQclear(PQexec(s->sql, "COMMIT"));
 	if (pgsql_slot_drop(s->sql, marker, err, sizeof(err)) < 0) {
-		log_error(MOD,
-			  "every snapshot row is published and acknowledged, but marker slot \"%s\" "
-			  "could not be dropped: %s; drop it (SELECT pg_drop_replication_slot('%s')) "
-			  "and start again",
-			  marker, err, marker);
+		log_error(
+			MOD,
+			"every snapshot row is published and acknowledged, but marker slot \"%s\" "
+			"could not be dropped: %s; drop it (SELECT pg_drop_replication_slot('%s')) "
+			"and start again",
+			marker, err, marker);
 		return OUTCOME_HALT;
 	}
 	log_info(MOD,
@@ -267,9 +301,10 @@ static enum outcome
 take(struct snap *s, const char *marker)
 {
 	PGconn *repl = NULL;
-	char *name = NULL, err[512], at[LSN_STRLEN];
+	char *name = NULL, err[1024], what[300], at[LSN_STRLEN];
 	uint64_t rows = 0;
 	enum outcome res;
+	int rc;
 	struct publish_source src = { .on_produced = on_produced,
 				      .on_delivery = on_delivery,
 				      .opaque = s };
@@ -279,9 +314,9 @@ take(struct snap *s, const char *marker)
 		log_error(MOD, "%s", err);
 		return OUTCOME_PRECONDITION;
 	}
-	if (pgsql_marker_create(s->sql, marker, err, sizeof(err)) < 0) {
-		log_error(MOD, "could not create marker slot \"%s\": %s", marker, err);
-		return OUTCOME_PRECONDITION;
+	if ((rc = pgsql_marker_create(s->sql, marker, err, sizeof(err))) < 0) {
+		snprintf(what, sizeof(what), "could not create marker slot \"%s\"", marker);
+		return query_failed(s, rc, what, err);
 	}
 	if ((res = create_slot(s, marker, &repl, &name)) != OUTCOME_OK) {
 		return res;
@@ -318,8 +353,9 @@ refuse_unfinished(struct snap *s, const char *marker)
 		s->lsn = slot.confirmed_flush;
 	}
 	unfinished_fix(s, marker, &fix);
-	log_error(MOD, "the initial snapshot of slot \"%s\" did not finish (its marker slot \"%s\" "
-		       "exists): %s",
+	log_error(MOD,
+		  "the initial snapshot of slot \"%s\" did not finish (its marker slot \"%s\" "
+		  "exists): %s",
 		  s->cfg->slot_name, marker, buf_cstr(&fix));
 	buf_fini(&fix);
 	return OUTCOME_PRECONDITION;
@@ -334,13 +370,14 @@ static enum outcome
 decide(struct snap *s, const char *marker)
 {
 	const char *slot = s->cfg->slot_name;
-	char err[512];
+	char err[1024], what[300];
 	int slot_exists = pgsql_slot_exists(s->sql, slot, err, sizeof(err));
-	int marker_exists = pgsql_slot_exists(s->sql, marker, err, sizeof(err));
+	int marker_exists =
+		slot_exists < 0 ? slot_exists : pgsql_slot_exists(s->sql, marker, err, sizeof(err));
+	int rc;
 
-	if (slot_exists < 0 || marker_exists < 0) {
-		log_error(MOD, "%s", err);
-		return OUTCOME_PRECONDITION;
+	if (marker_exists < 0) {
+		return query_failed(s, marker_exists, NULL, err);
 	}
 	if (marker_exists && slot_exists) {
 		return refuse_unfinished(s, marker);
@@ -368,40 +405,80 @@ decide(struct snap *s, const char *marker)
 			 "before it made the slot, or the slot was dropped to take the snapshot "
 			 "anew): taking the initial snapshot",
 			 marker, slot);
-		if (pgsql_slot_drop(s->sql, marker, err, sizeof(err)) < 0) {
-			log_error(MOD, "could not drop marker slot \"%s\": %s", marker, err);
-			return OUTCOME_PRECONDITION;
+		if ((rc = pgsql_slot_drop(s->sql, marker, err, sizeof(err))) < 0) {
+			snprintf(what, sizeof(what), "could not drop marker slot \"%s\"", marker);
+			return query_failed(s, rc, what, err);
 		}
 	}
 	return take(s, marker);
 }
 
-enum outcome
-snapshot_run(const struct snapshot_params *p)
+/* Connects the ordinary connection and runs database.initial.statements on it. */
+static enum outcome
+connect_sql(struct snap *s)
+{
+	enum pgconn_failure f = PGCONN_TRANSIENT;
+	char err[1024];
+	int rc;
+
+	if (pgconn_open(&s->cfg->pg_conn, false, &s->sql, &f, err, sizeof(err)) < 0) {
+		return query_failed(s, pgconn_failure_code(f), NULL, err);
+	}
+	if ((rc = pgconn_run_statements(s->sql, s->cfg->database_initial_statements, err,
+					sizeof(err))) < 0) {
+		return query_failed(s, rc, NULL, err);
+	}
+	return OUTCOME_OK;
+}
+
+/* One attempt: connect, decide, take the snapshot if needed; a restart's reason in @why. */
+static enum outcome
+attempt(const struct snapshot_params *p, char *why, size_t whylen)
 {
 	const struct config *cfg = p->cfg;
 	struct snap s = { .p = p, .cfg = cfg };
 	struct buf marker = BUF_INIT;
 	enum outcome res;
-	char err[512];
 
 	s.pp = (struct publish_params){ .producer = &cfg->librdkafka,
 					.router = p->router,
 					.dlq_topic = cfg->dlq_topic,
 					.metrics = p->metrics };
-	if (pgconn_open(&cfg->pg_conn, false, &s.sql, NULL, err, sizeof(err)) < 0 ||
-	    pgconn_run_statements(s.sql, cfg->database_initial_statements, err, sizeof(err)) < 0) {
-		log_error(MOD, "%s", err);
-		PQfinish(s.sql);
-		return OUTCOME_PRECONDITION;
-	}
-	s.rc = relcache_new();
 	buf_add_fmt(&marker, "%.*s_outboxd_snapshot", SLOT_NAME_MAX - 17, cfg->slot_name);
-	res = decide(&s, buf_cstr(&marker));
+	s.rc = relcache_new();
+	if ((res = connect_sql(&s)) == OUTCOME_OK) {
+		res = decide(&s, buf_cstr(&marker));
+	}
 	buf_fini(&marker);
+	errbuf_set(why, whylen, "%s", s.why);
 	publish_free(s.pub);
 	snap_plan_free(&s);
 	relcache_free(s.rc, NULL);
 	PQfinish(s.sql);
 	return res;
+}
+
+enum outcome
+snapshot_run(const struct snapshot_params *p)
+{
+	int64_t max = p->cfg->restart_backoff_max_ms;
+
+	/*
+	 * OUTCOME_RESTART comes only from before the slot exists (a connection, a server not up
+	 * yet, a transient query failure): nothing of a snapshot exists, so it is tried again with
+	 * the same capped backoff as the pipeline.
+	 */
+	for (int64_t backoff = 500;; backoff = backoff * 2 > max ? max : backoff * 2) {
+		char why[2048];
+		enum outcome o = attempt(p, why, sizeof(why));
+
+		if (o != OUTCOME_RESTART) {
+			return o;
+		}
+		log_warn(MOD, "%s; the snapshot is tried again in %lld ms", why,
+			 (long long)backoff);
+		if (!loop_sleep(p->loop, backoff)) {
+			return OUTCOME_STOP; /* SIGTERM/SIGINT during the backoff */
+		}
+	}
 }

@@ -334,8 +334,9 @@ cursor_sql(struct snap *s, const struct snap_group *g, struct buf *q)
 			buf_add_str(q, ", ");
 			add_ident(s, q, g->order_column);
 		} else {
-			buf_add_str(q, ", CASE WHEN age(xmin) < 0 THEN age(xmin)::int8 + 4294967296 "
-				       "ELSE age(xmin) END, ctid");
+			buf_add_str(q,
+				    ", CASE WHEN age(xmin) < 0 THEN age(xmin)::int8 + 4294967296 "
+				    "ELSE age(xmin) END, ctid");
 		}
 		buf_add_str(q, g->only ? " FROM ONLY " : " FROM ");
 		add_ident(s, q, g->m[i].rel->nspname);

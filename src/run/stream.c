@@ -37,8 +37,7 @@ struct stream {
 	lsn_t nontx_end;       /* a non-transactional message waits to be produced: its LSN */
 	bool reply_wanted;     /* a keepalive asked for a status update at once */
 	bool delivery_failed;
-	char failure[512];   /* the broker's reason for the first failed delivery */
-	int64_t last_ack_us; /* last successful delivery report, or when waiting began */
+	char failure[1024]; /* the broker's reason for the first failed delivery */
 	uint64_t published, delivered;
 };
 
@@ -64,7 +63,6 @@ stream_new(const struct stream_params *p, lsn_t confirmed, int64_t started_unix_
 	st->rc = relcache_new();
 	pgoutput_decoder_init(&st->dec, 1);
 	st->started_unix_us = started_unix_us;
-	st->last_ack_us = now_monotonic_us();
 	return st;
 }
 
@@ -88,10 +86,6 @@ on_produced(void *opaque, uint64_t token)
 	if (!token) {
 		return; /* a heartbeat: no transaction of the stream */
 	}
-	if (acktrack_in_flight(st->at) == 0) {
-		st->last_ack_us =
-			now_monotonic_us(); /* waiting starts now, not at the last report */
-	}
 	st->published++;
 	(void)acktrack_row_produced(st->at, token, now_monotonic_us());
 	if (st->nontx_end) {
@@ -109,13 +103,11 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 {
 	struct stream *st = opaque;
 
-	/* Heartbeats (token 0) belong to no transaction: acktrack refuses them. */
 	if (acktrack_row_delivered(st->at, token, ok) < 0) {
 		return;
 	}
 	if (ok) {
 		st->delivered++;
-		st->last_ack_us = now_monotonic_us();
 		failpoint_hit(FAILPOINT_AFTER_DELIVERY);
 	} else if (!st->delivery_failed) {
 		st->delivery_failed = true;
@@ -353,22 +345,10 @@ stream_failed(const struct stream *st, char *why, size_t whylen)
 	return st->delivery_failed;
 }
 
-lsn_t
-stream_failing_lsn(const struct stream *st)
-{
-	return st->cur_seq || st->delivery_failed ? st->cur_final_lsn : 0;
-}
-
 struct acktrack *
 stream_acktrack(struct stream *st)
 {
 	return st->at;
-}
-
-int64_t
-stream_last_ack_us(const struct stream *st)
-{
-	return st->last_ack_us;
 }
 
 void

@@ -201,6 +201,18 @@ class Stack:
             time.sleep(0.5)
         self.kafka_proc = p
 
+    def kafka_admin(self, cls, args, timeout=60):
+        """One of Kafka's own command-line tools (org.apache.kafka.tools.TopicCommand,
+        kafka.admin.ConfigCommand) from the broker's classpath, against the stack's broker."""
+        with open(os.path.join(self.dir, "kafka", "classpath")) as f:
+            cp = f.read().strip()
+        r = subprocess.run(["java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                            "-cp", cp, cls, "--bootstrap-server", self.boot] + args,
+                           capture_output=True, text=True, timeout=timeout)
+        if r.returncode != 0:
+            raise Fail(f"{cls} {' '.join(args)}: exit {r.returncode}: {r.stderr[-1500:]}")
+        return r.stdout
+
     # Reads of Kafka. `kcat -C -e` ends at the first empty fetch response of each partition;
     # once the other partitions are done, the broker answers the last one's long poll
     # (fetch.wait.max.ms, 500 ms) as soon as a record arrives, so while outboxd produces faster

@@ -1583,7 +1583,7 @@ START_TEST(test_interrupted_snapshot_refuses_to_be_taken_again_silently)
 	free(tail);
 	/* the fix the line names: drop the slot and start again */
 	buf_reset(&q);
-	buf_add_fmt(&q, "'%s' slot drop '%s/worker.properties' '%s/connector.properties' 2>/dev/null",
+	buf_add_fmt(&q, "'%s' slot drop '%s/worker.properties' '%s/connector.properties' 1>&2",
 		    itest_env("OUTBOXD_BIN"), f.dir, f.dir);
 	ck_assert_int_eq(system(buf_cstr(&q)), 0);
 	ck_assert(!slot_exists(&f, f.slot));

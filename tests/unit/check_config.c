@@ -389,6 +389,28 @@ START_TEST(test_unknown_key_is_an_error_asking_to_check_the_spelling)
 }
 END_TEST
 
+/* A value that would wait forever, or overflow a poll(2) timeout, is refused where it is set. */
+START_TEST(test_out_of_range_numbers_name_the_line_the_range_and_the_fix)
+{
+	pair_fails("", "outboxd.stall.warn.ms=9223372036854775807\n",
+		   "connector.properties:13: outboxd.stall.warn.ms: \"9223372036854775807\" is not "
+		   "an integer from 1000 to 86400000; set one in that range");
+	pair_fails(
+		"", "heartbeat.interval.ms=-1\n",
+		"connector.properties:13: heartbeat.interval.ms: \"-1\" is not an integer from 0 "
+		"to 86400000; set one in that range");
+	pair_fails("outboxd.restart.backoff.max.ms=3600001\n", "",
+		   "worker.properties:8: outboxd.restart.backoff.max.ms: \"3600001\" is not an "
+		   "integer from 1 to 3600000; set one in that range");
+	pair_fails("", "outboxd.halt.after.failures=0\n",
+		   "connector.properties:13: outboxd.halt.after.failures: \"0\" is not an integer "
+		   "from 1 to 1000; set one in that range");
+	pair_fails("", "status.update.interval.ms=10s\n",
+		   "connector.properties:13: status.update.interval.ms: \"10s\" is not an integer "
+		   "from 1 to 86400000; set one in that range");
+}
+END_TEST
+
 START_TEST(test_refused_options_name_the_reason_and_the_fix)
 {
 	pair_fails(
@@ -679,6 +701,7 @@ config_suite(void)
 	tcase_add_test(tc, test_server_variable_without_a_value_is_an_error_at_its_line);
 	tcase_add_test(tc, test_declared_providers_resolve_and_a_missing_key_names_the_file);
 	tcase_add_test(tc, test_unknown_key_is_an_error_asking_to_check_the_spelling);
+	tcase_add_test(tc, test_out_of_range_numbers_name_the_line_the_range_and_the_fix);
 	tcase_add_test(tc, test_refused_options_name_the_reason_and_the_fix);
 	tcase_add_test(tc, test_errors_tolerance_all_is_accepted_with_a_dead_letter_topic);
 	tcase_add_test(tc, test_keys_without_effect_are_listed_as_ignored_with_the_reason);

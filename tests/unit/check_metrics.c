@@ -106,7 +106,7 @@ START_TEST(test_every_family_has_help_and_type)
 		ck_assert_msg(n == strlen(family) && strncmp(line, family, n) == 0,
 			      "sample %s outside its family %s", line, family);
 	}
-	ck_assert_int_eq(families, 16);
+	ck_assert_int_eq(families, 17);
 	free(t);
 	metrics_free(m);
 }
@@ -123,6 +123,7 @@ START_TEST(test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored)
 	metrics_count(m, METRICS_TRANSACTIONS, 3);
 	metrics_count(m, METRICS_PIPELINE_RESTARTS, 1);
 	metrics_count(m, METRICS_STATUS_UPDATES, 9);
+	metrics_count(m, METRICS_HEARTBEAT_FAILURES, 2);
 	metrics_skipped(m, METRICS_SKIP_UPDATE);
 	metrics_skipped(m, METRICS_SKIP_DELETE);
 	metrics_skipped(m, METRICS_SKIP_DELETE);
@@ -145,6 +146,7 @@ START_TEST(test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored)
 	ck_assert_line(t, "outboxd_transactions_total 3");
 	ck_assert_line(t, "outboxd_pipeline_restarts_total 1");
 	ck_assert_line(t, "outboxd_status_updates_total 9");
+	ck_assert_line(t, "outboxd_heartbeat_failures_total 2");
 	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"update\"} 1");
 	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"delete\"} 2");
 	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"truncate\"} 1");

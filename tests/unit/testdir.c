@@ -9,13 +9,16 @@
 #include "outboxd/util/buf.h"
 
 static char dir[64];
+#define MKDTEMP_SUFFIX "XXXXXX"
+
 static char *paths[32];
 static int npaths;
 
 void
 testdir_setup(void)
 {
-	strcpy(dir, "/tmp/outboxd-check.XXXXXX");
+	/* mkdtemp(3) replaces the six trailing Xs of its template with a unique name */
+	snprintf(dir, sizeof(dir), "%s", "/tmp/outboxd-check." MKDTEMP_SUFFIX);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 

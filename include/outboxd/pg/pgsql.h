@@ -7,6 +7,12 @@
  * publication, privileges), slot administration for operations staff, and column facts that
  * pgoutput does not carry (NOT NULL). Each failed precondition comes back with one line that
  * names the problem and the fix.
+ *
+ * A query the server fails returns by the class of its SQLSTATE (pgconn_classify()): -EIO is
+ * transient (the connection was lost, the server shuts down or starts up, too many clients:
+ * retry), -EPERM a precondition (a privilege, a missing object: exit 2, the fix in @errbuf),
+ * -EBUSY an object in use. Every other negative code below is a precondition found in the
+ * answer.
  */
 
 #include <libpq-fe.h>
@@ -27,7 +33,8 @@ struct pgsql_slot {
  * is not invalidated.
  * @ret: written on success.
  * Return: 0; -ENOENT missing; -EINVAL wrong type, plugin or database; -ESTALE invalidated;
- * -EIO query failure. @errbuf names the problem and the fix.
+ * -EPROTO an unreadable LSN; or a failed query's code (above). @errbuf names the problem and the
+ * fix.
  */
 int pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf,
 		     size_t errlen);
@@ -42,7 +49,8 @@ struct pgsql_pubtable {
  * pgsql_publication_tables() - the tables a publication holds; fails when it is missing or
  * does not publish inserts.
  * @ret_tables: array the caller frees with pgsql_pubtables_free().
- * Return: 0; -ENOENT missing publication; -EINVAL inserts not published; -EIO query failure.
+ * Return: 0; -ENOENT missing publication; -EINVAL inserts not published; or a failed query's
+ * code.
  */
 int pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable **ret_tables,
 			     int *ret_n, char *errbuf, size_t errlen);
@@ -51,16 +59,23 @@ void pgsql_pubtables_free(struct pgsql_pubtable *t, int n);
 
 /**
  * pgsql_check_role() - the connected role may stream (REPLICATION or superuser).
- * Return: 0; -EACCES without the privilege; -EIO query failure.
+ * Return: 0; -EACCES without the privilege; or a failed query's code.
  */
 int pgsql_check_role(PGconn *c, char *errbuf, size_t errlen);
+
+/**
+ * pgsql_wal_sender_timeout() - the server's wal_sender_timeout in ms (0 = off), which sets how
+ * long a busy walsender may leave client messages unread.
+ * Return: 0, or -EIO (transient), -EPERM (a precondition).
+ */
+int pgsql_wal_sender_timeout(PGconn *c, int64_t *ret_ms, char *errbuf, size_t errlen);
 
 /**
  * pgsql_column_facts() - what pgoutput does not say about @schema.@table's columns @names:
  * whether each is NOT NULL, and its DEFAULT as pg_get_expr() prints it (NULL for none).
  * @ret_notnull: @n flags, caller frees. @ret_defaults: @n strings or NULLs, caller frees with
  * pgsql_defaults_free(). A name not found counts as nullable without a default.
- * Return: 0, or -EIO (text in @errbuf).
+ * Return: 0, or a failed query's code (text in @errbuf).
  */
 int pgsql_column_facts(PGconn *c, const char *schema, const char *table, const char *const *names,
 		       int n, bool **ret_notnull, char ***ret_defaults, char *errbuf,
@@ -71,29 +86,30 @@ void pgsql_defaults_free(char **defaults, int n);
 
 /**
  * pgsql_slot_create() - create a logical pgoutput slot (operations' command).
- * Return: 0; -EEXIST if it exists; -EIO otherwise.
+ * Return: 0; -EEXIST if it exists; -EPROTO an unreadable LSN; or a failed query's code.
  */
 int pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
 
-/* pgsql_slot_drop() - drop a slot. Return: 0, -ENOENT, -EBUSY (active) or -EIO. */
+/* pgsql_slot_drop() - drop a slot. Return: 0, -ENOENT, -EBUSY (active) or a failed query's code. */
 int pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen);
 
 /**
- * pgsql_slot_exists() - 1 if a replication slot named @slot exists, 0 if not, -EIO on failure.
+ * pgsql_slot_exists() - 1 if a replication slot named @slot exists, 0 if not, or a failed
+ * query's code.
  */
 int pgsql_slot_exists(PGconn *c, const char *slot, char *errbuf, size_t errlen);
 
 /**
  * pgsql_marker_create() - create a physical slot that reserves no WAL, used as a durable
- * "initial snapshot in progress" marker. Return: 0, -EEXIST or -EIO.
+ * "initial snapshot in progress" marker. Return: 0, -EEXIST or a failed query's code.
  */
 int pgsql_marker_create(PGconn *c, const char *name, char *errbuf, size_t errlen);
 
 /* What the initial snapshot needs to know of a table a publication names. */
 struct pgsql_relation {
 	uint32_t oid;
-	char relkind;	/* 'r' a table, 'p' a partitioned table (publish_via_partition_root) */
-	bool partition; /* a partition of a partitioned table */
+	char relkind;	   /* 'r' a table, 'p' a partitioned table (publish_via_partition_root) */
+	bool partition;	   /* a partition of a partitioned table */
 	uint32_t root_oid; /* partitions: the top of their partition tree; else 0 */
 	/*
 	 * The first integer column a sequence fills (an identity column, or serial: DEFAULT
@@ -107,7 +123,7 @@ struct pgsql_relation {
 /**
  * pgsql_relation_facts() - @schema.@table's kind, partition root and ordering column.
  * @ret: written on success; free its order_column.
- * Return: 0, -ENOENT if no such table, or -EIO.
+ * Return: 0, -ENOENT if no such table, or pgconn_failure_code() of a failed query.
  */
 int pgsql_relation_facts(PGconn *c, const char *schema, const char *table,
 			 struct pgsql_relation *ret, char *errbuf, size_t errlen);
@@ -124,7 +140,7 @@ struct pgsql_column {
 /**
  * pgsql_table_columns() - the columns of @schema.@table.
  * @ret_cols: array the caller frees with pgsql_columns_free().
- * Return: 0, or -EIO.
+ * Return: 0, or a failed query's code.
  */
 int pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 			struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen);

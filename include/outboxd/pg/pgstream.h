@@ -21,7 +21,7 @@
 
 struct pgstream;
 
-/* Why START_REPLICATION failed. */
+/* Why START_REPLICATION or the stream failed (pgconn_classify() of the server's SQLSTATE). */
 enum pgstream_failure {
 	PGSTREAM_TRANSIENT = 1,	  /* connection trouble: retry with backoff */
 	PGSTREAM_SLOT_BUSY = 2,	  /* "slot is active for PID": retry per slot.max.retries */
@@ -88,7 +88,8 @@ typedef PGresult *pgstream_exec_fn(void *opaque, PGconn *c, const char *command)
  * PQfinish()es @ret_conn.
  * @ret_snapshot: the snapshot name, caller frees. @ret_lsn: the slot's consistent point.
  * Return: 0, -EEXIST if the slot exists, -EINTR when @exec gave up (the slot may or may not
- * exist now), or -EIO; text in @errbuf.
+ * exist now), or pgconn_failure_code() of the failure (-EIO transient, -EPERM precondition);
+ * text in @errbuf.
  */
 int pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exec_fn *exec,
 			     void *opaque, PGconn **ret_conn, char **ret_snapshot, lsn_t *ret_lsn,

@@ -77,6 +77,12 @@ void acktrack_keepalive(struct acktrack *at, lsn_t wal_end);
 /* acktrack_confirmed() - the LSN that may be sent as flush now. Pops completed transactions. */
 lsn_t acktrack_confirmed(struct acktrack *at);
 
+/*
+ * acktrack_txn_lsn() - the commit LSN (from Begin) of tracked transaction @seq, 0 if it is not
+ * tracked (confirmed and popped, or never begun). A failed transaction stays tracked.
+ */
+lsn_t acktrack_txn_lsn(const struct acktrack *at, uint64_t seq);
+
 /* acktrack_received() - the highest LSN received (commit end or keepalive), for "write". */
 lsn_t acktrack_received(const struct acktrack *at);
 

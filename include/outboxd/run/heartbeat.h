@@ -22,16 +22,19 @@
 #include "outboxd/run/publish.h"
 
 struct heartbeat_params {
-	struct router *router; /* borrowed */
-	const char *topic;     /* topic.heartbeat.prefix + topic.delimiter + topic.prefix */
-	const char *query;     /* heartbeat.action.query, or NULL */
+	struct router *router;	 /* borrowed */
+	const char *topic;	 /* topic.heartbeat.prefix + topic.delimiter + topic.prefix */
+	const char *query;	 /* heartbeat.action.query, or NULL */
+	struct metrics *metrics; /* borrowed: refused heartbeat records */
 };
 
 /* One session's heartbeat state: embed it, heartbeat_init() it, heartbeat_fini() it. */
 struct heartbeat {
 	const struct heartbeat_params *p;
 	struct record rec;
-	bool query_busy; /* the action query was sent, its results are not all read */
+	bool query_busy;   /* the action query was sent, its results are not all read */
+	uint64_t failures; /* refused heartbeat records not yet reported */
+	int64_t next_report_us;
 };
 
 /* heartbeat_init() - @p is borrowed and must outlive @hb. */

@@ -24,7 +24,8 @@ enum metrics_counter {
 	METRICS_RECORDS_ACKNOWLEDGED, /* successful delivery reports; also resets the ack age */
 	METRICS_TRANSACTIONS,	      /* commits received */
 	METRICS_PIPELINE_RESTARTS,
-	METRICS_STATUS_UPDATES, /* standby status updates sent to PostgreSQL */
+	METRICS_STATUS_UPDATES,	    /* standby status updates sent to PostgreSQL */
+	METRICS_HEARTBEAT_FAILURES, /* heartbeat records the broker refused */
 	METRICS_COUNTER_COUNT_
 };
 

@@ -20,7 +20,9 @@ struct producer;
 /*
  * Called from producer_poll()/producer_flush() once per delivery report.
  * @msg_opaque: what producer_send() was given. @ok: persisted by the broker.
- * @reason: borrowed error text when !ok.
+ * @reason: borrowed error text when !ok: the broker's error, its name, the topic and partition,
+ *          and for a refusal no retry fixes (a record too large, no authorization, a policy)
+ *          what to do.
  */
 typedef void (*producer_on_delivery)(void *opaque, void *msg_opaque, bool ok, const char *reason);
 
@@ -85,6 +87,28 @@ int producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, siz
 
 /* producer_queue_len() - records waiting for a delivery report. */
 int producer_queue_len(struct producer *p);
+
+/* What a failed delivery report says beyond its reason. */
+struct producer_failure {
+	const void *id; /* the record's "id" header (the outbox row id), NULL if none; borrowed */
+	size_t id_len;
+	size_t size;  /* key and value bytes */
+	bool refused; /* a refusal no retry fixes (too large, not authorized, a policy) */
+};
+
+/*
+ * producer_report_failure() - inside the delivery callback of a failed report: the rest of what
+ * it says, borrowed for the callback (all zero outside one). The broker refuses a whole batch
+ * when one record is too large, so the records of one refusal are told apart by their size.
+ */
+struct producer_failure producer_report_failure(const struct producer *p);
+
+/*
+ * producer_broker_state() - what librdkafka's error callback last said about the brokers, and
+ * how long ago ("1/1 brokers are down (__ALL_BROKERS_DOWN) (12 s ago)"), for the stall warning.
+ * Return: the length written (snprintf's), 0 if it never said anything.
+ */
+size_t producer_broker_state(const struct producer *p, int64_t now_us, char *out, size_t len);
 
 /* producer_max_message_bytes() - the effective message.max.bytes. */
 int64_t producer_max_message_bytes(const struct producer *p);

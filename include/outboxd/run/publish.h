@@ -11,8 +11,9 @@
  * space) and when its delivery report arrived. The replication stream keeps acktrack's confirm
  * rule behind those callbacks, the initial snapshot counts, the poller marks its rows.
  *
- * Token 0 is a record no source tracks (heartbeats): it is not counted in the records-published
- * and -acknowledged metrics, and its report reaches on_delivery like any other.
+ * Heartbeat records (publish_heartbeat()) belong to no source: publish tracks them itself, one
+ * in flight at a time, and keeps their failures for the heartbeat to report; they are not
+ * counted in the records-published and -acknowledged metrics.
  *
  * Owns the producer, librdkafka's wake-up pipe, the record and header scratch and the waiting
  * record. While a record waits, the source must not hand over another one (it stops reading);
@@ -106,13 +107,19 @@ enum outcome publish_scratch_send(struct publish *pub, uint64_t token, const cha
 				  char *why, size_t whylen);
 
 /**
- * publish_try() - produce a ready record (a heartbeat) as token @token, now or never: not
- * kept when the queue is full, and on_produced is not called.
+ * publish_heartbeat() - produce a heartbeat record now or never: not while the previous one
+ * still waits for its report, not kept when the queue is full.
  * @rec: borrowed.
- * Return: 0, -EAGAIN on a full queue, or another negative code with the reason in @errbuf.
+ * Return: 0, -EBUSY (the previous one is in flight), -EAGAIN on a full queue, or another
+ * negative code with the reason in @errbuf.
  */
-int publish_try(struct publish *pub, const struct record *rec, uint64_t token, char *errbuf,
-		size_t errlen);
+int publish_heartbeat(struct publish *pub, const struct record *rec, char *errbuf, size_t errlen);
+
+/*
+ * publish_heartbeat_failures() - heartbeat records the broker refused since the last call, and
+ * the last one's reason in @out.
+ */
+uint64_t publish_heartbeat_failures(struct publish *pub, char *out, size_t len);
 
 /* publish_waiting() - a record waits for queue space: the source must not feed another. */
 bool publish_waiting(const struct publish *pub);
@@ -139,5 +146,31 @@ int publish_flush(struct publish *pub, int64_t timeout_ms);
 
 /* publish_queue_len() - records the producer holds (queued or in flight). */
 int publish_queue_len(const struct publish *pub);
+
+/*
+ * publish_culprit() - the record to blame for this session's failures: a refusal no retry
+ * fixes over other failures, the largest record among refusals (a broker refuses a whole batch
+ * for one record too large), else the first failure; or one the producer refused outright.
+ * @ret_token: its source token; @ret_id: its "id" header or NULL; @ret_reason: why. Borrowed.
+ * Return: false when nothing failed.
+ */
+bool publish_culprit(const struct publish *pub, uint64_t *ret_token, const char **ret_id,
+		     const char **ret_reason);
+
+/* publish_collect_failures() - serve the reports still due (after a fatal error, up to 2 s). */
+void publish_collect_failures(struct publish *pub);
+
+/* publish_produce_failed_lsn() - the position of a record the producer refused outright, or 0. */
+lsn_t publish_produce_failed_lsn(const struct publish *pub);
+
+/*
+ * publish_set_poison() - the row of transaction @lsn whose record has "id" header @id fails
+ * delivery session after session: when it comes again, its dead letter (with @reason) goes to
+ * the dead-letter topic instead, once. Without a dead-letter topic nothing changes.
+ */
+void publish_set_poison(struct publish *pub, lsn_t lsn, const char *id, const char *reason);
+
+/* publish_broker_state() - producer_broker_state() of this path's producer. */
+size_t publish_broker_state(const struct publish *pub, int64_t now_us, char *out, size_t len);
 
 #endif

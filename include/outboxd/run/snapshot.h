@@ -43,7 +43,10 @@ struct snapshot_params {
  * snapshot did not finish. Every wait serves SIGTERM and SIGINT, the wait of
  * CREATE_REPLICATION_SLOT for the running transactions included. A failure of the delivery
  * path publishes the rows again from the same snapshot after a backoff capped at
- * outboxd.restart.backoff.max.ms, at most outboxd.halt.after.failures times in a row.
+ * outboxd.restart.backoff.max.ms, at most outboxd.halt.after.failures times in a row. A
+ * transient failure before the slot exists (a connection, a server not up yet, a query the
+ * server fails transiently: pgconn_classify()) tries again after the same backoff; after it
+ * exists, one that ends the snapshot's transaction is exit 2 with the fix.
  * @p: borrowed.
  * Return: OUTCOME_OK (taken and acknowledged, or not needed), OUTCOME_HALT (a poison row or
  * repeated failures: exit 1), OUTCOME_PRECONDITION (exit 2: an unfinished snapshot, or a

@@ -73,18 +73,8 @@ bool stream_reply_wanted(struct stream *st);
  */
 bool stream_failed(const struct stream *st, char *why, size_t whylen);
 
-/*
- * stream_failing_lsn() - the commit LSN of the transaction a failure concerns: the open one, or
- * the one whose delivery failed; 0 when neither.
- */
-lsn_t stream_failing_lsn(const struct stream *st);
-
 /* stream_acktrack() - the confirm rule's state, for the status update and the gauges. */
 struct acktrack *stream_acktrack(struct stream *st);
-
-/* stream_last_ack_us() - monotonic time of the last successful delivery report, or since when
- * something waits (the stall watchdog's measure). */
-int64_t stream_last_ack_us(const struct stream *st);
 
 /* stream_counts() - rows and messages produced and acknowledged since stream_new(). */
 void stream_counts(const struct stream *st, uint64_t *ret_published, uint64_t *ret_delivered);
