@@ -1258,11 +1258,12 @@ START_TEST(test_snapshot_rows_of_one_aggregate_in_insert_order)
 	for (int i = 0; i < 20; i++) {
 		insert_agg1(&f, f.pg, i, 1);
 		buf_reset(&q);
-		buf_add_fmt(&q,
-			    "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) "
-			    "SELECT gen_random_uuid(), 'filler', 'filler', 'Filler', "
-			    "jsonb_build_object('pad', repeat('x', 100)) FROM generate_series(1, 100)",
-			    f.name);
+		buf_add_fmt(
+			&q,
+			"INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) "
+			"SELECT gen_random_uuid(), 'filler', 'filler', 'Filler', "
+			"jsonb_build_object('pad', repeat('x', 100)) FROM generate_series(1, 100)",
+			f.name);
 		sql(f.pg, buf_cstr(&q));
 	}
 	buf_reset(&q);
@@ -1386,12 +1387,13 @@ START_TEST(test_sigterm_while_the_slot_waits_for_running_transactions)
 	sql(holder, "SELECT pg_current_xact_id()"); /* a transaction id the slot must wait for */
 	relayfix_config(&f, NULL, "snapshot.mode=initial\noutboxd.slot.create=true");
 	relayfix_start(&f);
-	ck_assert_msg(wait_sql_true(f.pg,
-				    "SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = "
-				    "'walsender' AND query LIKE 'CREATE_REPLICATION_SLOT%' AND "
-				    "wait_event_type = 'Lock'",
-				    30),
-		      "the slot creation does not wait:\n%s", relayfix_log(&f));
+	ck_assert_msg(
+		wait_sql_true(f.pg,
+			      "SELECT count(*) > 0 FROM pg_stat_activity WHERE backend_type = "
+			      "'walsender' AND query LIKE 'CREATE_REPLICATION_SLOT%' AND "
+			      "wait_event_type = 'Lock'",
+			      30),
+		"the slot creation does not wait:\n%s", relayfix_log(&f));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(kill(f.pid, SIGTERM), 0);
 	rc = relayfix_wait_exit(&f, 10);

@@ -224,8 +224,8 @@ admin_wait(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_event_type_t type, cons
 	ck_assert_msg(rd_kafka_event_type(ev) == type && !rd_kafka_event_error(ev), "%s: %s", what,
 		      rd_kafka_event_error_string(ev));
 	if (type == RD_KAFKA_EVENT_CREATETOPICS_RESULT) {
-		tres = rd_kafka_CreateTopics_result_topics(
-			rd_kafka_event_CreateTopics_result(ev), &n);
+		tres = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev),
+							   &n);
 		for (size_t i = 0; i < n; i++) {
 			ck_assert_msg(!rd_kafka_topic_result_error(tres[i]), "%s: %s", what,
 				      rd_kafka_topic_result_error_string(tres[i]));
@@ -259,8 +259,8 @@ itest_topic_config(const char *topic, bool create, const char *key, const char *
 		admin_wait(rk, q, RD_KAFKA_EVENT_CREATETOPICS_RESULT, "CreateTopics");
 		rd_kafka_NewTopic_destroy(t);
 	} else {
-		rd_kafka_ConfigResource_t *c = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
-									   topic);
+		rd_kafka_ConfigResource_t *c =
+			rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
 
 		ck_assert_int_eq(rd_kafka_ConfigResource_set_config(c, key, value), 0);
 		rd_kafka_AlterConfigs(rk, &c, 1, NULL, q);
