@@ -307,6 +307,52 @@ pgsql_marker_create(PGconn *c, const char *name, char *errbuf, size_t errlen)
 }
 
 int
+pgsql_relation_facts(PGconn *c, const char *schema, const char *table, struct pgsql_relation *ret,
+		     char *errbuf, size_t errlen)
+{
+	const char *p[] = { schema, table };
+	PGresult *r = NULL;
+	/*
+	 * pg_get_serial_sequence() finds the sequence a column owns: an identity column's, or a
+	 * serial's (OWNED BY). A partition's columns own none (their DEFAULT names the root's
+	 * sequence), so the ordering column is looked up on the partition root.
+	 */
+	int rc = query(
+		c,
+		"SELECT c.oid, c.relkind, c.relispartition, "
+		"CASE WHEN c.relispartition THEN pg_partition_root(c.oid)::oid ELSE 0 END, "
+		"q.attname, q.seqcache "
+		"FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+		"LEFT JOIN LATERAL (SELECT a.attname, s.seqcache FROM pg_attribute a "
+		"JOIN pg_sequence s ON s.seqrelid = pg_get_serial_sequence("
+		"a.attrelid::regclass::text, a.attname)::regclass "
+		"WHERE a.attrelid = coalesce(pg_partition_root(c.oid)::oid, c.oid) AND a.attnum > 0 "
+		"AND NOT a.attisdropped AND a.atttypid IN (20, 21, 23) "
+		"ORDER BY a.attnum LIMIT 1) q ON true "
+		"WHERE n.nspname = $1 AND c.relname = $2",
+		2, p, &r, errbuf, errlen);
+
+	if (rc < 0) {
+		return rc;
+	}
+	if (PQntuples(r) != 1) {
+		errbuf_set(errbuf, errlen, "table %s.%s does not exist", schema, table);
+		PQclear(r);
+		return -ENOENT;
+	}
+	*ret = (struct pgsql_relation){
+		.oid = (uint32_t)strtoul(PQgetvalue(r, 0, 0), NULL, 10),
+		.relkind = PQgetvalue(r, 0, 1)[0],
+		.partition = strcmp(PQgetvalue(r, 0, 2), "t") == 0,
+		.root_oid = (uint32_t)strtoul(PQgetvalue(r, 0, 3), NULL, 10),
+		.order_column = PQgetisnull(r, 0, 4) ? NULL : xstrdup(PQgetvalue(r, 0, 4)),
+		.order_cache = PQgetisnull(r, 0, 5) ? 1 : strtoll(PQgetvalue(r, 0, 5), NULL, 10),
+	};
+	PQclear(r);
+	return 0;
+}
+
+int
 pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 		    struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen)
 {

@@ -262,8 +262,9 @@ pgstream_free(struct pgstream *s, bool orderly)
 }
 
 int
-pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret_conn,
-			 char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen)
+pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exec_fn *exec,
+			 void *opaque, PGconn **ret_conn, char **ret_snapshot, lsn_t *ret_lsn,
+			 char *errbuf, size_t errlen)
 {
 	enum pgconn_failure cf = PGCONN_TRANSIENT;
 	PGconn *c = NULL;
@@ -279,8 +280,13 @@ pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret
 	ident = PQescapeIdentifier(c, slot, strlen(slot));
 	buf_add_fmt(&cmd, "CREATE_REPLICATION_SLOT %s LOGICAL pgoutput (SNAPSHOT 'export')", ident);
 	PQfreemem(ident);
-	r = PQexec(c, buf_cstr(&cmd));
+	r = exec(opaque, c, buf_cstr(&cmd));
 	buf_fini(&cmd);
+	if (!r) {
+		errbuf_set(errbuf, errlen, "CREATE_REPLICATION_SLOT was cancelled");
+		PQfinish(c);
+		return -EINTR;
+	}
 	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		cf = pgconn_result_failure(r, errbuf, errlen);

@@ -9,33 +9,13 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
-#include "outboxd/pg/relcache.h"
-#include "outboxd/run/publish.h"
-#include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
-#include "outboxd/util/now.h"
+#include "snapshot_int.h"
 
 #define MOD	      "snapshot"
-#define FETCH_ROWS    1000
-#define FETCH_SQL     "FETCH FORWARD 1000 FROM outboxd_snapshot"
 #define SLOT_NAME_MAX 63
-/* The token of every snapshot row: the snapshot counts reports, it tracks no row. */
-#define SNAPSHOT_TOKEN 1
-
-struct snap {
-	const struct snapshot_params *p;
-	const struct config *cfg;
-	PGconn *sql;
-	struct publish_params pp;
-	struct publish *pub;
-	uint64_t produced, acked, failed;
-	char failure[512];
-	lsn_t lsn;	  /* the slot's consistent point: the rows' position */
-	struct buf where; /* "of <table> in the initial snapshot at", per table */
-	char why[2048];
-};
 
 static void
 on_produced(void *opaque, uint64_t token)
@@ -61,42 +41,10 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 	}
 }
 
-/* Serves delivery reports and signals, waiting at most @ms for either. */
-static enum outcome
-serve(struct snap *s, int64_t ms)
-{
-	struct loop_wait w = { .source_fd = -1,
-			       .wake_fd = publish_wake_fd(s->pub),
-			       .max_us = ms * 1000 };
-
-	if (loop_wait(s->p->loop, &w, s->why, sizeof(s->why)) < 0) {
-		return OUTCOME_HALT;
-	}
-	if (s->p->loop->stopping) {
-		return OUTCOME_STOP;
-	}
-	return publish_serve(s->pub, s->why, sizeof(s->why));
-}
-
-/* One row through the publish path, waiting for queue space (the snapshot has no stream to
- * keep alive, so waiting here is fine). */
-static enum outcome
-publish_one(struct snap *s, const struct publish_row *row)
-{
-	enum outcome o = publish_row(s->pub, row, SNAPSHOT_TOKEN, s->why, sizeof(s->why));
-
-	while (o == OUTCOME_OK && publish_waiting(s->pub)) {
-		if ((o = serve(s, 100)) == OUTCOME_OK) {
-			o = publish_retry(s->pub, s->why, sizeof(s->why));
-		}
-	}
-	return o;
-}
-
 /*
- * A failed query's outcome by its code (pgsql.h): -EIO is transient and its reason stays in
- * @s->why for snapshot_run(), which tries again after a backoff; every other code is a
- * precondition, logged here.
+ * A failed query's outcome by its code (pgsql.h) before the slot exists: -EIO is transient and
+ * its reason stays in @s->why for snapshot_run(), which tries again after a backoff (nothing of
+ * a snapshot exists yet); every other code is a precondition, logged here.
  */
 static enum outcome
 query_failed(struct snap *s, int rc, const char *what, const char *err)
@@ -109,211 +57,152 @@ query_failed(struct snap *s, int rc, const char *what, const char *err)
 	return OUTCOME_PRECONDITION;
 }
 
-/* The relation pgoutput would describe for @schema.@table, cached in @rc; NULL with @ret_o. */
-static const struct relcache_rel *
-describe(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema, const char *table,
-	 bool **ret_notnull, char ***ret_defaults, enum outcome *ret_o)
+/* "a.b, c.d": the tables the publication names and the router selects, for messages. */
+static void
+selected_tables(struct snap *s, struct buf *out)
 {
-	struct pgsql_column *cols = NULL;
-	struct pgoutput_rel_col *rcols;
-	struct pgoutput_msg m = { .type = PGOUTPUT_MSG_RELATION };
-	const struct relcache_rel *rel;
-	char err[1024], what[300];
-	int n = 0, code;
+	struct pgsql_pubtable *t = NULL;
+	char err[512];
+	int n = 0, k = 0;
 
-	if ((code = pgsql_table_columns(s->sql, schema, table, &cols, &n, err, sizeof(err))) < 0) {
-		snprintf(what, sizeof(what), "reading the columns of %s.%s", schema, table);
-		*ret_o = query_failed(s, code, what, err);
+	if (pgsql_publication_tables(s->sql, s->cfg->publication_name, &t, &n, err, sizeof(err)) ==
+	    0) {
+		for (int i = 0; i < n; i++) {
+			if (router_selects(s->p->router, t[i].schema, t[i].table)) {
+				buf_add_fmt(out, "%s%s.%s", k++ ? ", " : "", t[i].schema,
+					    t[i].table);
+			}
+		}
+	}
+	if (!k) {
+		buf_add_str(out, "the outbox tables");
+	}
+	pgsql_pubtables_free(t, n);
+}
+
+/*
+ * What an unfinished snapshot leaves, and the operator's two ways on. Its exported snapshot
+ * ended with the transaction that imported it, so no later read can see the rows as they were
+ * at the slot's consistent point: a new snapshot misses every row deleted since.
+ */
+static void
+unfinished_fix(struct snap *s, const char *marker, struct buf *out)
+{
+	struct buf tables = BUF_INIT;
+	char at[LSN_STRLEN];
+
+	selected_tables(s, &tables);
+	lsn_format(s->lsn, at);
+	buf_add_fmt(out,
+		    "the rows that %s held at the slot's consistent point %s may be published "
+		    "only in part, and that snapshot cannot be read again: a new snapshot would "
+		    "miss the rows deleted since %s. If none was deleted, or they need not be "
+		    "published, drop slot \"%s\" (outboxd slot drop FILE...) and start again: the "
+		    "snapshot is taken anew. If every one of them was published, drop the marker "
+		    "slot instead (SELECT pg_drop_replication_slot('%s')): outboxd then streams "
+		    "from %s",
+		    buf_cstr(&tables), at, at, s->cfg->slot_name, marker, at);
+	buf_fini(&tables);
+}
+
+/* Logs why the snapshot did not finish (@res: HALT, PRECONDITION or STOP) and what to do. */
+static void
+say_unfinished(struct snap *s, const char *marker, enum outcome res)
+{
+	struct buf fix = BUF_INIT;
+
+	if (res == OUTCOME_STOP) {
+		log_info(MOD,
+			 "stopped during the initial snapshot of slot \"%s\": nothing is "
+			 "confirmed; the next start cannot read this snapshot again and says how "
+			 "to go on",
+			 s->cfg->slot_name);
+		return;
+	}
+	/* a failed statement aborted the snapshot's transaction: the tables are read outside it */
+	PQclear(PQexec(s->sql, "ROLLBACK"));
+	unfinished_fix(s, marker, &fix);
+	if (res == OUTCOME_HALT) {
+		log_error(MOD, "%s", s->why);
+		log_error(MOD, "the initial snapshot of slot \"%s\" did not finish: %s",
+			  s->cfg->slot_name, buf_cstr(&fix));
+	} else {
+		log_error(MOD, "the initial snapshot of slot \"%s\" failed: %.1000s; %s",
+			  s->cfg->slot_name, s->why, buf_cstr(&fix));
+	}
+	buf_fini(&fix);
+}
+
+/* pgstream_exec_fn: CREATE_REPLICATION_SLOT, serving signals while it waits. */
+static PGresult *
+exec_create(void *opaque, PGconn *c, const char *command)
+{
+	struct snap *s = opaque;
+	PGresult *r = NULL;
+
+	if (snap_query(s, c, command, &r) != OUTCOME_OK) {
 		return NULL;
 	}
-	rcols = xcalloc((size_t)n + 1, sizeof(*rcols));
-	*ret_notnull = xcalloc((size_t)n + 1, sizeof(bool));
-	*ret_defaults = xcalloc((size_t)n + 1, sizeof(char *));
-	for (int i = 0; i < n; i++) {
-		(*ret_defaults)[i] = cols[i].def ? xstrdup(cols[i].def) : NULL;
-		rcols[i] = (struct pgoutput_rel_col){ .name = slice_from_str(cols[i].name),
-						      .type_oid = cols[i].type_oid,
-						      .typmod = cols[i].typmod };
-		(*ret_notnull)[i] = cols[i].notnull;
-	}
-	m.u.relation.relid = relid;
-	m.u.relation.nspname = slice_from_str(schema);
-	m.u.relation.relname = slice_from_str(table);
-	m.u.relation.replident = 'd';
-	m.u.relation.ncols = n;
-	m.u.relation.cols = rcols;
-	rel = relcache_apply(rc, &m, NULL);
-	free(rcols);
-	pgsql_columns_free(cols, n);
-	return rel;
+	return r ? r : PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
 }
 
-/* Runs @sql on the ordinary connection; a failure by its class (query_failed()). */
+/*
+ * Creates the slot with an exported snapshot. It waits until every transaction running now
+ * has ended; a stop cancels it. Whenever the slot was not made, the marker goes too: nothing
+ * of a snapshot exists yet, so the next start takes it from scratch.
+ */
 static enum outcome
-exec_sql(struct snap *s, const char *sql, PGresult **ret)
+create_slot(struct snap *s, const char *marker, PGconn **ret_repl, char **ret_name)
 {
-	PGresult *r = PQexec(s->sql, sql);
-	ExecStatusType st = PQresultStatus(r);
-	char err[1024];
-	int rc;
+	const char *slot = s->cfg->slot_name;
+	char err[512], err2[512];
+	int rc, exists;
 
-	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-		if (ret) {
-			*ret = r;
-		} else {
-			PQclear(r);
-		}
+	log_info(MOD,
+		 "creating replication slot \"%s\" with an exported snapshot: this waits until "
+		 "the transactions running now have ended",
+		 slot);
+	rc = pgstream_create_exported(&s->cfg->pg_conn, slot, exec_create, s, ret_repl, ret_name,
+				      &s->lsn, err, sizeof(err));
+	if (rc == 0) {
 		return OUTCOME_OK;
 	}
-	rc = pgconn_failure_code(pgconn_result_failure(r, err, sizeof(err)));
-	PQclear(r);
-	return query_failed(s, rc, NULL, err);
+	/*
+	 * A walsender that got the cancel too late, or whose connection failed after it made the
+	 * slot, may have made it all the same. Nothing was read from its snapshot, so dropping
+	 * it loses nothing; while it is still active the next start says how to go on.
+	 */
+	exists = rc == -EEXIST ? 0 : pgsql_slot_exists(s->sql, slot, err2, sizeof(err2));
+	if (exists == 1 && pgsql_slot_drop(s->sql, slot, err2, sizeof(err2)) == 0) {
+		log_info(MOD,
+			 "replication slot \"%s\" was made all the same; dropped it (no row "
+			 "was read from its snapshot)",
+			 slot);
+		exists = 0;
+	}
+	if (exists == 0 && pgsql_slot_drop(s->sql, marker, err2, sizeof(err2)) < 0) {
+		log_warn(MOD, "could not drop marker slot \"%s\": %s", marker, err2);
+	}
+	if (rc == -EINTR && s->p->loop->stopping) {
+		log_info(MOD, "stopped while creating replication slot \"%s\"%s", slot,
+			 exists == 0 ? ": it was not made, nothing to undo" :
+				       ", which exists now: the next start says how to go on");
+		return OUTCOME_STOP;
+	}
+	if (rc == -EINTR) {
+		log_error(MOD, "could not create replication slot \"%s\": %s", slot, s->why);
+		return OUTCOME_PRECONDITION;
+	}
+	snprintf(err2, sizeof(err2), "could not create replication slot \"%s\"", slot);
+	return query_failed(s, exists == 0 ? rc : -EPERM, err2, err);
 }
 
-/* One fetched row through the publish path. */
-static enum outcome
-snapshot_row(struct snap *s, const struct relcache_rel *rel, const bool *notnull,
-	     char *const *defaults, PGresult *r, int row, struct pgoutput_col *cols)
-{
-	struct pgoutput_tuple tup = { .ncols = rel->ncols, .cols = cols };
-	struct publish_row pr = { .rel = rel,
-				  .notnull = notnull,
-				  .defaults = (const char *const *)defaults,
-				  .op = 'r',
-				  .tup = &tup,
-				  .where = buf_cstr(&s->where),
-				  .lsn = s->lsn };
-	enum outcome o;
-
-	for (int c = 0; c < rel->ncols; c++) {
-		bool null = PQgetisnull(r, row, c);
-
-		cols[c].kind = null ? 'n' : 't';
-		cols[c].value = null ? SLICE_NULL :
-				       (struct slice){ PQgetvalue(r, row, c),
-						       (size_t)PQgetlength(r, row, c) };
-	}
-	o = publish_one(s, &pr);
-	if (o == OUTCOME_HALT) {
-		log_error(MOD, "%s; the snapshot reruns at the next start", s->why);
-	}
-	return o; /* OUTCOME_RESTART: snapshot_run() logs s->why */
-}
-
-/* Reads one table through a cursor (bounded memory) and publishes its rows. */
-static enum outcome
-snapshot_table(struct snap *s, struct relcache *rc, uint32_t relid, const char *schema,
-	       const char *table, uint64_t *ret_rows)
-{
-	bool *notnull = NULL;
-	char **defaults = NULL;
-	enum outcome res = OUTCOME_OK;
-	const struct relcache_rel *rel =
-		describe(s, rc, relid, schema, table, &notnull, &defaults, &res);
-	struct buf q = BUF_INIT;
-	struct pgoutput_col *cols;
-	char *ns, *tb;
-
-	if (!rel) {
-		free(notnull);
-		pgsql_defaults_free(defaults, 0);
-		return res;
-	}
-	buf_reset(&s->where);
-	buf_add_fmt(&s->where, "of %s.%s in the initial snapshot at", schema, table);
-	ns = PQescapeIdentifier(s->sql, schema, strlen(schema));
-	tb = PQescapeIdentifier(s->sql, table, strlen(table));
-	buf_add_str(&q, "DECLARE outboxd_snapshot NO SCROLL CURSOR FOR SELECT ");
-	for (int i = 0; i < rel->ncols; i++) {
-		char *col =
-			PQescapeIdentifier(s->sql, rel->cols[i].name, strlen(rel->cols[i].name));
-
-		buf_add_fmt(&q, "%s%s", i ? ", " : "", col);
-		PQfreemem(col);
-	}
-	buf_add_fmt(&q, " FROM ONLY %s.%s", ns, tb);
-	PQfreemem(ns);
-	PQfreemem(tb);
-	cols = xcalloc((size_t)rel->ncols + 1, sizeof(*cols));
-	res = exec_sql(s, buf_cstr(&q), NULL);
-	while (res == OUTCOME_OK) {
-		PGresult *r = NULL;
-		int n;
-
-		if ((res = exec_sql(s, FETCH_SQL, &r)) != OUTCOME_OK) {
-			break;
-		}
-		n = PQntuples(r);
-		for (int i = 0; i < n && res == OUTCOME_OK; i++) {
-			res = snapshot_row(s, rel, notnull, defaults, r, i, cols);
-			(*ret_rows)++;
-		}
-		PQclear(r);
-		if (res == OUTCOME_OK) {
-			res = serve(s, 0);
-		}
-		if (n < FETCH_ROWS) {
-			break;
-		}
-	}
-	if (res == OUTCOME_OK) {
-		res = exec_sql(s, "CLOSE outboxd_snapshot", NULL);
-	}
-	free(cols);
-	free(notnull);
-	pgsql_defaults_free(defaults, rel->ncols);
-	buf_fini(&q);
-	return res;
-}
-
-/* Waits until every produced row has its delivery report. */
-static enum outcome
-await_acks(struct snap *s)
-{
-	enum outcome o = OUTCOME_OK;
-
-	while (o == OUTCOME_OK && s->acked + s->failed < s->produced) {
-		o = serve(s, 500);
-	}
-	if (o != OUTCOME_OK) {
-		return o;
-	}
-	if (s->failed) {
-		errbuf_set(s->why, sizeof(s->why), "%llu snapshot rows were not delivered (%s)",
-			   (unsigned long long)s->failed, s->failure);
-		return OUTCOME_RESTART;
-	}
-	return OUTCOME_OK;
-}
-
-/* Reads every selected table of the publication inside the exported snapshot. */
-static enum outcome
-snapshot_tables(struct snap *s, uint64_t *ret_rows, int *ret_tables)
-{
-	struct pgsql_pubtable *tables = NULL;
-	struct relcache *rc = relcache_new();
-	enum outcome res = OUTCOME_OK;
-	char err[1024];
-	int n = 0, code;
-
-	if ((code = pgsql_publication_tables(s->sql, s->cfg->publication_name, &tables, &n, err,
-					     sizeof(err))) < 0) {
-		relcache_free(rc, NULL);
-		return query_failed(s, code, NULL, err);
-	}
-	for (int i = 0; i < n && res == OUTCOME_OK; i++) {
-		if (router_selects(s->p->router, tables[i].schema, tables[i].table)) {
-			res = snapshot_table(s, rc, (uint32_t)i + 1, tables[i].schema,
-					     tables[i].table, ret_rows);
-			(*ret_tables)++;
-		}
-	}
-	pgsql_pubtables_free(tables, n);
-	relcache_free(rc, NULL);
-	return res;
-}
-
-/* Imports the exported snapshot into a read-only repeatable-read transaction on @s->sql. */
+/*
+ * Imports the exported snapshot into a read-only repeatable-read transaction on s->sql. It
+ * stays open until every row is acknowledged, so a failed delivery is published again from the
+ * same snapshot; waiting for Kafka leaves it idle, which idle_in_transaction_session_timeout
+ * must not end.
+ */
 static enum outcome
 import_snapshot(struct snap *s, const char *name)
 {
@@ -323,44 +212,88 @@ import_snapshot(struct snap *s, const char *name)
 
 	buf_add_fmt(&q,
 		    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
-		    "SET TRANSACTION SNAPSHOT %s",
+		    "SET TRANSACTION SNAPSHOT %s; "
+		    "SET LOCAL idle_in_transaction_session_timeout = 0",
 		    lit);
-	o = exec_sql(s, buf_cstr(&q), NULL);
+	o = snap_sql(s, buf_cstr(&q), NULL);
 	PQfreemem(lit);
 	buf_fini(&q);
-	return o;
+	return o == OUTCOME_HALT ? OUTCOME_PRECONDITION : o;
 }
 
-/* Finds a leftover marker: drops the half-snapshotted slot and the marker. */
+/*
+ * Publishes every row and waits for their acknowledgements; a failure of the delivery path
+ * publishes them again from the first, from the same snapshot, after a backoff (duplicates,
+ * never loss), until outboxd.halt.after.failures rounds in a row failed.
+ */
 static enum outcome
-clear_unfinished(struct snap *s, const char *marker, int *slot_exists)
+publish_rounds(struct snap *s, const struct publish_source *src, uint64_t *ret_rows)
 {
-	char err[1024], what[300];
-	int rc;
+	int64_t backoff = 500, max = s->cfg->restart_backoff_max_ms;
+	char err[512], why[sizeof(s->why)];
+	enum outcome res;
 
-	log_warn(MOD,
-		 "an initial snapshot of slot \"%s\" did not finish (marker slot \"%s\" "
-		 "exists); dropping both and taking the snapshot again",
-		 s->cfg->slot_name, marker);
-	if (*slot_exists) {
-		rc = pgsql_slot_drop(s->sql, s->cfg->slot_name, err, sizeof(err));
-		if (rc == -EIO) {
-			snprintf(what, sizeof(what), "could not drop slot \"%s\"",
-				 s->cfg->slot_name);
-			return query_failed(s, rc, what, err);
-		}
-		if (rc < 0 && rc != -ENOENT) {
-			log_error(MOD,
-				  "could not drop slot \"%s\": %s; stop the client that uses it",
-				  s->cfg->slot_name, err);
+	for (int64_t failures = 1;; failures++) {
+		s->produced = s->acked = s->failed = 0;
+		if (!s->pub && publish_new(&s->pp, src, &s->pub, err, sizeof(err)) < 0) {
+			errbuf_set(s->why, sizeof(s->why), "%s", err);
 			return OUTCOME_PRECONDITION;
 		}
-		*slot_exists = 0;
+		res = snap_publish_all(s, ret_rows);
+		if (res == OUTCOME_OK) {
+			res = snap_await_acks(s);
+		}
+		if (res != OUTCOME_RESTART) {
+			return res;
+		}
+		publish_free(s->pub);
+		s->pub = NULL;
+		snprintf(why, sizeof(why), "%s", s->why);
+		if (failures >= s->cfg->halt_after_failures) {
+			errbuf_set(s->why, sizeof(s->why),
+				   "halt: %.1500s; the initial snapshot failed %lld times in a row "
+				   "(outboxd.halt.after.failures): fix the cause",
+				   why, (long long)failures);
+			return OUTCOME_HALT;
+		}
+		log_warn(
+			MOD,
+			"%s; publishing the snapshot again from its first row in %lld ms (slot and "
+			"snapshot are kept: nothing is lost)",
+			why, (long long)backoff);
+		if (!loop_sleep(s->p->loop, backoff)) {
+			return OUTCOME_STOP;
+		}
+		backoff = backoff * 2 > max ? max : backoff * 2;
+		if ((res = snap_sql(s, "CLOSE ALL", NULL)) != OUTCOME_OK) {
+			return res == OUTCOME_HALT ? OUTCOME_PRECONDITION : res;
+		}
 	}
-	if ((rc = pgsql_slot_drop(s->sql, marker, err, sizeof(err))) < 0) {
-		snprintf(what, sizeof(what), "could not drop marker slot \"%s\"", marker);
-		return query_failed(s, rc, what, err);
+}
+
+/*
+ * After every row is acknowledged: the snapshot is complete once the marker is gone. Nothing
+ * here waits (the transaction only read), so a stop asked for now still finishes it.
+ */
+static enum outcome
+finish(struct snap *s, const char *marker, uint64_t rows)
+{
+	char err[512], at[LSN_STRLEN];
+
+	PQclear(PQexec(s->sql, "COMMIT"));
+	if (pgsql_slot_drop(s->sql, marker, err, sizeof(err)) < 0) {
+		log_error(
+			MOD,
+			"every snapshot row is published and acknowledged, but marker slot \"%s\" "
+			"could not be dropped: %s; drop it (SELECT pg_drop_replication_slot('%s')) "
+			"and start again",
+			marker, err, marker);
+		return OUTCOME_HALT;
 	}
+	log_info(MOD,
+		 "initial snapshot complete: %llu rows from %d tables published and "
+		 "acknowledged; streaming from %s",
+		 (unsigned long long)rows, s->ng, lsn_format(s->lsn, at));
 	return OUTCOME_OK;
 }
 
@@ -369,15 +302,14 @@ take(struct snap *s, const char *marker)
 {
 	PGconn *repl = NULL;
 	char *name = NULL, err[1024], what[300], at[LSN_STRLEN];
-	lsn_t lsn = 0;
 	uint64_t rows = 0;
-	int tables = 0, rc;
 	enum outcome res;
-
+	int rc;
 	struct publish_source src = { .on_produced = on_produced,
 				      .on_delivery = on_delivery,
 				      .opaque = s };
 
+	/* The producer first: a refused setting must fail before anything exists. */
 	if (publish_new(&s->pp, &src, &s->pub, err, sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);
 		return OUTCOME_PRECONDITION;
@@ -386,64 +318,76 @@ take(struct snap *s, const char *marker)
 		snprintf(what, sizeof(what), "could not create marker slot \"%s\"", marker);
 		return query_failed(s, rc, what, err);
 	}
-	if ((rc = pgstream_create_exported(&s->cfg->pg_conn, s->cfg->slot_name, &repl, &name, &lsn,
-					   err, sizeof(err))) < 0) {
-		snprintf(what, sizeof(what), "could not create replication slot \"%s\"",
-			 s->cfg->slot_name);
-		return query_failed(s, rc, what, err);
+	if ((res = create_slot(s, marker, &repl, &name)) != OUTCOME_OK) {
+		return res;
 	}
 	log_info(MOD,
 		 "created replication slot \"%s\" at %s; publishing the rows already in the "
 		 "outbox (snapshot.mode=initial)",
-		 s->cfg->slot_name, lsn_format(lsn, at));
-	s->lsn = lsn;
+		 s->cfg->slot_name, lsn_format(s->lsn, at));
 	res = import_snapshot(s, name);
 	PQfinish(repl); /* the snapshot lives on in the imported transaction */
 	free(name);
 	if (res == OUTCOME_OK) {
-		res = snapshot_tables(s, &rows, &tables);
+		res = snap_plan(s);
 	}
 	if (res == OUTCOME_OK) {
-		res = exec_sql(s, "COMMIT", NULL);
-	}
-	if (res == OUTCOME_OK) {
-		res = await_acks(s);
+		res = publish_rounds(s, &src, &rows);
 	}
 	if (res != OUTCOME_OK) {
+		say_unfinished(s, marker, res);
 		return res;
 	}
-	if (pgsql_slot_drop(s->sql, marker, err, sizeof(err)) < 0) {
-		log_error(MOD, "could not drop marker slot \"%s\": %s", marker, err);
-		return OUTCOME_HALT;
-	}
-	log_info(MOD,
-		 "initial snapshot complete: %llu rows from %d tables published and "
-		 "acknowledged; streaming from %s",
-		 (unsigned long long)rows, tables, at);
-	return OUTCOME_OK;
+	return finish(s, marker, rows);
 }
 
-/* Decides whether to snapshot: only with outboxd.slot.create, only for a missing slot or an
- * unfinished snapshot; without outboxd.slot.create an unfinished snapshot is refused. */
+/* A marker and a slot: an earlier snapshot did not finish, and it cannot be read again. */
+static enum outcome
+refuse_unfinished(struct snap *s, const char *marker)
+{
+	struct pgsql_slot slot = { 0 };
+	struct buf fix = BUF_INIT;
+	char err[512];
+
+	if (pgsql_check_slot(s->sql, s->cfg->slot_name, &slot, err, sizeof(err)) == 0) {
+		s->lsn = slot.confirmed_flush;
+	}
+	unfinished_fix(s, marker, &fix);
+	log_error(MOD,
+		  "the initial snapshot of slot \"%s\" did not finish (its marker slot \"%s\" "
+		  "exists): %s",
+		  s->cfg->slot_name, marker, buf_cstr(&fix));
+	buf_fini(&fix);
+	return OUTCOME_PRECONDITION;
+}
+
+/*
+ * Decides whether to snapshot: only with outboxd.slot.create, only for a missing slot. A
+ * marker without its slot means that no snapshot was ever taken from it (or that the
+ * operator dropped the slot to take it anew): it is taken. A marker with its slot is refused.
+ */
 static enum outcome
 decide(struct snap *s, const char *marker)
 {
-	char err[1024];
-	int slot_exists = pgsql_slot_exists(s->sql, s->cfg->slot_name, err, sizeof(err));
+	const char *slot = s->cfg->slot_name;
+	char err[1024], what[300];
+	int slot_exists = pgsql_slot_exists(s->sql, slot, err, sizeof(err));
 	int marker_exists =
 		slot_exists < 0 ? slot_exists : pgsql_slot_exists(s->sql, marker, err, sizeof(err));
-	enum outcome res;
+	int rc;
 
 	if (marker_exists < 0) {
 		return query_failed(s, marker_exists, NULL, err);
 	}
+	if (marker_exists && slot_exists) {
+		return refuse_unfinished(s, marker);
+	}
 	if (marker_exists && !s->cfg->slot_create) {
-		log_error(
-			MOD,
-			"an initial snapshot of slot \"%s\" did not finish (marker slot "
-			"\"%s\" exists): set outboxd.slot.create=true to take it again, or drop the "
-			"marker slot if the rows already in the outbox need not be published",
-			s->cfg->slot_name, marker);
+		log_error(MOD,
+			  "an initial snapshot of slot \"%s\" was begun but the slot was not made "
+			  "(marker slot \"%s\" exists): set outboxd.slot.create=true to take it, "
+			  "or drop the marker slot (SELECT pg_drop_replication_slot('%s'))",
+			  slot, marker, marker);
 		return OUTCOME_PRECONDITION;
 	}
 	if (!s->cfg->slot_create || slot_exists) {
@@ -452,15 +396,21 @@ decide(struct snap *s, const char *marker)
 			"snapshot.mode=initial: outboxd streams from slot \"%s\" and takes no "
 			"snapshot, as a migrating Debezium with offsets would (outboxd snapshots only "
 			"when it creates the slot: outboxd.slot.create=true)",
-			s->cfg->slot_name);
-	}
-	if (!s->cfg->slot_create) {
+			slot);
 		return OUTCOME_OK;
 	}
-	if (marker_exists && (res = clear_unfinished(s, marker, &slot_exists)) != OUTCOME_OK) {
-		return res;
+	if (marker_exists) {
+		log_info(MOD,
+			 "marker slot \"%s\" exists without slot \"%s\" (an earlier start stopped "
+			 "before it made the slot, or the slot was dropped to take the snapshot "
+			 "anew): taking the initial snapshot",
+			 marker, slot);
+		if ((rc = pgsql_slot_drop(s->sql, marker, err, sizeof(err))) < 0) {
+			snprintf(what, sizeof(what), "could not drop marker slot \"%s\"", marker);
+			return query_failed(s, rc, what, err);
+		}
 	}
-	return slot_exists ? OUTCOME_OK : take(s, marker);
+	return take(s, marker);
 }
 
 /* Connects the ordinary connection and runs database.initial.statements on it. */
@@ -495,16 +445,15 @@ attempt(const struct snapshot_params *p, char *why, size_t whylen)
 					.dlq_topic = cfg->dlq_topic,
 					.metrics = p->metrics };
 	buf_add_fmt(&marker, "%.*s_outboxd_snapshot", SLOT_NAME_MAX - 17, cfg->slot_name);
+	s.rc = relcache_new();
 	if ((res = connect_sql(&s)) == OUTCOME_OK) {
 		res = decide(&s, buf_cstr(&marker));
 	}
 	buf_fini(&marker);
 	errbuf_set(why, whylen, "%s", s.why);
-	if (res == OUTCOME_STOP) {
-		log_info(MOD, "stopped during the initial snapshot; it reruns at the next start");
-	}
 	publish_free(s.pub);
-	buf_fini(&s.where);
+	snap_plan_free(&s);
+	relcache_free(s.rc, NULL);
 	PQfinish(s.sql);
 	return res;
 }
@@ -515,8 +464,9 @@ snapshot_run(const struct snapshot_params *p)
 	int64_t max = p->cfg->restart_backoff_max_ms;
 
 	/*
-	 * A transient failure takes the snapshot again (the marker slot makes the next attempt drop
-	 * the half-made slot), with the same capped backoff as the pipeline.
+	 * OUTCOME_RESTART comes only from before the slot exists (a connection, a server not up
+	 * yet, a transient query failure): nothing of a snapshot exists, so it is tried again with
+	 * the same capped backoff as the pipeline.
 	 */
 	for (int64_t backoff = 500;; backoff = backoff * 2 > max ? max : backoff * 2) {
 		char why[2048];

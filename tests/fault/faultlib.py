@@ -501,7 +501,9 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
             return  # the slot-invalidation scenario: what was read before stays
 
         cur = {}
-        pat = re.compile(r"^table " + re.escape(self.schema) + r"\.outbox: INSERT: id\[uuid\]:'([0-9a-f-]+)'")
+        # the outbox or, partitioned, one of its partitions (outbox_*)
+        pat = re.compile(r"^table " + re.escape(self.schema) +
+                         r"\.outbox(?:_\w+)?: INSERT: id\[uuid\]:'([0-9a-f-]+)'")
         with self.side_lock:
             for line in out.split("\n"):
                 if not line:

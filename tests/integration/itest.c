@@ -209,6 +209,68 @@ itest_topic_count(const char *topic)
 	return total;
 }
 
+/* Runs one admin request on @rk and fails the test unless every resource came back without an
+ * error (@what names the request). */
+static void
+admin_wait(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_event_type_t type, const char *what)
+{
+	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
+	const rd_kafka_topic_result_t **tres;
+	const rd_kafka_ConfigResource_t **cres;
+	size_t n = 0;
+
+	(void)rk;
+	ck_assert_msg(ev != NULL, "%s: no answer from the broker", what);
+	ck_assert_msg(rd_kafka_event_type(ev) == type && !rd_kafka_event_error(ev), "%s: %s", what,
+		      rd_kafka_event_error_string(ev));
+	if (type == RD_KAFKA_EVENT_CREATETOPICS_RESULT) {
+		tres = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev),
+							   &n);
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_msg(!rd_kafka_topic_result_error(tres[i]), "%s: %s", what,
+				      rd_kafka_topic_result_error_string(tres[i]));
+		}
+	} else {
+		cres = rd_kafka_AlterConfigs_result_resources(
+			rd_kafka_event_AlterConfigs_result(ev), &n);
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_msg(!rd_kafka_ConfigResource_error(cres[i]), "%s: %s", what,
+				      rd_kafka_ConfigResource_error_string(cres[i]));
+		}
+	}
+	rd_kafka_event_destroy(ev);
+}
+
+void
+itest_topic_config(const char *topic, bool create, const char *key, const char *value)
+{
+	char err[512];
+	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, itest_kafka_conf(), err, sizeof(err));
+	rd_kafka_queue_t *q;
+
+	ck_assert_msg(rk != NULL, "admin client: %s", err);
+	q = rd_kafka_queue_new(rk);
+	if (create) {
+		rd_kafka_NewTopic_t *t = rd_kafka_NewTopic_new(topic, 1, 1, err, sizeof(err));
+
+		ck_assert_msg(t != NULL, "%s", err);
+		ck_assert_int_eq(rd_kafka_NewTopic_set_config(t, key, value), 0);
+		rd_kafka_CreateTopics(rk, &t, 1, NULL, q);
+		admin_wait(rk, q, RD_KAFKA_EVENT_CREATETOPICS_RESULT, "CreateTopics");
+		rd_kafka_NewTopic_destroy(t);
+	} else {
+		rd_kafka_ConfigResource_t *c =
+			rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
+
+		ck_assert_int_eq(rd_kafka_ConfigResource_set_config(c, key, value), 0);
+		rd_kafka_AlterConfigs(rk, &c, 1, NULL, q);
+		admin_wait(rk, q, RD_KAFKA_EVENT_ALTERCONFIGS_RESULT, "AlterConfigs");
+		rd_kafka_ConfigResource_destroy(c);
+	}
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+}
+
 int
 itest_kafka_pid(void)
 {

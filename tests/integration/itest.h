@@ -5,6 +5,7 @@
 
 #include <libpq-fe.h>
 #include <librdkafka/rdkafka.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -51,6 +52,13 @@ void itest_records_free(struct itest_record *r, size_t n);
 
 /* itest_topic_count() - records in @topic (sum of high watermarks); 0 if it does not exist. */
 long itest_topic_count(const char *topic);
+
+/*
+ * itest_topic_config() - with @create, create @topic with one partition and the topic setting
+ * @key=@value; else set @key=@value on the existing @topic (AlterConfigs: its other settings go
+ * back to the broker's defaults). Fails the test unless the broker agrees within 30 s.
+ */
+void itest_topic_config(const char *topic, bool create, const char *key, const char *value);
 
 /* itest_free_port() - a TCP port on 127.0.0.1 that was free a moment ago. */
 int itest_free_port(void);

@@ -57,6 +57,16 @@ relayfix_init(struct relayfix *f, bool all_tables)
 	ck_assert_ptr_nonnull(mkdtemp(tmpl));
 	f->dir = xstrdup(tmpl);
 	f->pg = itest_pg();
+	/*
+	 * A failed test skips relayfix_fini(): its slots would stay and, a few failures later,
+	 * use up max_replication_slots for every test after it. Tests run one at a time, each in
+	 * its own process, so an inactive fixture slot of another process is such a leftover.
+	 */
+	sqlf(f->pg,
+	     "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+	     "WHERE slot_name LIKE 'rf\\_%%' AND slot_name NOT LIKE 'rf\\_%%\\_%d\\_%%' AND "
+	     "NOT active",
+	     (int)getpid());
 	sqlf(f->pg, "CREATE SCHEMA %s", u);
 	sqlf(f->pg,
 	     "CREATE TABLE %s.outbox (id uuid PRIMARY KEY, aggregatetype varchar(255) NOT NULL, "
@@ -354,7 +364,7 @@ relayfix_peak_rss_kb(const struct relayfix *f)
 void
 relayfix_fini(struct relayfix *f)
 {
-	struct buf cmd = BUF_INIT;
+	struct buf cmd = BUF_INIT, marker = BUF_INIT;
 
 	relayfix_busy(f, false);
 	relayfix_stop(f, SIGKILL);
@@ -376,10 +386,14 @@ relayfix_fini(struct relayfix *f)
 		PQclear(r);
 		usleep(100 * 1000);
 	}
+	/* The initial snapshot's marker slot, which a test may leave behind on purpose. */
+	buf_add_fmt(&marker, "%s_outboxd_snapshot", f->slot);
 	PQclear(PQexecParams(f->pg,
 			     "SELECT pg_drop_replication_slot(slot_name) FROM "
-			     "pg_replication_slots WHERE slot_name IN ($1, $2)",
-			     2, NULL, (const char *[]){ f->slot, f->side_slot }, NULL, NULL, 0));
+			     "pg_replication_slots WHERE slot_name IN ($1, $2, $3)",
+			     3, NULL, (const char *[]){ f->slot, f->side_slot, buf_cstr(&marker) },
+			     NULL, NULL, 0));
+	buf_fini(&marker);
 	sqlf(f->pg, "DROP PUBLICATION IF EXISTS %s", f->pub);
 	sqlf(f->pg, "DROP SCHEMA IF EXISTS %s CASCADE", f->name);
 	PQfinish(f->pg);

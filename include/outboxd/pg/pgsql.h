@@ -105,6 +105,29 @@ int pgsql_slot_exists(PGconn *c, const char *slot, char *errbuf, size_t errlen);
  */
 int pgsql_marker_create(PGconn *c, const char *name, char *errbuf, size_t errlen);
 
+/* What the initial snapshot needs to know of a table a publication names. */
+struct pgsql_relation {
+	uint32_t oid;
+	char relkind;	   /* 'r' a table, 'p' a partitioned table (publish_via_partition_root) */
+	bool partition;	   /* a partition of a partitioned table */
+	uint32_t root_oid; /* partitions: the top of their partition tree; else 0 */
+	/*
+	 * The first integer column a sequence fills (an identity column, or serial: DEFAULT
+	 * nextval() of a sequence the column owns), of the table or, for a partition, of its
+	 * partition root; NULL for none. Owned.
+	 */
+	char *order_column;
+	int64_t order_cache; /* that sequence's CACHE (1 unless someone raised it) */
+};
+
+/**
+ * pgsql_relation_facts() - @schema.@table's kind, partition root and ordering column.
+ * @ret: written on success; free its order_column.
+ * Return: 0, -ENOENT if no such table, or pgconn_failure_code() of a failed query.
+ */
+int pgsql_relation_facts(PGconn *c, const char *schema, const char *table,
+			 struct pgsql_relation *ret, char *errbuf, size_t errlen);
+
 /* One column as pgoutput would describe it (attnum order, no dropped or generated columns). */
 struct pgsql_column {
 	char *name; /* owned */

@@ -72,17 +72,27 @@ int pgstream_flush(struct pgstream *s, char *errbuf, size_t errlen);
  */
 void pgstream_free(struct pgstream *s, bool orderly);
 
+/*
+ * How pgstream_create_exported() waits for CREATE_REPLICATION_SLOT, which lasts until every
+ * transaction running when it began has ended: send @command on @c and return its result (the
+ * caller PQclear()s it), or NULL when the wait was given up (a stop was asked for: the
+ * callback has cancelled the command).
+ */
+typedef PGresult *pgstream_exec_fn(void *opaque, PGconn *c, const char *command);
+
 /**
  * pgstream_create_exported() - create the logical pgoutput slot @slot on a new replication
- * connection with an exported snapshot (CREATE_REPLICATION_SLOT ... (SNAPSHOT 'export')). The
- * snapshot stays importable until the connection runs another command or closes: the caller
- * imports it on the ordinary connection (SET TRANSACTION SNAPSHOT) and then PQfinish()es
- * @ret_conn.
+ * connection with an exported snapshot (CREATE_REPLICATION_SLOT ... (SNAPSHOT 'export')), run
+ * through @exec. The snapshot stays importable until the connection runs another command or
+ * closes: the caller imports it on the ordinary connection (SET TRANSACTION SNAPSHOT) and then
+ * PQfinish()es @ret_conn.
  * @ret_snapshot: the snapshot name, caller frees. @ret_lsn: the slot's consistent point.
- * Return: 0, -EEXIST if the slot exists, or pgconn_failure_code() of the failure (-EIO
- * transient, -EPERM precondition); text in @errbuf.
+ * Return: 0, -EEXIST if the slot exists, -EINTR when @exec gave up (the slot may or may not
+ * exist now), or pgconn_failure_code() of the failure (-EIO transient, -EPERM precondition);
+ * text in @errbuf.
  */
-int pgstream_create_exported(const struct kv *params, const char *slot, PGconn **ret_conn,
-			     char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
+int pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exec_fn *exec,
+			     void *opaque, PGconn **ret_conn, char **ret_snapshot, lsn_t *ret_lsn,
+			     char *errbuf, size_t errlen);
 
 #endif
