@@ -120,6 +120,53 @@ static const struct {
 	{ "57P04", PGCONN_PRECONDITION, "the database was dropped: check database.dbname" },
 };
 
+/*
+ * Failures libpq finds on the client's side before or during the TLS handshake, which no
+ * server reports and so have no SQLSTATE: the TLS settings do not fit the server, and a retry
+ * fails the same way. They are the one case read from libpq's own words (its fixed messages;
+ * outboxd never calls setlocale(), so libpq does not translate them). A network cut in the
+ * handshake ("SSL SYSCALL error", "closed the connection unexpectedly") is not among them:
+ * it stays transient, as does anything not listed.
+ */
+static const struct {
+	const char *words;
+	const char *fix;
+} local_table[] = {
+	{ "certificate verify failed",
+	  "the server's certificate is not signed by the CA in database.sslrootcert: give the CA "
+	  "that signed it" },
+	{ "does not match host name",
+	  "the server's certificate does not name database.hostname: connect by a name the "
+	  "certificate holds, or give it one" },
+	{ "root certificate file",
+	  "database.sslrootcert names no readable file: give the CA's certificate file" },
+	{ "could not open certificate file",
+	  "database.sslcert names no readable file: give the client certificate file" },
+	{ "could not read certificate file",
+	  "database.sslcert is not a PEM certificate: give the client certificate file" },
+	{ "certificate present, but not private key file",
+	  "database.sslkey names no readable file: give the client certificate's key" },
+	{ "has group or world access",
+	  "database.sslkey may be read by others: chmod 0600 the key file (or 0640 owned by root)" },
+	{ "could not load private key file",
+	  "database.sslkey is not the PEM key of database.sslcert: give the matching key" },
+	{ "server does not support SSL, but SSL was required",
+	  "the server has ssl=off: turn TLS on there, or lower database.sslmode" },
+	{ "invalid sslmode value",
+	  "database.sslmode is one of disable, allow, prefer, require, verify-ca, verify-full" },
+};
+
+const char *
+pgconn_local_fix(const char *message)
+{
+	for (size_t i = 0; message && i < sizeof(local_table) / sizeof(local_table[0]); i++) {
+		if (strstr(message, local_table[i].words)) {
+			return local_table[i].fix;
+		}
+	}
+	return NULL;
+}
+
 /* The server asked for a password and outboxd had none. */
 static const char needs_password_fix[] = "the server asks for a password: set database.password";
 
@@ -391,6 +438,7 @@ open_failed(PGconn *c, const char *timeout, char *errbuf, size_t errlen)
 {
 	unsigned flags = c && PQconnectionNeedsPassword(c) ? PGCONN_NEEDS_PASSWORD : 0;
 	enum pgconn_failure f = PGCONN_TRANSIENT;
+	const char *fix;
 	char state[6] = "";
 
 	if (timeout[0]) {
@@ -402,7 +450,12 @@ open_failed(PGconn *c, const char *timeout, char *errbuf, size_t errlen)
 	}
 	/* 55006 answers START_REPLICATION, never a connection: nothing to wait for here */
 	f = f == PGCONN_BUSY ? PGCONN_TRANSIENT : f;
-	connect_error_line(c, f, pgconn_fix(state[0] ? state : NULL, flags), errbuf, errlen);
+	fix = pgconn_fix(state[0] ? state : NULL, flags);
+	if (c && !state[0] && f == PGCONN_TRANSIENT &&
+	    (fix = pgconn_local_fix(PQerrorMessage(c))) != NULL) {
+		f = PGCONN_PRECONDITION;
+	}
+	connect_error_line(c, f, fix, errbuf, errlen);
 	return f;
 }
 

@@ -209,6 +209,37 @@ START_TEST(test_stack_serves_verified_tls)
 }
 END_TEST
 
+/*
+ * TLS settings that do not fit the server are preconditions with the fix, on both kinds of
+ * connection: a root certificate that did not sign the server's (mode 0: the server's own
+ * certificate as the CA), a host name the certificate does not hold (1), a root certificate
+ * file that does not exist (2).
+ */
+START_TEST(test_tls_settings_that_do_not_fit_are_preconditions)
+{
+	static const char *const needle[] = { "database.sslrootcert", "does not match host name",
+					      "database.sslrootcert names no readable file" };
+	struct buf leaf = BUF_INIT;
+	struct kv p;
+
+	buf_add_fmt(&leaf, "%s/pg/tls/server.crt", itest_env("OUTBOXD_TEST_STACK_DIR"));
+	stack_params(&p);
+	kv_set(&p, "sslmode", "verify-full", NULL);
+	kv_set(&p, "sslrootcert",
+	       _i == 0 ? buf_cstr(&leaf) : itest_env("OUTBOXD_TEST_PG_SSLROOTCERT"), NULL);
+	if (_i == 1) {
+		kv_set(&p, "host", "outboxd.invalid", NULL);
+		kv_set(&p, "hostaddr", itest_env("OUTBOXD_TEST_PG_HOST"), NULL);
+	} else if (_i == 2) {
+		kv_set(&p, "sslrootcert", "/nonexistent/outboxd-ca.crt", NULL);
+	}
+	expect_open_fails(&p, false, PGCONN_PRECONDITION, needle[_i]);
+	expect_open_fails(&p, true, PGCONN_PRECONDITION, needle[_i]);
+	buf_fini(&leaf);
+	kv_fini(&p);
+}
+END_TEST
+
 /* A session the server ends (57P01, as in a fast shutdown) fails its queries transiently. */
 START_TEST(test_terminated_session_is_transient)
 {
@@ -311,6 +342,7 @@ classify_suite(void)
 	tcase_add_test(tc, test_refused_port_is_transient);
 	tcase_add_loop_test(tc, test_cut_connection_under_tls_is_transient, 0, 2);
 	tcase_add_loop_test(tc, test_stack_serves_verified_tls, 0, 2);
+	tcase_add_loop_test(tc, test_tls_settings_that_do_not_fit_are_preconditions, 0, 3);
 	tcase_add_test(tc, test_terminated_session_is_transient);
 	tcase_add_test(tc, test_failing_statement_is_a_precondition);
 	tcase_add_test(tc, test_start_replication_missing_slot_and_busy_slot);

@@ -229,6 +229,39 @@ START_TEST(test_message_missing_password_is_a_precondition)
 }
 END_TEST
 
+/* The client-side failures no server reports: the TLS settings, never a cut in the handshake. */
+START_TEST(test_local_failures_have_a_fix_and_cuts_none)
+{
+	static const char *const local[] = {
+		AT "SSL error: certificate verify failed\n",
+		AT
+		"server certificate for \"localhost\" (and 1 other name) does not match host name "
+		"\"db.example\"\n",
+		AT "root certificate file \"/x/ca.crt\" does not exist\nEither provide the file or "
+		   "change sslmode to disable server certificate verification.\n",
+		AT "could not open certificate file \"/x/c.crt\": Permission denied\n",
+		AT "certificate present, but not private key file \"/x/c.key\"\n",
+		AT "private key file \"/x/c.key\" has group or world access; file must have "
+		   "permissions u=rw (0600) or less if owned by the current user\n",
+		AT "server does not support SSL, but SSL was required\n",
+		"invalid sslmode value: \"bogus\"\n",
+	};
+
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++) {
+		ck_assert_msg(pgconn_local_fix(local[i]) != NULL, "case %zu: %s", i, local[i]);
+	}
+	ck_assert_ptr_nonnull(strstr(pgconn_local_fix(local[0]), "database.sslrootcert"));
+	for (size_t i = 0; i < sizeof(server_silent) / sizeof(server_silent[0]); i++) {
+		bool tls_setting = strstr(server_silent[i], "certificate verify failed") ||
+				   strstr(server_silent[i], "does not support SSL");
+
+		ck_assert_msg((pgconn_local_fix(server_silent[i]) != NULL) == tls_setting,
+			      "case %zu: %s", i, server_silent[i]);
+	}
+	ck_assert_ptr_null(pgconn_local_fix(NULL));
+}
+END_TEST
+
 START_TEST(test_failure_codes)
 {
 	ck_assert_int_eq(pgconn_failure_code(PGCONN_TRANSIENT), -EIO);
@@ -265,6 +298,7 @@ pgconn_suite(void)
 	tcase_add_test(msgs, test_message_with_the_servers_sqlstate);
 	tcase_add_test(msgs, test_message_without_the_servers_sqlstate_is_transient);
 	tcase_add_test(msgs, test_message_missing_password_is_a_precondition);
+	tcase_add_test(msgs, test_local_failures_have_a_fix_and_cuts_none);
 	suite_add_tcase(s, msgs);
 	return s;
 }

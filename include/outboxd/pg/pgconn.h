@@ -74,6 +74,15 @@ enum pgconn_failure pgconn_classify_message(const char *message, unsigned flags,
 					    char ret_sqlstate[6]);
 
 /**
+ * pgconn_local_fix() - the fix of a failure libpq found on the client's side in @message (its
+ * words for a server certificate that does not verify or does not name the host, a missing or
+ * unreadable sslrootcert, sslcert or sslkey, a server without TLS under sslmode=require or
+ * stricter, an invalid sslmode), which pgconn_open() then calls a precondition; NULL for any
+ * other message. These have no SQLSTATE. Pure.
+ */
+const char *pgconn_local_fix(const char *message);
+
+/**
  * pgconn_open() - connect, waiting at most connect_timeout (default 10 s) for each step.
  * @params: borrowed; libpq keywords (host, port, user, password, dbname, sslmode, ...).
  * @replication: open a logical walsender connection (replication=database).
