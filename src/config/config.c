@@ -113,6 +113,16 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.errors.deadletterqueue.topic.name", CF_STR, dlq_topic, NULL, NULL, 0, 0),
 	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest",
 	       0, 0),
+	CF_ABS("outboxd.poll.mode", CF_ENUM, poll_mode, "ordered", "ordered|unordered", 0, 0),
+	CF_ABS("outboxd.poll.partitions", CF_INT, poll_partitions, "16", NULL, 1, 1024),
+	CF_ABS("outboxd.poll.interval.ms", CF_INT, poll_interval_ms, "1000", NULL, 10, HOUR_MS),
+	CF_ABS("outboxd.poll.batch.size", CF_INT, poll_batch_size, "500", NULL, 1, 100000),
+	CF_ABS("outboxd.poll.order.column", CF_STR, poll_order_column, "seq", NULL, 0, 0),
+	CF_ABS("outboxd.poll.published.column", CF_STR, poll_published_column, "published_at", NULL,
+	       0, 0),
+	CF_ABS("outboxd.poll.after", CF_ENUM, poll_after, "mark", "mark|delete", 0, 0),
+	CF_ABS("outboxd.poll.notify.channel", CF_STR, poll_notify_channel, "outboxd_outbox", NULL,
+	       0, 0),
 };
 
 /*

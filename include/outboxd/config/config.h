@@ -93,6 +93,15 @@ struct config {
 	int64_t stall_warn_ms;		/* 60000 */
 	char *dlq_topic;		/* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
 	char *java_double_format;	/* "jdk17" or "shortest" */
+	/* outboxd.poll.* (`outboxd poll`, README "Polling publisher") */
+	char *poll_mode;	     /* "ordered" (only one built) or "unordered" */
+	int64_t poll_partitions;     /* 16: rows hashed by aggregateid, one owner each */
+	int64_t poll_interval_ms;    /* 1000: the fallback poll (NOTIFY wakes at once) */
+	int64_t poll_batch_size;     /* 500 rows per partition per query */
+	char *poll_order_column;     /* "seq" */
+	char *poll_published_column; /* "published_at" */
+	char *poll_after;	     /* "mark" or "delete" */
+	char *poll_notify_channel;   /* "outboxd_outbox" */
 
 	/* keys accepted without effect: key as written -> reason, origin file:line; log once */
 	struct kv ignored;
