@@ -20,6 +20,7 @@
 #include "outboxd/run/http.h"
 #include "outboxd/run/loop.h"
 #include "outboxd/run/metrics.h"
+#include "outboxd/run/poll.h"
 #include "outboxd/run/producer.h"
 #include "outboxd/run/relay.h"
 #include "outboxd/run/snapshot.h"
@@ -48,6 +49,8 @@ usage(FILE *out)
 	      "\n"
 	      "commands:\n"
 	      "  run FILE...           run the relay until SIGTERM or SIGINT\n"
+	      "  poll FILE...          run the polling publisher (no logical replication) from the\n"
+	      "                        same files and outboxd.poll.*\n"
 	      "  check FILE...         validate configuration, connectivity, slot, publication and\n"
 	      "                        privileges, and print a diagnosis\n"
 	      "  slot create FILE...   create the configured pgoutput slot (operations staff)\n"
@@ -257,6 +260,82 @@ out:
 	return rc;
 }
 
+/* The keys given that only logical replication reads: listed once, as `poll` ignores them. */
+static void
+say_replication_keys(const struct config *cfg)
+{
+	static const char *const prefixes[] = { "slot.",	  "publication.",   "plugin.name",
+						"snapshot.",	  "status.update.", "heartbeat.",
+						"message.prefix." };
+	struct buf keys = BUF_INIT;
+
+	for (size_t i = 0; i < cfg->connector.n; i++) {
+		for (size_t j = 0; j < sizeof(prefixes) / sizeof(prefixes[0]); j++) {
+			if (strncmp(cfg->connector.v[i].key, prefixes[j], strlen(prefixes[j])) ==
+			    0) {
+				buf_add_fmt(&keys, "%s%s", keys.len ? ", " : "",
+					    cfg->connector.v[i].key);
+				break;
+			}
+		}
+	}
+	if (keys.len) {
+		log_info(MOD,
+			 "accepted without effect by outboxd poll (logical replication only): %s",
+			 buf_cstr(&keys));
+	}
+	buf_fini(&keys);
+}
+
+static int
+cmd_poll(int nfiles, char **files)
+{
+	struct config *cfg = load_config(nfiles, files);
+	struct router *router = NULL;
+	struct metrics *metrics = metrics_new();
+	struct http *http = NULL;
+	struct loop loop;
+	char rid[37], err[512];
+	int sfd = -1, rc = EXIT_USAGE;
+
+	if (!cfg) {
+		metrics_free(metrics);
+		return EXIT_USAGE;
+	}
+	sfd = signal_fd();
+	loop_init(&loop, sfd);
+	run_id(rid);
+	say_replication_keys(cfg);
+	if (build_router(cfg, rid, &router) < 0) {
+		goto out;
+	}
+	if (cfg->http_port > 0) {
+		if (http_start(NULL, (int)cfg->http_port, metrics, &http, err, sizeof(err)) < 0) {
+			log_error(MOD, "%s", err);
+			goto out;
+		}
+		log_info(MOD, "serving /metrics and /health on port %d", http_port(http));
+	}
+	log_info(MOD, "outboxd %s polling: topic.prefix \"%s\", runId %s", version_string(),
+		 cfg->topic_prefix, rid);
+	switch (poll_run(&(struct poll_params){
+		.cfg = cfg, .router = router, .metrics = metrics, .loop = &loop })) {
+	case OUTCOME_STOP:
+	case OUTCOME_OK: rc = EXIT_OK; break;
+	case OUTCOME_HALT: rc = EXIT_RUNTIME; break;
+	default: rc = EXIT_USAGE; break;
+	}
+out:
+	if (sfd >= 0) {
+		close(sfd);
+	}
+	http_stop(http);
+	metrics_free(metrics);
+	router_free(router);
+	config_free(cfg);
+	return rc;
+}
+
 /* One diagnosis line: "ok" or "FAIL", what was checked, and the finding. */
 static void
 diag(bool ok, const char *what, const char *detail)
@@ -448,6 +527,9 @@ main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run")) {
 		return cmd_run(argc - 2, argv + 2);
+	}
+	if (!strcmp(argv[1], "poll")) {
+		return cmd_poll(argc - 2, argv + 2);
 	}
 	if (!strcmp(argv[1], "check")) {
 		return cmd_check(argc - 2, argv + 2);

@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/run/poll.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/pg/pgconn.h"
+#include "outboxd/pg/pgsql.h"
+#include "outboxd/run/publish.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/util/now.h"
+
+#define MOD "poll"
+
+/* One row produced in this cycle: its partition, id, and what its delivery report said. */
+struct pending {
+	int part;
+	char *id;
+	bool produced, acked;
+};
+
+/* One session: the connection (its advisory locks), the table as pgoutput would describe it. */
+struct poller {
+	const struct poll_params *p;
+	const struct config *cfg;
+	PGconn *sql;
+	struct publish_params pp;
+	struct publish *pub;
+	struct relcache *rc;
+	const struct relcache_rel *rel;
+	bool *notnull;
+	char **defaults;
+	int ncols;
+	struct buf name;   /* schema.table, for messages and the lock key */
+	struct buf where;  /* "of schema.table, polled, at" */
+	struct buf select; /* the batch of one partition, oldest unpublished first */
+	struct buf mark;   /* UPDATE (or DELETE) of acknowledged rows by id */
+	bool *owned;	   /* per partition: this session holds its advisory lock */
+	int nowned;
+	int64_t next_lock_us; /* when the partitions held elsewhere are tried again */
+	struct pending *rows;
+	size_t nrows, cap;
+	uint64_t produced, reported, marked;
+	char why[2048];
+};
+
+static void
+on_produced(void *opaque, uint64_t token)
+{
+	struct poller *s = opaque;
+
+	s->rows[token - 1].produced = true;
+	s->produced++;
+}
+
+static void
+on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
+{
+	struct poller *s = opaque;
+
+	s->reported++;
+	s->rows[token - 1].acked = ok;
+	if (!ok) {
+		errbuf_set(s->why, sizeof(s->why), "delivery failed for row id=%s: %s",
+			   s->rows[token - 1].id, reason ? reason : "unknown");
+	}
+}
+
+/* A failed statement: a precondition (exit 2 with the fix) or transient (restart). */
+static enum outcome
+failed(struct poller *s, PGresult *r, const char *what)
+{
+	char line[1500];
+	enum pgconn_failure f;
+
+	if (!r) {
+		pgconn_error_line(s->sql, line, sizeof(line));
+		f = PGCONN_TRANSIENT;
+	} else {
+		f = pgconn_result_failure(r, line, sizeof(line));
+	}
+	PQclear(r);
+	errbuf_set(s->why, sizeof(s->why), "%s: %s", what, line);
+	return f == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
+}
+
+/* Runs @q with text parameters; *@ret (may be NULL) the successful result. */
+static enum outcome
+exec(struct poller *s, const char *q, int n, const char *const *params, const char *what,
+     PGresult **ret)
+{
+	PGresult *r = PQexecParams(s->sql, q, n, NULL, params, NULL, NULL, 0);
+
+	if (!r || (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)) {
+		return failed(s, r, what);
+	}
+	if (ret) {
+		*ret = r;
+	} else {
+		PQclear(r);
+	}
+	return OUTCOME_OK;
+}
+
+static void
+add_ident(struct poller *s, struct buf *q, const char *name)
+{
+	char *id = PQescapeIdentifier(s->sql, name, strlen(name));
+
+	buf_add_str(q, id);
+	PQfreemem(id);
+}
+
+/* The one table table.include.list selects (this version polls one). */
+static enum outcome
+find_table(struct poller *s, char **ret_schema, char **ret_table, uint32_t *ret_oid)
+{
+	PGresult *r = NULL;
+	struct buf names = BUF_INIT;
+	enum outcome o;
+	int found = 0;
+
+	if (!s->cfg->table_include_list) {
+		errbuf_set(s->why, sizeof(s->why),
+			   "outboxd poll needs table.include.list naming the outbox table "
+			   "(table.include.list=public.outbox)");
+		return OUTCOME_PRECONDITION;
+	}
+	o = exec(
+		s,
+		"SELECT n.nspname, c.relname, c.oid FROM pg_class c JOIN pg_namespace n ON "
+		"n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN "
+		"('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' ORDER BY 1, 2",
+		0, NULL, "listing the tables", &r);
+	if (o != OUTCOME_OK) {
+		return o;
+	}
+	for (int i = 0; i < PQntuples(r); i++) {
+		if (router_selects(s->p->router, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1))) {
+			buf_add_fmt(&names, "%s%s.%s", found ? ", " : "", PQgetvalue(r, i, 0),
+				    PQgetvalue(r, i, 1));
+			if (!found++) {
+				*ret_schema = xstrdup(PQgetvalue(r, i, 0));
+				*ret_table = xstrdup(PQgetvalue(r, i, 1));
+				*ret_oid = (uint32_t)strtoul(PQgetvalue(r, i, 2), NULL, 10);
+			}
+		}
+	}
+	PQclear(r);
+	if (found > 1) {
+		errbuf_set(s->why, sizeof(s->why),
+			   "table.include.list selects %d tables (%s); outboxd poll reads one "
+			   "outbox table in this version: narrow table.include.list to it",
+			   found, buf_cstr(&names));
+	} else if (!found) {
+		errbuf_set(s->why, sizeof(s->why),
+			   "table.include.list \"%.200s\" selects no table of the database: create "
+			   "the outbox table (sql/outbox_poll.sql) or fix the list",
+			   s->cfg->table_include_list);
+	}
+	if (found != 1) {
+		buf_fini(&names);
+		if (found) {
+			free(*ret_schema);
+			free(*ret_table);
+		}
+		return OUTCOME_PRECONDITION;
+	}
+	buf_fini(&names);
+	return OUTCOME_OK;
+}
+
+/* The table's columns as pgoutput would describe them, into s->rel. */
+static enum outcome
+describe(struct poller *s, const char *schema, const char *table, uint32_t oid)
+{
+	struct pgsql_column *cols = NULL;
+	struct pgoutput_rel_col *rcols;
+	struct pgoutput_msg msg = { .type = PGOUTPUT_MSG_RELATION };
+	char err[512];
+	int n = 0, rc;
+
+	if ((rc = pgsql_table_columns(s->sql, schema, table, &cols, &n, err, sizeof(err))) < 0) {
+		errbuf_set(s->why, sizeof(s->why), "reading the columns of %s.%s: %s", schema,
+			   table, err);
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
+	}
+	rcols = xcalloc((size_t)n + 1, sizeof(*rcols));
+	s->notnull = xcalloc((size_t)n + 1, sizeof(bool));
+	s->defaults = xcalloc((size_t)n + 1, sizeof(char *));
+	s->ncols = n;
+	for (int i = 0; i < n; i++) {
+		s->defaults[i] = cols[i].def ? xstrdup(cols[i].def) : NULL;
+		rcols[i] = (struct pgoutput_rel_col){ .name = slice_from_str(cols[i].name),
+						      .type_oid = cols[i].type_oid,
+						      .typmod = cols[i].typmod };
+		s->notnull[i] = cols[i].notnull;
+	}
+	msg.u.relation.relid = oid;
+	msg.u.relation.nspname = slice_from_str(schema);
+	msg.u.relation.relname = slice_from_str(table);
+	msg.u.relation.replident = 'd';
+	msg.u.relation.ncols = n;
+	msg.u.relation.cols = rcols;
+	s->rel = relcache_apply(s->rc, &msg, NULL);
+	free(rcols);
+	pgsql_columns_free(cols, n);
+	return OUTCOME_OK;
+}
+
+/* The column @name of s->rel, or -1. */
+static int
+column(const struct poller *s, const char *name)
+{
+	for (int i = 0; i < s->rel->ncols; i++) {
+		if (strcmp(s->rel->cols[i].name, name) == 0) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* A column the poll needs: missing is exit 2 naming it, the setting and the fix. */
+static bool
+require_column(struct poller *s, const char *name, const char *key, const char *add)
+{
+	if (column(s, name) >= 0) {
+		return true;
+	}
+	errbuf_set(s->why, sizeof(s->why),
+		   "table %s has no column \"%s\" (%s): add it as sql/outbox_poll.sql does "
+		   "(ALTER TABLE %s ADD COLUMN %s %s) or set %s to the column that is",
+		   buf_cstr(&s->name), name, key, buf_cstr(&s->name), name, add, key);
+	return false;
+}
+
+static const char *
+transform_column(const struct config *cfg, const char *key, const char *def)
+{
+	const char *v = kv_get(&cfg->transform, key);
+
+	return v && *v ? v : def;
+}
+
+/* The statements of the session, with every identifier quoted. */
+static enum outcome
+build_sql(struct poller *s, const char *schema, const char *table)
+{
+	const struct config *cfg = s->cfg;
+	const char *id = transform_column(cfg, "table.field.event.id", "id");
+	const char *key = transform_column(cfg, "table.field.event.key", "aggregateid");
+	struct buf qt = BUF_INIT;
+	PGresult *r = NULL;
+	char oid[16];
+	const char *params[1] = { oid };
+	enum outcome o;
+
+	if (!require_column(s, cfg->poll_order_column, "outboxd.poll.order.column",
+			    "bigint GENERATED ALWAYS AS IDENTITY") ||
+	    !require_column(s, cfg->poll_published_column, "outboxd.poll.published.column",
+			    "timestamptz NULL") ||
+	    !require_column(s, id, "table.field.event.id", "uuid") ||
+	    !require_column(s, key, "table.field.event.key", "varchar(255)")) {
+		return OUTCOME_PRECONDITION;
+	}
+	snprintf(oid, sizeof(oid), "%u", s->rel->cols[column(s, id)].type_oid);
+	if ((o = exec(s, "SELECT format_type($1::oid, NULL)", 1, params, "the id column's type",
+		      &r)) != OUTCOME_OK) {
+		return o;
+	}
+	add_ident(s, &qt, schema);
+	buf_add_char(&qt, '.');
+	add_ident(s, &qt, table);
+	buf_add_str(&s->select, "SELECT ");
+	for (int c = 0; c < s->rel->ncols; c++) {
+		buf_add_str(&s->select, c ? ", " : "");
+		add_ident(s, &s->select, s->rel->cols[c].name);
+	}
+	buf_add_fmt(&s->select, " FROM ONLY %s WHERE ", buf_cstr(&qt));
+	add_ident(s, &s->select, cfg->poll_published_column);
+	buf_add_str(&s->select, " IS NULL AND (hashtext(");
+	add_ident(s, &s->select, key);
+	buf_add_fmt(&s->select, "::text) & 2147483647) %% %lld = $1::int ORDER BY ",
+		    (long long)cfg->poll_partitions);
+	add_ident(s, &s->select, cfg->poll_order_column);
+	buf_add_fmt(&s->select, " LIMIT %lld", (long long)cfg->poll_batch_size);
+	if (strcmp(cfg->poll_after, "delete") == 0) {
+		buf_add_fmt(&s->mark, "DELETE FROM ONLY %s WHERE ", buf_cstr(&qt));
+	} else {
+		buf_add_fmt(&s->mark, "UPDATE ONLY %s SET ", buf_cstr(&qt));
+		add_ident(s, &s->mark, cfg->poll_published_column);
+		buf_add_str(&s->mark, " = now() WHERE ");
+	}
+	add_ident(s, &s->mark, id);
+	buf_add_fmt(&s->mark, " = ANY($1::%s[])", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	buf_fini(&qt);
+	return OUTCOME_OK;
+}
+
+/* Takes the advisory lock of every partition no session holds yet. */
+static enum outcome
+take_partitions(struct poller *s)
+{
+	const struct config *cfg = s->cfg;
+	struct buf key = BUF_INIT;
+	int before = s->nowned;
+	enum outcome o = OUTCOME_OK;
+
+	buf_add_fmt(&key, "outboxd.poll %s", buf_cstr(&s->name));
+	for (int p = 0; p < cfg->poll_partitions && o == OUTCOME_OK; p++) {
+		char num[16];
+		const char *params[2] = { buf_cstr(&key), num };
+		PGresult *r = NULL;
+
+		if (s->owned[p]) {
+			continue;
+		}
+		snprintf(num, sizeof(num), "%d", p);
+		o = exec(s, "SELECT pg_try_advisory_lock(hashtext($1), $2::int)", 2, params,
+			 "taking a partition's advisory lock", &r);
+		if (o == OUTCOME_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
+			s->owned[p] = true;
+			s->nowned++;
+		}
+		PQclear(r);
+	}
+	buf_fini(&key);
+	if (o == OUTCOME_OK && s->nowned != before) {
+		log_info(MOD, "this process owns %d of %lld partitions of %s", s->nowned,
+			 (long long)cfg->poll_partitions, buf_cstr(&s->name));
+	}
+	s->next_lock_us = now_monotonic_us() + cfg->poll_interval_ms * 1000;
+	return o;
+}
+
+/* Waits at most @us for delivery reports, a notification or a signal. */
+static enum outcome
+wait_events(struct poller *s, int64_t us, bool *ret_notified)
+{
+	struct loop_wait w = { .source_fd = PQsocket(s->sql),
+			       .source_read = true,
+			       .wake_fd = s->pub ? publish_wake_fd(s->pub) : -1,
+			       .max_us = us };
+	PGnotify *n;
+
+	if (loop_wait(s->p->loop, &w, s->why, sizeof(s->why)) < 0) {
+		return OUTCOME_HALT;
+	}
+	if (s->p->loop->stopping) {
+		return OUTCOME_STOP;
+	}
+	if (w.source_ready && !PQconsumeInput(s->sql)) {
+		pgconn_error_line(s->sql, s->why, sizeof(s->why));
+		return OUTCOME_RESTART;
+	}
+	while ((n = PQnotifies(s->sql)) != NULL) {
+		*ret_notified = true;
+		PQfreemem(n);
+	}
+	return publish_serve(s->pub, s->why, sizeof(s->why));
+}
+
+/* One fetched row through the publish path, waiting for queue space. */
+static enum outcome
+publish_fetched(struct poller *s, PGresult *r, int row, int part, struct pgoutput_col *cols)
+{
+	struct pgoutput_tuple tup = { .ncols = s->rel->ncols, .cols = cols };
+	struct publish_row pr = { .rel = s->rel,
+				  .notnull = s->notnull,
+				  .defaults = (const char *const *)s->defaults,
+				  .op = 'I', /* the records of `outboxd run`, which sees INSERTs */
+				  .tup = &tup,
+				  .where = buf_cstr(&s->where) };
+	struct pending *pe;
+	struct buf id = BUF_INIT;
+	enum outcome o;
+	bool notified = false;
+
+	for (int c = 0; c < s->rel->ncols; c++) {
+		bool null = PQgetisnull(r, row, c);
+
+		cols[c].kind = null ? 'n' : 't';
+		cols[c].value = null ? SLICE_NULL :
+				       (struct slice){ PQgetvalue(r, row, c),
+						       (size_t)PQgetlength(r, row, c) };
+	}
+	if (s->nrows == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 256;
+		s->rows = xrealloc(s->rows, s->cap * sizeof(*s->rows));
+	}
+	router_row_id(s->p->router, s->rel, &tup, &id);
+	pe = &s->rows[s->nrows++];
+	*pe = (struct pending){ .part = part, .id = buf_steal(&id) };
+	o = publish_row(s->pub, &pr, s->nrows, s->why, sizeof(s->why));
+	while (o == OUTCOME_OK && publish_waiting(s->pub)) {
+		if ((o = wait_events(s, 100000, &notified)) == OUTCOME_OK) {
+			o = publish_retry(s->pub, s->why, sizeof(s->why));
+		}
+	}
+	pe = &s->rows[s->nrows - 1];
+	if (o == OUTCOME_OK && !pe->produced) {
+		pe->acked = true; /* the verdict publishes nothing: nothing to wait for */
+	}
+	if (o != OUTCOME_OK && !pe->produced) {
+		s->nrows--; /* a poison row that halts, or a refusal: never marked */
+		free(pe->id);
+	}
+	return o;
+}
+
+/* Appends @v to a PostgreSQL array literal. */
+static void
+array_add(struct buf *a, const char *v)
+{
+	buf_add_str(a, a->len > 1 ? ",\"" : "\"");
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\') {
+			buf_add_char(a, '\\');
+		}
+		buf_add_char(a, *v);
+	}
+	buf_add_char(a, '"');
+}
+
+/*
+ * Marks (or deletes) the acknowledged rows of this cycle in one statement: per partition, the
+ * rows before its first unacknowledged one, so a partition never has a published row after an
+ * unpublished one of its batch.
+ */
+static enum outcome
+mark(struct poller *s)
+{
+	struct buf arr = BUF_INIT;
+	bool *blocked = xcalloc((size_t)s->cfg->poll_partitions, sizeof(bool));
+	const char *params[1];
+	enum outcome o = OUTCOME_OK;
+	uint64_t n = 0;
+
+	buf_add_char(&arr, '{');
+	for (size_t i = 0; i < s->nrows; i++) {
+		struct pending *pe = &s->rows[i];
+
+		blocked[pe->part] |= !pe->acked;
+		if (!blocked[pe->part]) {
+			array_add(&arr, pe->id);
+			n++;
+		}
+	}
+	buf_add_char(&arr, '}');
+	params[0] = buf_cstr(&arr);
+	if (n) {
+		o = exec(s, buf_cstr(&s->mark), 1, params, "marking the published rows", NULL);
+	}
+	if (o == OUTCOME_OK) {
+		s->marked += n;
+	}
+	for (size_t i = 0; i < s->nrows; i++) {
+		free(s->rows[i].id);
+	}
+	s->nrows = 0;
+	s->produced = s->reported = 0;
+	free(blocked);
+	buf_fini(&arr);
+	return o;
+}
+
+/* Waits until every produced row has its report; a stop flushes for a bounded time. */
+static enum outcome
+await_reports(struct poller *s)
+{
+	enum outcome o = OUTCOME_OK;
+	bool notified = false;
+
+	while (o == OUTCOME_OK && s->reported < s->produced) {
+		o = wait_events(s, 500000, &notified);
+	}
+	if (o == OUTCOME_STOP && publish_flush(s->pub, s->cfg->shutdown_flush_ms) < 0) {
+		log_warn(MOD,
+			 "%d records still unacknowledged after %lld ms; their rows stay "
+			 "unpublished and are published again at the next start",
+			 publish_queue_len(s->pub), (long long)s->cfg->shutdown_flush_ms);
+	}
+	return o;
+}
+
+/*
+ * One cycle: a batch of every owned partition, oldest unpublished first; their reports; the
+ * marking. @ret_more: a batch was full, so poll again at once.
+ */
+static enum outcome
+cycle(struct poller *s, bool *ret_more)
+{
+	struct pgoutput_col *cols = xcalloc((size_t)s->rel->ncols + 1, sizeof(*cols));
+	enum outcome o = OUTCOME_OK, m;
+	bool failed_delivery;
+
+	*ret_more = false;
+	for (int p = 0; p < s->cfg->poll_partitions && o == OUTCOME_OK; p++) {
+		char num[16];
+		const char *params[1] = { num };
+		PGresult *r = NULL;
+
+		if (!s->owned[p]) {
+			continue;
+		}
+		snprintf(num, sizeof(num), "%d", p);
+		if ((o = exec(s, buf_cstr(&s->select), 1, params, "reading unpublished rows",
+			      &r)) != OUTCOME_OK) {
+			break;
+		}
+		*ret_more |= PQntuples(r) >= s->cfg->poll_batch_size;
+		for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK; i++) {
+			o = publish_fetched(s, r, i, p, cols);
+		}
+		PQclear(r);
+	}
+	free(cols);
+	/* What was produced before a halt or a failure is delivered and marked first. */
+	m = await_reports(s);
+	failed_delivery = false;
+	for (size_t i = 0; i < s->nrows; i++) {
+		failed_delivery |= !s->rows[i].acked;
+	}
+	if (m == OUTCOME_OK || m == OUTCOME_STOP) {
+		enum outcome mk = mark(s);
+
+		m = mk == OUTCOME_OK ? m : mk;
+	}
+	if (o == OUTCOME_OK) {
+		o = m;
+	}
+	if (o == OUTCOME_OK && failed_delivery) {
+		o = OUTCOME_RESTART; /* the reason is in s->why: read again from the oldest */
+	}
+	return o;
+}
+
+static void
+session_close(struct poller *s)
+{
+	publish_free(s->pub);
+	PQfinish(s->sql); /* ends the session: its advisory locks go with it */
+	relcache_free(s->rc, NULL);
+	free(s->notnull);
+	pgsql_defaults_free(s->defaults, s->ncols);
+	for (size_t i = 0; i < s->nrows; i++) {
+		free(s->rows[i].id);
+	}
+	free(s->rows);
+	free(s->owned);
+	buf_fini(&s->name);
+	buf_fini(&s->where);
+	buf_fini(&s->select);
+	buf_fini(&s->mark);
+}
+
+/* Connects, finds and describes the table, listens. */
+static enum outcome
+session_open(struct poller *s)
+{
+	const struct config *cfg = s->cfg;
+	enum pgconn_failure f = PGCONN_TRANSIENT;
+	struct publish_source src = { .on_produced = on_produced,
+				      .on_delivery = on_delivery,
+				      .opaque = s };
+	char *schema = NULL, *table = NULL;
+	struct buf listen = BUF_INIT;
+	uint32_t oid = 0;
+	enum outcome o;
+	int rc;
+
+	s->rc = relcache_new();
+	s->owned = xcalloc((size_t)cfg->poll_partitions, sizeof(bool));
+	if (pgconn_open(&cfg->pg_conn, false, &s->sql, &f, s->why, sizeof(s->why)) < 0) {
+		return f == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
+	}
+	if ((rc = pgconn_run_statements(s->sql, cfg->database_initial_statements, s->why,
+					sizeof(s->why))) < 0) {
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
+	}
+	if ((o = find_table(s, &schema, &table, &oid)) != OUTCOME_OK) {
+		return o;
+	}
+	buf_add_fmt(&s->name, "%s.%s", schema, table);
+	buf_add_fmt(&s->where, "of %s, polled, at", buf_cstr(&s->name));
+	o = describe(s, schema, table, oid);
+	o = o == OUTCOME_OK ? build_sql(s, schema, table) : o;
+	free(schema);
+	free(table);
+	if (o != OUTCOME_OK) {
+		return o;
+	}
+	buf_add_str(&listen, "LISTEN ");
+	add_ident(s, &listen, cfg->poll_notify_channel);
+	o = exec(s, buf_cstr(&listen), 0, NULL, "LISTEN", NULL);
+	buf_fini(&listen);
+	if (o != OUTCOME_OK) {
+		return o;
+	}
+	if (publish_new(&s->pp, &src, &s->pub, s->why, sizeof(s->why)) < 0) {
+		return OUTCOME_PRECONDITION;
+	}
+	log_info(MOD,
+		 "polling %s (ordered, %lld partitions by hashtext(key), every %lld ms or on "
+		 "NOTIFY %s; after publishing: %s)",
+		 buf_cstr(&s->name), (long long)cfg->poll_partitions,
+		 (long long)cfg->poll_interval_ms, cfg->poll_notify_channel, cfg->poll_after);
+	metrics_set_state(s->p->metrics, METRICS_STATE_STREAMING, NULL);
+	return take_partitions(s);
+}
+
+/* Waits for a notification or the next interval. */
+static enum outcome
+idle(struct poller *s)
+{
+	int64_t until = now_monotonic_us() + s->cfg->poll_interval_ms * 1000;
+	bool notified = false;
+	enum outcome o = OUTCOME_OK;
+	int64_t now;
+
+	while (o == OUTCOME_OK && !notified && (now = now_monotonic_us()) < until) {
+		o = wait_events(s, until - now, &notified);
+	}
+	return o;
+}
+
+static enum outcome
+session_run(struct poller *s)
+{
+	enum outcome o = session_open(s);
+	bool more = false;
+
+	while (o == OUTCOME_OK) {
+		if (now_monotonic_us() >= s->next_lock_us && s->nowned < s->cfg->poll_partitions) {
+			o = take_partitions(s);
+		}
+		if (o == OUTCOME_OK) {
+			o = cycle(s, &more);
+		}
+		if (o == OUTCOME_OK && !more) {
+			o = idle(s);
+		}
+	}
+	if (o == OUTCOME_STOP) {
+		log_info(MOD, "stopped: %llu rows published and marked in this session",
+			 (unsigned long long)s->marked);
+	}
+	return o;
+}
+
+enum outcome
+poll_run(const struct poll_params *p)
+{
+	const struct config *cfg = p->cfg;
+	int64_t backoff = 500;
+
+	if (strcmp(cfg->poll_mode, "ordered") != 0) {
+		log_error(MOD,
+			  "outboxd.poll.mode=%s is not built yet; use ordered (the default), "
+			  "which keeps per-aggregate order",
+			  cfg->poll_mode);
+		return OUTCOME_PRECONDITION;
+	}
+	for (;;) {
+		struct poller s = { .p = p, .cfg = cfg };
+		int64_t started = now_monotonic_us();
+		enum outcome o;
+
+		s.pp = (struct publish_params){ .producer = &cfg->librdkafka,
+						.router = p->router,
+						.dlq_topic = cfg->dlq_topic,
+						.metrics = p->metrics };
+		metrics_set_state(p->metrics, METRICS_STATE_STARTING, NULL);
+		o = session_run(&s);
+		if (o != OUTCOME_RESTART) {
+			if (o != OUTCOME_STOP) {
+				log_error(MOD, "%s", s.why);
+				metrics_set_state(p->metrics, METRICS_STATE_HALTED, s.why);
+			}
+			session_close(&s);
+			return o;
+		}
+		if (now_monotonic_us() - started > INT64_C(60) * 1000000) {
+			backoff = 500;
+		}
+		log_warn(MOD,
+			 "%s; polling again from the oldest unpublished row in %lld ms (nothing is "
+			 "marked before its delivery report: duplicates, never loss)",
+			 s.why, (long long)backoff);
+		session_close(&s);
+		metrics_set_state(p->metrics, METRICS_STATE_RESTARTING, s.why);
+		metrics_count(p->metrics, METRICS_PIPELINE_RESTARTS, 1);
+		if (!loop_sleep(p->loop, backoff)) {
+			return OUTCOME_STOP;
+		}
+		backoff = backoff * 2 > cfg->restart_backoff_max_ms ? cfg->restart_backoff_max_ms :
+								      backoff * 2;
+	}
+}
