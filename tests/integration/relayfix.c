@@ -143,6 +143,12 @@ relayfix_config(struct relayfix *f, const char *worker_extra, const char *connec
 void
 relayfix_start(struct relayfix *f)
 {
+	relayfix_start_command(f, "run");
+}
+
+void
+relayfix_start_command(struct relayfix *f, const char *command)
+{
 	const char *bin = itest_env("OUTBOXD_BIN");
 	struct buf log = BUF_INIT, wk = BUF_INIT, cn = BUF_INIT;
 	pid_t pid;
@@ -158,7 +164,7 @@ relayfix_start(struct relayfix *f)
 		(void)out;
 		/* A test that fails mid-way must not leave outboxd running. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(bin, bin, "run", buf_cstr(&wk), buf_cstr(&cn), (char *)NULL);
+		execl(bin, bin, command, buf_cstr(&wk), buf_cstr(&cn), (char *)NULL);
 		_exit(127);
 	}
 	f->pid = pid;

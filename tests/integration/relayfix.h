@@ -40,6 +40,9 @@ void relayfix_config(struct relayfix *f, const char *worker_extra, const char *c
 /* relayfix_start() - start `outboxd run worker.properties connector.properties`. */
 void relayfix_start(struct relayfix *f);
 
+/* relayfix_start_command() - start `outboxd @command worker.properties connector.properties`. */
+void relayfix_start_command(struct relayfix *f, const char *command);
+
 /* relayfix_stop() - send @sig and wait; returns the exit status, or 128+signal if killed. */
 int relayfix_stop(struct relayfix *f, int sig);
 

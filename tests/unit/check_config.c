@@ -141,6 +141,14 @@ START_TEST(test_connect_pair_gets_debezium_defaults)
 	ck_assert_int_eq(cfg->stall_warn_ms, 60000);
 	ck_assert_ptr_null(cfg->dlq_topic);
 	ck_assert_str_eq(cfg->java_double_format, "jdk17");
+	ck_assert_str_eq(cfg->poll_mode, "ordered");
+	ck_assert_int_eq(cfg->poll_partitions, 16);
+	ck_assert_int_eq(cfg->poll_interval_ms, 1000);
+	ck_assert_int_eq(cfg->poll_batch_size, 500);
+	ck_assert_str_eq(cfg->poll_order_column, "seq");
+	ck_assert_str_eq(cfg->poll_published_column, "published_at");
+	ck_assert_str_eq(cfg->poll_after, "mark");
+	ck_assert_str_eq(cfg->poll_notify_channel, "outboxd_outbox");
 	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "offset.flush.interval.ms"));
 	config_free(cfg);
 }
@@ -402,6 +410,12 @@ START_TEST(test_out_of_range_numbers_name_the_line_the_range_and_the_fix)
 	pair_fails("outboxd.restart.backoff.max.ms=3600001\n", "",
 		   "worker.properties:8: outboxd.restart.backoff.max.ms: \"3600001\" is not an "
 		   "integer from 1 to 3600000; set one in that range");
+	pair_fails("", "outboxd.poll.partitions=0\n",
+		   "connector.properties:13: outboxd.poll.partitions: \"0\" is not an integer "
+		   "from 1 to 1024; set one in that range");
+	pair_fails("", "outboxd.poll.after=archive\n",
+		   "connector.properties:13: outboxd.poll.after: \"archive\" is not one of "
+		   "mark|delete");
 	pair_fails("", "outboxd.halt.after.failures=0\n",
 		   "connector.properties:13: outboxd.halt.after.failures: \"0\" is not an integer "
 		   "from 1 to 1000; set one in that range");
