@@ -165,54 +165,6 @@ static const struct {
 #undef CF_OWN_KV
 };
 
-/* Connector settings refused for a value (NULL: any non-empty value). A trailing '*' is a prefix. */
-struct refusal {
-	const char *key;
-	const char *value;
-	const char *why;
-};
-
-static const struct refusal refusals[] = {
-	{ "slot.drop.on.stop", "true",
-	  "outboxd never drops the slot (it belongs to operations; `outboxd slot drop` does it on purpose); set it to false or remove it" },
-	{ "provide.transaction.metadata", "true",
-	  "outboxd does not produce transaction metadata records; set it to false or remove it" },
-	{ "lsn.flush.mode", "manual",
-	  "outboxd always confirms delivered transactions to the slot; remove it" },
-	{ "flush.lsn.source", "false",
-	  "outboxd always confirms delivered transactions to the slot; remove it" },
-	{ "database.sslfactory", NULL,
-	  "a Java SSL socket factory; use database.sslmode with database.sslrootcert, sslcert and sslkey" },
-	{ "converters", NULL, "custom column converters are Java classes; remove it" },
-	{ "post.processors", NULL, "post processors are Java classes; remove it" },
-	{ "signal.data.collection", NULL, "signals are not supported by outboxd; remove it" },
-	{ "notification.enabled.channels", NULL,
-	  "notifications are not supported by outboxd; remove it" },
-	{ "column.include.list", NULL,
-	  "outboxd publishes every column of the outbox table; remove it" },
-	{ "column.exclude.list", NULL,
-	  "outboxd publishes every column of the outbox table; remove it" },
-	{ "column.mask.*", NULL, "column masking is not supported by outboxd; remove it" },
-	{ "column.truncate.*", NULL, "column truncation is not supported by outboxd; remove it" },
-	{ "column.propagate.source.type", NULL,
-	  "source type parameters are not supported by outboxd; remove it" },
-	{ "datatype.propagate.source.type", NULL,
-	  "source type parameters are not supported by outboxd; remove it" },
-	{ "snapshot.select.statement.overrides", NULL,
-	  "snapshot query overrides are not supported by outboxd; remove it" },
-};
-
-/* Keys accepted without effect that deserve a specific note (a trailing '*' is a prefix). */
-static const struct refusal notes[] = {
-	{ "publication.autocreate.mode", NULL,
-	  "outboxd never creates publications; create it with the statement in sql/publication.sql" },
-	{ "offset.*", NULL, "outboxd keeps no offsets; it resumes from the replication slot" },
-	{ "tasks.max", NULL, "the PostgreSQL connector runs one task" },
-	{ "topic.creation.*", NULL, "outboxd does not create topics; create them beforehand" },
-	{ "tombstones.on.delete", NULL, "the EventRouter drops delete events" },
-	{ "database.server.name", NULL, "Debezium 1.x name; 3.6.1 reads topic.prefix" },
-};
-
 /* @key matches a table key that may end in '*'. */
 static bool
 key_matches(const char *pattern, const char *key)
@@ -395,8 +347,7 @@ check_special_values(struct ctx *c, const char *key, const char *value, const ch
 static int
 refuse(struct ctx *c, const char *key, const char *value, const char *origin, const char *shown)
 {
-	const struct refusal *f =
-		find_refusal(refusals, sizeof(refusals) / sizeof(refusals[0]), key);
+	const struct refusal *f = find_refusal(config_refusals, config_nrefusals, key);
 
 	if (!f) {
 		return 0;
@@ -412,7 +363,7 @@ refuse(struct ctx *c, const char *key, const char *value, const char *origin, co
 static const char *
 ignored_reason(const char *key, unsigned groups)
 {
-	const struct refusal *n = find_refusal(notes, sizeof(notes) / sizeof(notes[0]), key);
+	const struct refusal *n = find_refusal(config_notes, config_nnotes, key);
 	const char *legacy = vocab_note(key, groups);
 
 	if (n) {
@@ -468,7 +419,7 @@ connector_key(struct ctx *c, const struct kv_entry *e)
 	groups = vocab_groups(e->key);
 	if ((groups &
 	     (VOCAB_CONNECTOR | VOCAB_CONNECT | VOCAB_JDBC | VOCAB_ENGINE | VOCAB_LEGACY)) ||
-	    find_refusal(notes, sizeof(notes) / sizeof(notes[0]), e->key)) {
+	    find_refusal(config_notes, config_nnotes, e->key)) {
 		config_ctx_ignore(c, shown, ignored_reason(e->key, groups), e->origin);
 	} else if (config_ctx_starts_with(e->key, "driver.")) {
 		config_ctx_ignore(c, shown,

@@ -52,4 +52,17 @@ int config_kafka_server(struct ctx *c);
 /* After every key is read: converters, the transform, producer translation. */
 int config_kafka_finish(struct ctx *c);
 
+/* Connector settings refused for a value (NULL: any non-empty value). A trailing '*' is a prefix. */
+struct refusal {
+	const char *key;
+	const char *value;
+	const char *why;
+};
+
+/* config_refusals.c: the refusals, and the keys accepted without effect with a specific note. */
+extern const struct refusal config_refusals[];
+extern const size_t config_nrefusals;
+extern const struct refusal config_notes[];
+extern const size_t config_nnotes;
+
 #endif
