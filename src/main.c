@@ -211,52 +211,79 @@ prepare_slot(const struct config *cfg, struct router *router, struct metrics *me
 	return cfg->slot_create ? create_slot(cfg, loop) : -1;
 }
 
+/* What `run` and `poll` share: the configuration, router, metrics, HTTP and signal loop. */
+struct proc {
+	struct config *cfg;
+	struct router *router;
+	struct metrics *metrics;
+	struct http *http;
+	struct loop loop;
+	char rid[37];
+	int sfd;
+};
+
+/* Sets up @p from the files; false (exit 2) when a step failed, which is logged. */
+static bool
+proc_start(struct proc *p, int nfiles, char **files)
+{
+	char err[512];
+
+	*p = (struct proc){ .sfd = -1 };
+	p->metrics = metrics_new();
+	if (!(p->cfg = load_config(nfiles, files))) {
+		return false;
+	}
+	/* Before any thread exists (libmicrohttpd, librdkafka): they inherit the blocked mask. */
+	p->sfd = signal_fd();
+	loop_init(&p->loop, p->sfd);
+	run_id(p->rid);
+	if (build_router(p->cfg, p->rid, &p->router) < 0) {
+		return false;
+	}
+	if (p->cfg->http_port > 0) {
+		if (http_start(NULL, (int)p->cfg->http_port, p->metrics, &p->http, err,
+			       sizeof(err)) < 0) {
+			log_error(MOD, "%s", err);
+			return false;
+		}
+		log_info(MOD, "serving /metrics and /health on port %d", http_port(p->http));
+	}
+	return true;
+}
+
+static void
+proc_finish(struct proc *p)
+{
+	if (p->sfd >= 0) {
+		close(p->sfd);
+	}
+	http_stop(p->http);
+	metrics_free(p->metrics);
+	router_free(p->router);
+	config_free(p->cfg);
+}
+
 static int
 cmd_run(int nfiles, char **files)
 {
-	struct config *cfg = load_config(nfiles, files);
-	struct router *router = NULL;
-	struct metrics *metrics = metrics_new();
-	struct http *http = NULL;
-	struct loop loop;
-	char rid[37], err[512];
-	int sfd = -1, rc = EXIT_USAGE;
+	struct proc p;
+	int rc = EXIT_USAGE;
 
-	if (!cfg) {
-		metrics_free(metrics);
-		return EXIT_USAGE;
-	}
-	/* Before any thread exists (libmicrohttpd, librdkafka): they inherit the blocked mask. */
-	sfd = signal_fd();
-	loop_init(&loop, sfd);
-	run_id(rid);
-	if (build_router(cfg, rid, &router) < 0) {
-		goto out;
-	}
-	if (cfg->http_port > 0) {
-		if (http_start(NULL, (int)cfg->http_port, metrics, &http, err, sizeof(err)) < 0) {
-			log_error(MOD, "%s", err);
-			goto out;
+	if (proc_start(&p, nfiles, files)) {
+		log_info(MOD,
+			 "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix "
+			 "\"%s\", runId %s",
+			 version_string(), p.cfg->slot_name, p.cfg->publication_name,
+			 p.cfg->topic_prefix, p.rid);
+		rc = prepare_slot(p.cfg, p.router, p.metrics, &p.loop);
+		if (rc < 0) {
+			rc = (int)relay_run(&(struct relay_params){ .cfg = p.cfg,
+								    .router = p.router,
+								    .metrics = p.metrics },
+					    &p.loop);
 		}
-		log_info(MOD, "serving /metrics and /health on port %d", http_port(http));
 	}
-	log_info(MOD,
-		 "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix \"%s\", "
-		 "runId %s",
-		 version_string(), cfg->slot_name, cfg->publication_name, cfg->topic_prefix, rid);
-	if ((rc = prepare_slot(cfg, router, metrics, &loop)) >= 0) {
-		goto out;
-	}
-	rc = (int)relay_run(
-		&(struct relay_params){ .cfg = cfg, .router = router, .metrics = metrics }, &loop);
-out:
-	if (sfd >= 0) {
-		close(sfd);
-	}
-	http_stop(http);
-	metrics_free(metrics);
-	router_free(router);
-	config_free(cfg);
+	proc_finish(&p);
 	return rc;
 }
 
@@ -290,49 +317,24 @@ say_replication_keys(const struct config *cfg)
 static int
 cmd_poll(int nfiles, char **files)
 {
-	struct config *cfg = load_config(nfiles, files);
-	struct router *router = NULL;
-	struct metrics *metrics = metrics_new();
-	struct http *http = NULL;
-	struct loop loop;
-	char rid[37], err[512];
-	int sfd = -1, rc = EXIT_USAGE;
+	struct proc p;
+	int rc = EXIT_USAGE;
 
-	if (!cfg) {
-		metrics_free(metrics);
-		return EXIT_USAGE;
-	}
-	sfd = signal_fd();
-	loop_init(&loop, sfd);
-	run_id(rid);
-	say_replication_keys(cfg);
-	if (build_router(cfg, rid, &router) < 0) {
-		goto out;
-	}
-	if (cfg->http_port > 0) {
-		if (http_start(NULL, (int)cfg->http_port, metrics, &http, err, sizeof(err)) < 0) {
-			log_error(MOD, "%s", err);
-			goto out;
+	if (proc_start(&p, nfiles, files)) {
+		say_replication_keys(p.cfg);
+		log_info(MOD, "outboxd %s polling: topic.prefix \"%s\", runId %s", version_string(),
+			 p.cfg->topic_prefix, p.rid);
+		switch (poll_run(&(struct poll_params){ .cfg = p.cfg,
+							.router = p.router,
+							.metrics = p.metrics,
+							.loop = &p.loop })) {
+		case OUTCOME_STOP:
+		case OUTCOME_OK: rc = EXIT_OK; break;
+		case OUTCOME_HALT: rc = EXIT_RUNTIME; break;
+		default: rc = EXIT_USAGE; break;
 		}
-		log_info(MOD, "serving /metrics and /health on port %d", http_port(http));
 	}
-	log_info(MOD, "outboxd %s polling: topic.prefix \"%s\", runId %s", version_string(),
-		 cfg->topic_prefix, rid);
-	switch (poll_run(&(struct poll_params){
-		.cfg = cfg, .router = router, .metrics = metrics, .loop = &loop })) {
-	case OUTCOME_STOP:
-	case OUTCOME_OK: rc = EXIT_OK; break;
-	case OUTCOME_HALT: rc = EXIT_RUNTIME; break;
-	default: rc = EXIT_USAGE; break;
-	}
-out:
-	if (sfd >= 0) {
-		close(sfd);
-	}
-	http_stop(http);
-	metrics_free(metrics);
-	router_free(router);
-	config_free(cfg);
+	proc_finish(&p);
 	return rc;
 }
 

@@ -423,3 +423,45 @@ pgsql_wal_sender_timeout(PGconn *c, int64_t *ret_ms, char *errbuf, size_t errlen
 	PQclear(r);
 	return 0;
 }
+
+int
+pgsql_describe(PGconn *c, const char *schema, const char *table, uint32_t oid, struct relcache *rc,
+	       struct pgsql_described *ret, char *errbuf, size_t errlen)
+{
+	struct pgsql_column *cols = NULL;
+	struct pgoutput_rel_col *rcols;
+	struct pgoutput_msg msg = { .type = PGOUTPUT_MSG_RELATION };
+	int n = 0, rc_q = pgsql_table_columns(c, schema, table, &cols, &n, errbuf, errlen);
+
+	if (rc_q < 0) {
+		return rc_q;
+	}
+	rcols = xcalloc((size_t)n + 1, sizeof(*rcols));
+	ret->notnull = xcalloc((size_t)n + 1, sizeof(bool));
+	ret->defaults = xcalloc((size_t)n + 1, sizeof(char *));
+	for (int i = 0; i < n; i++) {
+		ret->defaults[i] = cols[i].def ? xstrdup(cols[i].def) : NULL;
+		rcols[i] = (struct pgoutput_rel_col){ .name = slice_from_str(cols[i].name),
+						      .type_oid = cols[i].type_oid,
+						      .typmod = cols[i].typmod };
+		ret->notnull[i] = cols[i].notnull;
+	}
+	msg.u.relation.relid = oid;
+	msg.u.relation.nspname = slice_from_str(schema);
+	msg.u.relation.relname = slice_from_str(table);
+	msg.u.relation.replident = 'd';
+	msg.u.relation.ncols = n;
+	msg.u.relation.cols = rcols;
+	ret->rel = relcache_apply(rc, &msg, NULL);
+	free(rcols);
+	pgsql_columns_free(cols, n);
+	return 0;
+}
+
+void
+pgsql_described_free(struct pgsql_described *d)
+{
+	free(d->notnull);
+	pgsql_defaults_free(d->defaults, d->rel ? d->rel->ncols : 0);
+	*d = (struct pgsql_described){ 0 };
+}

@@ -178,37 +178,19 @@ find_table(struct poller *s, char **ret_schema, char **ret_table, uint32_t *ret_
 static enum outcome
 describe(struct poller *s, const char *schema, const char *table, uint32_t oid)
 {
-	struct pgsql_column *cols = NULL;
-	struct pgoutput_rel_col *rcols;
-	struct pgoutput_msg msg = { .type = PGOUTPUT_MSG_RELATION };
+	struct pgsql_described d = { 0 };
 	char err[512];
-	int n = 0, rc;
+	int rc = pgsql_describe(s->sql, schema, table, oid, s->rc, &d, err, sizeof(err));
 
-	if ((rc = pgsql_table_columns(s->sql, schema, table, &cols, &n, err, sizeof(err))) < 0) {
+	if (rc < 0) {
 		errbuf_set(s->why, sizeof(s->why), "reading the columns of %s.%s: %s", schema,
 			   table, err);
 		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
-	rcols = xcalloc((size_t)n + 1, sizeof(*rcols));
-	s->notnull = xcalloc((size_t)n + 1, sizeof(bool));
-	s->defaults = xcalloc((size_t)n + 1, sizeof(char *));
-	s->ncols = n;
-	for (int i = 0; i < n; i++) {
-		s->defaults[i] = cols[i].def ? xstrdup(cols[i].def) : NULL;
-		rcols[i] = (struct pgoutput_rel_col){ .name = slice_from_str(cols[i].name),
-						      .type_oid = cols[i].type_oid,
-						      .typmod = cols[i].typmod };
-		s->notnull[i] = cols[i].notnull;
-	}
-	msg.u.relation.relid = oid;
-	msg.u.relation.nspname = slice_from_str(schema);
-	msg.u.relation.relname = slice_from_str(table);
-	msg.u.relation.replident = 'd';
-	msg.u.relation.ncols = n;
-	msg.u.relation.cols = rcols;
-	s->rel = relcache_apply(s->rc, &msg, NULL);
-	free(rcols);
-	pgsql_columns_free(cols, n);
+	s->rel = d.rel;
+	s->notnull = d.notnull;
+	s->defaults = d.defaults;
+	s->ncols = d.rel->ncols;
 	return OUTCOME_OK;
 }
 

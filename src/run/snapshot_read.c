@@ -160,36 +160,17 @@ publish_one(struct snap *s, const struct publish_row *row)
 static bool
 describe(struct snap *s, struct snap_member *m, const char *schema, const char *table)
 {
-	struct pgsql_column *cols = NULL;
-	struct pgoutput_rel_col *rcols;
-	struct pgoutput_msg msg = { .type = PGOUTPUT_MSG_RELATION };
+	struct pgsql_described d = { 0 };
 	char err[512];
-	int n = 0;
 
-	if (pgsql_table_columns(s->sql, schema, table, &cols, &n, err, sizeof(err)) < 0) {
+	if (pgsql_describe(s->sql, schema, table, m->oid, s->rc, &d, err, sizeof(err)) < 0) {
 		errbuf_set(s->why, sizeof(s->why), "reading the columns of %s.%s: %s", schema,
 			   table, err);
 		return false;
 	}
-	rcols = xcalloc((size_t)n + 1, sizeof(*rcols));
-	m->notnull = xcalloc((size_t)n + 1, sizeof(bool));
-	m->defaults = xcalloc((size_t)n + 1, sizeof(char *));
-	for (int i = 0; i < n; i++) {
-		m->defaults[i] = cols[i].def ? xstrdup(cols[i].def) : NULL;
-		rcols[i] = (struct pgoutput_rel_col){ .name = slice_from_str(cols[i].name),
-						      .type_oid = cols[i].type_oid,
-						      .typmod = cols[i].typmod };
-		m->notnull[i] = cols[i].notnull;
-	}
-	msg.u.relation.relid = m->oid;
-	msg.u.relation.nspname = slice_from_str(schema);
-	msg.u.relation.relname = slice_from_str(table);
-	msg.u.relation.replident = 'd';
-	msg.u.relation.ncols = n;
-	msg.u.relation.cols = rcols;
-	m->rel = relcache_apply(s->rc, &msg, NULL);
-	free(rcols);
-	pgsql_columns_free(cols, n);
+	m->rel = d.rel;
+	m->notnull = d.notnull;
+	m->defaults = d.defaults;
 	return true;
 }
 

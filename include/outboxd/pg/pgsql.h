@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "outboxd/pg/relcache.h"
 #include "outboxd/util/lsn.h"
 
 /* What the slot check found. */
@@ -146,5 +147,24 @@ int pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 			struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen);
 
 void pgsql_columns_free(struct pgsql_column *cols, int n);
+
+/* A table as a source of rows that are not streamed (the initial snapshot, the poller) sees it. */
+struct pgsql_described {
+	const struct relcache_rel *rel; /* borrowed from the relcache it was added to */
+	bool *notnull;			/* per column, router_route()'s NOT NULL facts; owned */
+	char **defaults;		/* per column, the DEFAULT or NULL; owned */
+};
+
+/**
+ * pgsql_describe() - @schema.@table as pgoutput's Relation message would describe it
+ * (replica identity default), added to @rc under @oid, with its NOT NULL facts and DEFAULTs.
+ * @ret: written on success; free with pgsql_described_free().
+ * Return: 0, or a failed query's code (text in @errbuf).
+ */
+int pgsql_describe(PGconn *c, const char *schema, const char *table, uint32_t oid,
+		   struct relcache *rc, struct pgsql_described *ret, char *errbuf, size_t errlen);
+
+/* pgsql_described_free() - free what pgsql_describe() made (not the relation). */
+void pgsql_described_free(struct pgsql_described *d);
 
 #endif
