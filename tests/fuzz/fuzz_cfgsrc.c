@@ -46,18 +46,23 @@ remove_dir(void)
 	}
 }
 
+/* In memory (/dev/shm) where there is one: two files are written for every input. */
 static bool
 make_dir(void)
 {
-	char tmpl[] = "/tmp/outboxd-fuzz-cfgsrc-XXXXXX";
+	char shm[] = "/dev/shm/outboxd-fuzz-cfgsrc-XXXXXX",
+	     tmp[] = "/tmp/outboxd-fuzz-cfgsrc-XXXXXX";
+	const char *made;
 
 	if (dir[0]) {
 		return true;
 	}
-	if (!mkdtemp(tmpl)) {
+	made = mkdtemp(shm);
+	made = made ? made : mkdtemp(tmp);
+	if (!made) {
 		return false;
 	}
-	snprintf(dir, sizeof(dir), "%s", tmpl);
+	snprintf(dir, sizeof(dir), "%s", made);
 	atexit(remove_dir);
 	return true;
 }
