@@ -385,22 +385,6 @@ convert_numeric(const struct relcache_col *col, struct slice t, struct pgvalue *
 	return 0;
 }
 
-/* The value of hex digit @c, or -1 (not by case folding: 0x14 | 0x20 would read as '4'). */
-static int
-hex_digit(char c)
-{
-	if (c >= '0' && c <= '9') {
-		return c - '0';
-	}
-	if (c >= 'a' && c <= 'f') {
-		return c - 'a' + 10;
-	}
-	if (c >= 'A' && c <= 'F') {
-		return c - 'A' + 10;
-	}
-	return -1;
-}
-
 static int
 convert_bytea(struct slice t, enum pgvalue_binary binary, struct pgvalue *pv)
 {
@@ -414,7 +398,8 @@ convert_bytea(struct slice t, enum pgvalue_binary binary, struct pgvalue *pv)
 		return -EINVAL; /* bytea_output=escape: the session pins hex */
 	}
 	for (size_t i = 2; i < t.len; i += 2) {
-		int a = hex_digit(t.p[i]), b = hex_digit(t.p[i + 1]);
+		/* exactly, not by case folding: 0x14 | 0x20 would read as '4' */
+		int a = utf8_hex_digit(t.p[i]), b = utf8_hex_digit(t.p[i + 1]);
 
 		if (a < 0 || b < 0) {
 			buf_fini(&raw);

@@ -82,6 +82,27 @@ assert_text(const struct cvalue *v, const char *want)
 	ck_assert_mem_eq(v->u.s.p, want, v->u.s.len);
 }
 
+/* Text that is no output of its column's type (typmod -1). */
+struct refusal {
+	uint32_t oid;
+	const char *text;
+};
+
+/* Each of the @n @cases is refused, and the error names the text. */
+static void
+assert_refused(const struct refusal *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct conv *c = convert_as(cases[i].oid, -1, 't', cases[i].text, false,
+					    PGVALUE_BINARY_BYTES);
+
+		ck_assert_msg(c->rc == -EINVAL, "'%s' (OID %u) was accepted", cases[i].text,
+			      cases[i].oid);
+		ck_assert_ptr_nonnull(strstr(c->err, cases[i].text));
+		conv_free(c);
+	}
+}
+
 /* numeric(p,s) is a Connect Decimal: unscaled two's complement, scale and precision params. */
 START_TEST(test_numeric_with_scale_becomes_decimal_bytes)
 {
@@ -301,23 +322,13 @@ END_TEST
 /* Not supported yet (README): a poison value rather than bytes that differ from Debezium's. */
 START_TEST(test_bc_dates_and_infinities_are_refused)
 {
-	static const struct {
-		uint32_t oid;
-		const char *text;
-	} cases[] = {
+	static const struct refusal cases[] = {
 		{ PGTYPE_DATE, "0044-03-15 BC" },   { PGTYPE_DATE, "infinity" },
 		{ PGTYPE_TIMESTAMP, "-infinity" },  { PGTYPE_TIMESTAMPTZ, "infinity" },
 		{ PGTYPE_TIMESTAMP, "2016-11-04" }, { PGTYPE_TIMESTAMPTZ, "2016-11-04 13:51:30" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct conv *c = convert_as(cases[i].oid, -1, 't', cases[i].text, false,
-					    PGVALUE_BINARY_BYTES);
-
-		ck_assert_msg(c->rc == -EINVAL, "'%s' was accepted", cases[i].text);
-		ck_assert_ptr_nonnull(strstr(c->err, cases[i].text));
-		conv_free(c);
-	}
+	assert_refused(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
@@ -493,10 +504,7 @@ END_TEST
 
 START_TEST(test_malformed_numbers_and_booleans_are_refused)
 {
-	static const struct {
-		uint32_t oid;
-		const char *text;
-	} cases[] = {
+	static const struct refusal cases[] = {
 		{ PGTYPE_INT4, "12x" },
 		{ PGTYPE_INT4, "" },
 		{ PGTYPE_INT8, "99999999999999999999" },
@@ -512,14 +520,7 @@ START_TEST(test_malformed_numbers_and_booleans_are_refused)
 		{ PGTYPE_NUMERIC, "nan" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct conv *c = convert_as(cases[i].oid, -1, 't', cases[i].text, false,
-					    PGVALUE_BINARY_BYTES);
-
-		ck_assert_msg(c->rc == -EINVAL, "'%s' (OID %u) was accepted", cases[i].text,
-			      cases[i].oid);
-		conv_free(c);
-	}
+	assert_refused(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
@@ -543,10 +544,7 @@ END_TEST
  */
 START_TEST(test_datetime_text_other_than_postgresql_iso_output_is_refused)
 {
-	static const struct {
-		uint32_t oid;
-		const char *text;
-	} cases[] = {
+	static const struct refusal cases[] = {
 		{ PGTYPE_DATE, "2024-02-30" },
 		{ PGTYPE_DATE, "2023-02-29" },
 		{ PGTYPE_DATE, "2024-1-01" },
@@ -564,14 +562,7 @@ START_TEST(test_datetime_text_other_than_postgresql_iso_output_is_refused)
 		{ PGTYPE_TIMESTAMPTZ, "2024-01-01 10:00:00+05:" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct conv *c = convert_as(cases[i].oid, -1, 't', cases[i].text, false,
-					    PGVALUE_BINARY_BYTES);
-
-		ck_assert_msg(c->rc == -EINVAL, "'%s' (OID %u) was accepted", cases[i].text,
-			      cases[i].oid);
-		conv_free(c);
-	}
+	assert_refused(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
