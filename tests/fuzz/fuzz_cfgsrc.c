@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_tmp.h"
 #include "outboxd/config/cfgsrc.h"
 #include "outboxd/util/kv.h"
 
@@ -27,59 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_ENV 64
 
-static char dir[64];
-
 static void
 expect(bool ok)
 {
 	if (!ok) {
 		abort();
 	}
-}
-
-/* The files are unlinked after each input; the folder goes at exit. */
-static void
-remove_dir(void)
-{
-	if (dir[0]) {
-		rmdir(dir);
-	}
-}
-
-/* In memory (/dev/shm) where there is one: two files are written for every input. */
-static bool
-make_dir(void)
-{
-	char shm[] = "/dev/shm/outboxd-fuzz-cfgsrc-XXXXXX",
-	     tmp[] = "/tmp/outboxd-fuzz-cfgsrc-XXXXXX";
-	const char *made;
-
-	if (dir[0]) {
-		return true;
-	}
-	made = mkdtemp(shm);
-	made = made ? made : mkdtemp(tmp);
-	if (!made) {
-		return false;
-	}
-	snprintf(dir, sizeof(dir), "%s", made);
-	atexit(remove_dir);
-	return true;
-}
-
-static int
-write_file(const char *path, const uint8_t *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (!f) {
-		return -1;
-	}
-	if (len && fwrite(data, 1, len, f) != len) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f);
 }
 
 /* The length of the part at @p up to "\n----\n" or @end; *@next is where the next starts. */
@@ -193,10 +147,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path0[96], path1[96], *env_text, *envp[MAX_ENV + 1];
 	const char *paths[2] = { path0, path1 };
 	const uint8_t *p, *next, *end = data + size;
+	const char *dir = fuzz_tmp_dir("cfgsrc");
 	int npaths;
 	size_t n;
 
-	if (size < 1 || !make_dir()) {
+	if (size < 1 || !dir) {
 		return 0;
 	}
 	npaths = data[0] & 1 ? 2 : 1;
@@ -205,7 +160,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path1, sizeof(path1), "%s/second.properties", dir);
 	for (int i = 0; i < npaths; i++) {
 		n = part(p, end, &next);
-		if (write_file(paths[i], p, n) < 0) {
+		if (fuzz_tmp_write(paths[i], p, n) < 0) {
 			return 0;
 		}
 		p = next;
