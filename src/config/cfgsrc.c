@@ -18,6 +18,12 @@
 
 /* Bound on nested ${...} references (a refers to b refers to a ...). */
 #define EXPAND_DEPTH 8
+/*
+ * Bounds on one value's expansion: references that multiply (a=${b}${b}, b=${c}${c}, ...)
+ * stay within the depth but grow as a power of it; 463 bytes of file took a minute.
+ */
+#define EXPAND_REFS  10000
+#define EXPAND_BYTES (1024 * 1024)
 
 enum file_kind {
 	FILE_WORKER,
@@ -528,13 +534,20 @@ expr_end(const char *open)
 	return NULL;
 }
 
-static int expand(const struct kv *raw, char *const *envp, const char *in, int depth,
-		  struct buf *out, struct buf *why);
+/* One value's expansion: where names are looked up, the text so far, and what is left. */
+struct expansion {
+	const struct kv *raw;
+	char *const *envp;
+	struct buf out;
+	struct buf why;
+	size_t refs; /* ${...} resolved so far */
+};
+
+static int expand(struct expansion *x, const char *in, int depth);
 
 /* Quarkus property expressions: ${NAME} or ${NAME:default}; NAME from the environment or file. */
 static int
-expand_one(const struct kv *raw, char *const *envp, const char *inner, size_t len, int depth,
-	   struct buf *out, struct buf *why)
+expand_one(struct expansion *x, const char *inner, size_t len, int depth)
 {
 	char *s = xstrndup(inner, len), *colon = strchr(s, ':'), *env;
 	const char *v;
@@ -544,17 +557,17 @@ expand_one(const struct kv *raw, char *const *envp, const char *inner, size_t le
 		*colon = '\0';
 	}
 	env = cfgsrc_env_name(s);
-	v = env_get(envp, s);
-	v = v ? v : env_get(envp, env);
+	v = env_get(x->envp, s);
+	v = v ? v : env_get(x->envp, env);
 	if (v) {
-		buf_add_str(out, v);
-	} else if ((v = kv_get(raw, s)) != NULL) {
-		r = expand(raw, envp, v, depth + 1, out, why);
+		buf_add_str(&x->out, v);
+	} else if ((v = kv_get(x->raw, s)) != NULL) {
+		r = expand(x, v, depth + 1);
 	} else if (colon) {
-		r = expand(raw, envp, colon + 1, depth + 1, out, why);
+		r = expand(x, colon + 1, depth + 1);
 	} else {
 		buf_add_fmt(
-			why,
+			&x->why,
 			"${%s} is not set (no environment variable %s or %s, no property %s, no default)",
 			s, s, env, s);
 		r = -ENOENT;
@@ -565,45 +578,52 @@ expand_one(const struct kv *raw, char *const *envp, const char *inner, size_t le
 }
 
 static int
-expand(const struct kv *raw, char *const *envp, const char *in, int depth, struct buf *out,
-       struct buf *why)
+expand(struct expansion *x, const char *in, int depth)
 {
 	const char *open, *end;
 
 	if (depth > EXPAND_DEPTH) {
-		buf_add_str(why, "${...} references nest too deeply (a loop?)");
+		buf_add_str(&x->why, "${...} references nest too deeply (a loop?)");
 		return -ELOOP;
 	}
 	while ((open = strstr(in, "${")) != NULL && (end = expr_end(open)) != NULL) {
 		int r;
 
-		buf_add(out, in, (size_t)(open - in));
-		r = expand_one(raw, envp, open + 2, (size_t)(end - open - 2), depth, out, why);
+		if (++x->refs > EXPAND_REFS || x->out.len > EXPAND_BYTES) {
+			buf_add_fmt(&x->why,
+				    "${...} references multiply (more than %d, or more than %d "
+				    "bytes); refer to each value once",
+				    EXPAND_REFS, EXPAND_BYTES);
+			return -E2BIG;
+		}
+		buf_add(&x->out, in, (size_t)(open - in));
+		r = expand_one(x, open + 2, (size_t)(end - open - 2), depth);
 		if (r) {
 			return r;
 		}
 		in = end + 1;
 	}
-	buf_add_str(out, in);
+	buf_add_str(&x->out, in);
 	return 0;
 }
 
 static int
 server_expand(struct kv *raw, char *const *envp, char *errbuf, size_t errlen)
 {
-	struct buf out = BUF_INIT, why = BUF_INIT;
+	struct expansion x = { raw, envp, BUF_INIT, BUF_INIT, 0 };
 	char **values = xcalloc(raw->n + 1, sizeof(*values));
 	int r = 0;
 
 	/* expand against the unexpanded file, then replace, so the order of keys does not matter */
 	for (size_t i = 0; i < raw->n && r == 0; i++) {
-		buf_reset(&out);
-		r = expand(raw, envp, raw->v[i].value, 0, &out, &why);
+		buf_reset(&x.out);
+		x.refs = 0;
+		r = expand(&x, raw->v[i].value, 0);
 		if (r) {
 			errbuf_set(errbuf, errlen, "%s: %s: %s", raw->v[i].origin, raw->v[i].key,
-				   buf_cstr(&why));
+				   buf_cstr(&x.why));
 		} else {
-			values[i] = xstrdup(buf_cstr(&out));
+			values[i] = xstrdup(buf_cstr(&x.out));
 		}
 	}
 	for (size_t i = 0; i < raw->n; i++) {
@@ -615,8 +635,8 @@ server_expand(struct kv *raw, char *const *envp, char *errbuf, size_t errlen)
 		}
 	}
 	free(values);
-	buf_fini(&out);
-	buf_fini(&why);
+	buf_fini(&x.out);
+	buf_fini(&x.why);
 	return r ? -EINVAL : 0;
 }
 

@@ -227,6 +227,9 @@ convert_schema_json(const struct cvalue *v, struct buf *out)
 					     .schemas_enable = true,
 					     .replace_null = true };
 
+	if (v->java_string) {
+		return -EINVAL; /* the union holds the string, not the nested schema */
+	}
 	return json_schema(&dflt, v, out, NULL, 0);
 }
 

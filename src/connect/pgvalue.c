@@ -76,92 +76,141 @@ civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 	*y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
+/* A bounded cursor over a column's text: no read goes past @end (pgoutput.c's reader). */
+struct tcur {
+	const char *p, *end;
+};
+
+/* @min to @max decimal digits, not followed by another digit; false (cursor moved) if not. */
+static bool
+tcur_digits(struct tcur *c, int min, int max, int64_t *ret)
+{
+	int64_t v = 0;
+	int n = 0;
+
+	while (c->p < c->end && n < max && *c->p >= '0' && *c->p <= '9') {
+		v = v * 10 + (*c->p++ - '0');
+		n++;
+	}
+	*ret = v;
+	return n >= min && !(c->p < c->end && *c->p >= '0' && *c->p <= '9');
+}
+
+static bool
+tcur_lit(struct tcur *c, char ch)
+{
+	if (c->p < c->end && *c->p == ch) {
+		c->p++;
+		return true;
+	}
+	return false;
+}
+
+static bool
+is_leap(int64_t y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* YYYY-MM-DD with a 4- to 7-digit year of AD (PostgreSQL's dates end in 5874897). */
+static bool
+tcur_date(struct tcur *c, int64_t *ret_days)
+{
+	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int64_t y, m, d;
+
+	if (!tcur_digits(c, 4, 7, &y) || !tcur_lit(c, '-') || !tcur_digits(c, 2, 2, &m) ||
+	    !tcur_lit(c, '-') || !tcur_digits(c, 2, 2, &d)) {
+		return false;
+	}
+	if (y < 1 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1] + (m == 2 && is_leap(y))) {
+		return false;
+	}
+	*ret_days = days_from_civil(y, (unsigned)m, (unsigned)d);
+	return true;
+}
+
+/* " HH:MM:SS[.f]" (1 to 6 fraction digits): seconds of the day and microseconds. */
+static bool
+tcur_time(struct tcur *c, int64_t *ret_secs, int64_t *ret_us)
+{
+	int64_t h, mi, sec, frac = 0;
+	const char *f;
+
+	if (!tcur_lit(c, ' ') || !tcur_digits(c, 2, 2, &h) || !tcur_lit(c, ':') ||
+	    !tcur_digits(c, 2, 2, &mi) || !tcur_lit(c, ':') || !tcur_digits(c, 2, 2, &sec) ||
+	    h > 23 || mi > 59 || sec > 59) {
+		return false;
+	}
+	if (tcur_lit(c, '.')) {
+		f = c->p;
+		if (!tcur_digits(c, 1, 6, &frac)) {
+			return false;
+		}
+		for (ptrdiff_t n = c->p - f; n < 6; n++) {
+			frac *= 10;
+		}
+	}
+	*ret_secs = h * 3600 + mi * 60 + sec;
+	*ret_us = frac;
+	return true;
+}
+
+/* "+HH[:MM[:SS]]" or "-...": the offset east of UTC in seconds (at most 15:59:59, as PG). */
+static bool
+tcur_zone(struct tcur *c, int64_t *ret_secs)
+{
+	int64_t oh, om = 0, os = 0;
+	int sign = c->p < c->end && *c->p == '-' ? -1 : 1;
+
+	if ((!tcur_lit(c, '+') && !tcur_lit(c, '-')) || !tcur_digits(c, 2, 2, &oh)) {
+		return false;
+	}
+	if (tcur_lit(c, ':') &&
+	    (!tcur_digits(c, 2, 2, &om) || (tcur_lit(c, ':') && !tcur_digits(c, 2, 2, &os)))) {
+		return false;
+	}
+	if (oh > 15 || om > 59 || os > 59) {
+		return false;
+	}
+	*ret_secs = sign * (oh * 3600 + om * 60 + os);
+	return true;
+}
+
 /*
- * Parse ISO "YYYY-MM-DD[ HH:MM:SS[.ffffff][+HH[:MM[:SS]]]]"; BC years and infinities are
- * refused. Returns microseconds since the epoch (UTC when an offset is given).
+ * Parse ISO "YYYY-MM-DD[ HH:MM:SS[.ffffff][+HH[:MM[:SS]]]]" as PostgreSQL writes it under
+ * DateStyle=ISO, strictly: BC years, infinities and anything else are refused. Returns the
+ * seconds since the epoch (UTC when an offset is given; whole days for a date) and the
+ * microseconds within the second, apart: 7-digit years overflow int64 microseconds.
  */
 static int
-parse_datetime(const char *s, size_t len, bool want_time, bool want_zone, int64_t *ret_us)
+parse_datetime(const char *s, size_t len, bool want_time, bool want_zone, int64_t *ret_secs,
+	       int64_t *ret_us)
 {
-	char tmp[64];
-	int y, mo, d, h = 0, mi = 0, n = 0;
-	double sec = 0;
-	int64_t us = 0, frac = 0;
-	const char *p;
+	struct tcur c = { s, s + len };
+	int64_t days, secs = 0, us = 0, off = 0;
 
-	if (len >= sizeof(tmp)) {
+	if (!tcur_date(&c, &days) || (want_time && !tcur_time(&c, &secs, &us)) ||
+	    (want_zone && !tcur_zone(&c, &off)) || c.p != c.end) {
 		return -EINVAL;
 	}
-	memcpy(tmp, s, len);
-	tmp[len] = '\0';
-	if (sscanf(tmp, "%d-%d-%d%n", &y, &mo, &d, &n) != 3 || mo < 1 || mo > 12 || d < 1 ||
-	    d > 31 || strstr(tmp, "BC")) {
-		return -EINVAL;
-	}
-	p = tmp + n;
-	if (want_time) {
-		int digits = 0, isec = 0;
-
-		if (sscanf(p, " %d:%d:%d%n", &h, &mi, &isec, &n) != 3) {
-			return -EINVAL;
-		}
-		p += n;
-		if (*p == '.') {
-			for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
-				if (digits < 6) {
-					frac = frac * 10 + (*p - '0');
-				}
-			}
-			for (; digits < 6; digits++) {
-				frac *= 10;
-			}
-		}
-		sec = isec;
-	}
-	us = (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 +
-	      (int64_t)sec) *
-		     1000000 +
-	     frac;
-	if (want_zone) {
-		int oh = 0, om = 0, os = 0, sign;
-
-		if (*p != '+' && *p != '-') {
-			return -EINVAL;
-		}
-		sign = *p == '-' ? -1 : 1;
-		if (sscanf(p + 1, "%2d%n", &oh, &n) != 1) {
-			return -EINVAL;
-		}
-		p += 1 + n;
-		if (*p == ':' && sscanf(p + 1, "%2d%n", &om, &n) == 1) {
-			p += 1 + n;
-			if (*p == ':' && sscanf(p + 1, "%2d%n", &os, &n) == 1) {
-				p += 1 + n;
-			}
-		}
-		us -= sign * ((int64_t)oh * 3600 + om * 60 + os) * 1000000;
-	}
-	if (*p) {
-		return -EINVAL;
-	}
+	*ret_secs = days * 86400 + secs - off;
 	*ret_us = us;
 	return 0;
 }
 
 /* ZonedTimestamp text: ISO-8601 in UTC; @width fraction digits (1..6) or the fewest needed. */
 static void
-format_zoned(int64_t us, int width, struct buf *out)
+format_zoned(int64_t secs, int64_t frac, int width, struct buf *out)
 {
-	int64_t days = us >= 0 ? us / 86400000000LL : -((-us + 86399999999LL) / 86400000000LL);
-	int64_t rem = us - days * 86400000000LL, y;
+	int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+	int64_t sod = secs - days * 86400, y;
 	unsigned m, d;
-	int64_t frac = rem % 1000000, secs = rem / 1000000;
 
 	civil_from_days(days, &y, &m, &d);
 	buf_add_fmt(out,
 		    y > 9999 ? "+%lld-%02u-%02uT%02d:%02d:%02d" : "%04lld-%02u-%02uT%02d:%02d:%02d",
-		    (long long)y, m, d, (int)(secs / 3600), (int)(secs / 60 % 60),
-		    (int)(secs % 60));
+		    (long long)y, m, d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
 	if (width >= 1 && width <= 9) {
 		char f[16];
 
@@ -232,6 +281,20 @@ digits_to_twos(const char *digits, size_t nd, bool neg, struct buf *out)
 	free(mag);
 }
 
+/* NaN and the infinities, which Debezium's precise mode writes as null. */
+static bool
+numeric_special(struct slice t)
+{
+	static const char *const special[] = { "NaN", "Infinity", "-Infinity" };
+
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+		if (t.len == strlen(special[i]) && memcmp(t.p, special[i], t.len) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* numeric text -> unscaled two's-complement bytes and its scale (@scale < 0: as written). */
 static int
 numeric_unscaled(const char *s, size_t len, int scale, struct buf *out, int *ret_scale)
@@ -253,19 +316,15 @@ numeric_unscaled(const char *s, size_t len, int scale, struct buf *out, int *ret
 			have += seen_point;
 		} else {
 			buf_fini(&digits);
-			return -EINVAL; /* NaN, Infinity: handled by the caller */
-		}
-	}
-	if (scale >= 0) {
-		for (; have < scale; have++) {
-			buf_add_char(&digits, '0');
-		}
-		if (have > scale) {
-			buf_fini(&digits);
 			return -EINVAL;
 		}
 	}
-	if (!digits.len) {
+	/* no digit at all ("", "-", "."), or more fraction digits than the column keeps */
+	if (!digits.len || (scale >= 0 && have > scale)) {
+		buf_fini(&digits);
+		return -EINVAL;
+	}
+	for (; scale >= 0 && have < scale; have++) {
 		buf_add_char(&digits, '0');
 	}
 	digits_to_twos(digits.data, digits.len, neg, out);
@@ -295,13 +354,13 @@ convert_numeric(const struct relcache_col *col, struct slice t, struct pgvalue *
 		pv->params[1] = (struct cvalue_param){ "connect.decimal.precision", pv->prec_txt };
 		pv->v.params = pv->params;
 		pv->v.nparams = 2;
+		/* NaN / Infinity: Debezium's precise mode gives null */
+		pv->v.is_null = pv->v.is_null || numeric_special(t);
 		if (pv->v.is_null) {
 			return 0;
 		}
 		if (numeric_unscaled(t.p, t.len, want, &pv->data, &scale) < 0) {
-			/* NaN / Infinity: Debezium's precise mode gives null */
-			pv->v.is_null = true;
-			return 0;
+			return -EINVAL;
 		}
 		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
 		return 0;
@@ -314,12 +373,12 @@ convert_numeric(const struct relcache_col *col, struct slice t, struct pgvalue *
 	pv->fields[1] = (struct cvalue){ .type = CVALUE_BYTES, .field = "value" };
 	pv->v.u.fields.v = pv->fields;
 	pv->v.u.fields.n = 2;
+	pv->v.is_null = pv->v.is_null || numeric_special(t);
 	if (pv->v.is_null) {
 		return 0;
 	}
 	if (numeric_unscaled(t.p, t.len, -1, &pv->data, &scale) < 0) {
-		pv->v.is_null = true;
-		return 0;
+		return -EINVAL;
 	}
 	pv->fields[0].u.i = scale;
 	pv->fields[1].u.s = (struct slice){ pv->data.data, pv->data.len };
@@ -339,21 +398,25 @@ convert_bytea(struct slice t, enum pgvalue_binary binary, struct pgvalue *pv)
 		return -EINVAL; /* bytea_output=escape: the session pins hex */
 	}
 	for (size_t i = 2; i < t.len; i += 2) {
-		static const char hx[] = "0123456789abcdef";
-		const char *a = memchr(hx, t.p[i] | 0x20, 16),
-			   *b = memchr(hx, t.p[i + 1] | 0x20, 16);
+		/* exactly, not by case folding: 0x14 | 0x20 would read as '4' */
+		int a = utf8_hex_digit(t.p[i]), b = utf8_hex_digit(t.p[i + 1]);
 
-		if (!a || !b) {
+		if (a < 0 || b < 0) {
 			buf_fini(&raw);
 			return -EINVAL;
 		}
-		buf_add_char(&raw, (char)((a - hx) << 4 | (b - hx)));
+		buf_add_char(&raw, (char)(a << 4 | b));
 	}
 	switch (binary) {
 	case PGVALUE_BINARY_BYTES: buf_add(&pv->data, raw.data, raw.len); break;
 	case PGVALUE_BINARY_BASE64: jsonw_base64(&pv->data, raw.data, raw.len); break;
 	case PGVALUE_BINARY_BASE64_URL_SAFE: jsonw_base64url(&pv->data, raw.data, raw.len); break;
-	case PGVALUE_BINARY_HEX: buf_add(&pv->data, t.p + 2, t.len - 2); break;
+	case PGVALUE_BINARY_HEX:
+		/* from the bytes, not the text: Debezium's HexConverter writes lower case */
+		for (size_t i = 0; i < raw.len; i++) {
+			buf_add_fmt(&pv->data, "%02x", (unsigned char)raw.data[i]);
+		}
+		break;
 	}
 	buf_fini(&raw);
 	pv->v.u.s = (struct slice){ pv->data.data ? pv->data.data : "", pv->data.len };
@@ -386,7 +449,15 @@ convert_int(struct slice t, enum cvalue_type type, struct pgvalue *pv)
 	}
 	errno = 0;
 	pv->v.u.i = strtoll(tmp, &end, 10);
-	return *end || errno ? -EINVAL : 0;
+	if (*end || errno) {
+		return -EINVAL;
+	}
+	/* int2 and int4 text beyond their range is not PostgreSQL's output: refused, not cut */
+	if ((type == CVALUE_INT16 && (pv->v.u.i < INT16_MIN || pv->v.u.i > INT16_MAX)) ||
+	    (type == CVALUE_INT32 && (pv->v.u.i < INT32_MIN || pv->v.u.i > INT32_MAX))) {
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int
@@ -408,8 +479,9 @@ convert_float(struct slice t, enum cvalue_type type, struct pgvalue *pv)
 static int
 convert_time(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
 {
-	int64_t us = 0;
+	int64_t secs = 0, us = 0;
 	bool zone = col->type_oid == PGTYPE_TIMESTAMPTZ, date = col->type_oid == PGTYPE_DATE;
+	bool millis = !date && !zone && col->typmod >= 0 && col->typmod <= 3;
 
 	if (date) {
 		pv->v.type = CVALUE_INT32;
@@ -419,24 +491,35 @@ convert_time(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
 		pv->v.name = "io.debezium.time.ZonedTimestamp";
 	} else {
 		pv->v.type = CVALUE_INT64;
-		pv->v.name = col->typmod >= 0 && col->typmod <= 3 ?
-				     "io.debezium.time.Timestamp" :
-				     "io.debezium.time.MicroTimestamp";
+		pv->v.name =
+			millis ? "io.debezium.time.Timestamp" : "io.debezium.time.MicroTimestamp";
 	}
 	pv->v.version = 1;
 	if (pv->v.is_null) {
 		return 0;
 	}
-	if (parse_datetime(t.p, t.len, !date, zone, &us) < 0) {
+	if (parse_datetime(t.p, t.len, !date, zone, &secs, &us) < 0) {
 		return -EINVAL;
 	}
 	if (date) {
-		pv->v.u.i = us / 86400000000LL;
+		/* an INT32 of days since the epoch; PostgreSQL's last date fits */
+		if (secs / 86400 > INT32_MAX) {
+			return -EINVAL;
+		}
+		pv->v.u.i = secs / 86400;
 	} else if (zone) {
-		format_zoned(us, col->typmod, &pv->data);
+		format_zoned(secs, us, col->typmod, &pv->data);
 		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
+	} else if (millis) {
+		/* Timestamp: epoch milliseconds, rounded down as Instant.toEpochMilli() does
+		 * (@us is within the second, so this is the floor also before 1970) */
+		pv->v.u.i = secs * 1000 + us / 1000;
 	} else {
-		pv->v.u.i = strcmp(pv->v.name, "io.debezium.time.Timestamp") == 0 ? us / 1000 : us;
+		/* MicroTimestamp: an INT64 of microseconds, which ends in year 294247 */
+		if (__builtin_mul_overflow(secs, 1000000, &pv->v.u.i) ||
+		    __builtin_add_overflow(pv->v.u.i, us, &pv->v.u.i)) {
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

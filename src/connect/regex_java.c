@@ -138,6 +138,11 @@ translate_group(const char *p, struct buf *out, const char **why)
 		buf_add_char(out, '(');
 		return 1;
 	}
+	if (!p[2]) {
+		/* before strchr(), which finds the terminating NUL in any string */
+		*why = "the pattern ends inside a group opening \"(?\"";
+		return 0;
+	}
 	if (strchr(":=!>", p[2]) || (p[2] == '<' && (p[3] == '=' || p[3] == '!'))) {
 		buf_add(out, p, 3);
 		return 3;

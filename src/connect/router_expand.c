@@ -493,14 +493,17 @@ router_expand_payload(struct router_expand *x, const char *field, bool null_byte
 	}
 	v = arena_alloc(x, sizeof(*v));
 	if (rc == NO_SCHEMA || s->type != CVALUE_STRUCT || to_value(x, root, s, v) < 0) {
-		/* 3.6.1 keeps the new schema and the old String value (hazard (a)) */
-		if (rc == NO_SCHEMA) {
-			*v = (struct cvalue){ .type = CVALUE_NONE };
-		} else {
-			fill_schema(x, s, v);
-		}
+		/*
+		 * 3.6.1 keeps the new schema and the old String value (hazard (a)). The string
+		 * takes the value's union, where a struct's fields or an array's items would be,
+		 * so only the schema's top level stays: all anything downstream reads of it
+		 * (JsonConverter and the envelope refuse the value, StringConverter writes it).
+		 */
+		*v = rc == NO_SCHEMA ? (struct cvalue){ .type = CVALUE_NONE } :
+				       (struct cvalue){ .type = s->type,
+							.optional = s->optional,
+							.name = s->name };
 		v->java_string = true;
-		v->is_null = false;
 		v->u.s = payload->u.s;
 		*ret = v;
 		return ROUTER_EXPAND_HALF;
@@ -530,6 +533,9 @@ dup_into(const struct cvalue *v, struct cvalue *d)
 			p[i].value = xstrdup(v->params[i].value);
 		}
 		d->params = p;
+	}
+	if (v->java_string) {
+		return; /* the union holds a string: there is no nested schema to copy */
 	}
 	if (v->type == CVALUE_ARRAY) {
 		d->u.array.items = router_expand_schema_dup(v->u.array.items);

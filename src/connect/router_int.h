@@ -206,7 +206,8 @@ enum router_expand_result {
 	ROUTER_EXPAND_DONE, /* *ret is the expanded Struct with its inferred schema */
 	ROUTER_EXPAND_KEPT, /* not expanded (WARN in Debezium): the payload is unchanged */
 	ROUTER_EXPAND_HALF, /* schema inferred, value conversion failed: *ret is the
-				 * original String under the new schema (java_string) */
+				 * original String (java_string) under the new schema's top
+				 * level (type, name, optional; no fields or items) */
 };
 
 /* router_expand_new() / router_expand_free() - scratch for one payload at a time. */

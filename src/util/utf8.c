@@ -103,8 +103,8 @@ utf8_put(struct buf *b, uint32_t cp)
 	}
 }
 
-static int
-hexval(char c)
+int
+utf8_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9') {
 		return c - '0';
@@ -124,7 +124,7 @@ utf8_hex4(const char *p, size_t avail, uint32_t *ret)
 	uint32_t v = 0;
 
 	for (size_t i = 0; i < 4; i++) {
-		int h = i < avail ? hexval(p[i]) : -1;
+		int h = i < avail ? utf8_hex_digit(p[i]) : -1;
 
 		if (h < 0) {
 			return -EINVAL;

@@ -11,13 +11,17 @@ Invariants (issue 5, reliability.md 5.1):
   O  per aggregate, the first occurrences (after dedupe by the `id` header) are not in commit
      order (commit order is read from the side test_decoding slot: commit end LSN, then
      position inside the transaction)
-  D  duplicates; each is "inside" when some fault's confirmed_flush_lsn lay below the
-     duplicate's commit end LSN while the transaction already existed, else "outside"
-  W  at a fault, confirmed_flush_lsn covered a transaction (end_lsn <= confirmed) whose rows
-     were not all in Kafka at that moment
-Any L, P, O or W fails the scenario. Only the standard library is used; psql and kcat come
-from the machine.
+  D  a duplicate outside every unconfirmed window: a window lies between the slot's
+     confirmed_flush_lsn and the WAL position at a fault the scenario marks, or at a change of
+     the slot's walsender the sampler saw (a new session resends from the confirmed position
+     up to what the old one could have read); a duplicate inside one is allowed
+  W  confirmed_flush_lsn covered a transaction (end_lsn <= confirmed) whose rows were not all
+     in Kafka at that moment: sampled every 100 ms while the scenario runs (Sampler) against
+     each record's broker append time, and judged at each marked fault
+Any L, P, O, D outside or W fails the scenario. Only the standard library is used; psql and
+kcat come from the machine.
 """
+import bisect
 import json
 import os
 import random
@@ -76,8 +80,12 @@ class Stack:
 
     def up(self):
         log(f"private stack in {self.dir}")
+        # The broker stamps every record with the time it appended it (LogAppendTime): the W
+        # sampler compares that with the slot's confirmed position over time. Nothing else
+        # the suite checks reads the record timestamp.
+        env = dict(os.environ, OUTBOXD_STACK_KAFKA_PROPERTIES="log.message.timestamp.type=LogAppendTime")
         r = subprocess.run([os.path.join(SOURCE, "scripts", "stack"), "--dir", self.dir, "up"],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=env)
         if r.returncode != 0:
             raise Fail("scripts/stack up failed:\n" + r.stderr[-3000:])
         for line in r.stdout.splitlines():
@@ -232,7 +240,8 @@ class Stack:
 
     def read_topic(self, topic, timeout=120):
         """Every record of @topic below its end offsets at the time of the call: list of dicts
-        partition, offset, key, headers, value ([] if the broker does not know the topic).
+        partition, offset, ts (the broker's append time, ms), key, headers, value ([] if the
+        broker does not know the topic).
         Each partition yields exactly its offsets from its start to its end offset, or the read
         is tried again (a broker that is restarting, a leader not yet known) and after
         @timeout s fails with what kcat said."""
@@ -299,8 +308,17 @@ class Stack:
             res[p] = o["offset"]
         return res
 
+    def timestamp_type(self, topic, partition, offset):
+        """kcat's tstype of one record ("logappend", "create"), or None if it was not read."""
+        rc, out, _ = self.kcat(["-C", "-t", topic, "-p", str(partition), "-o", str(offset), "-c",
+                                "1", "-e", "-q", "-J"], 30)
+        try:
+            return json.loads(out.decode("utf-8", "replace").split("\n")[0]).get("tstype")
+        except ValueError:
+            return None
 
-KCAT_FORMAT = "%p\\t%o\\t%K\\t%k\\t%h\\t%S\\t%s\\n"
+
+KCAT_FORMAT = "%p\\t%o\\t%T\\t%K\\t%k\\t%h\\t%S\\t%s\\n"
 
 
 def kcat_said(rc, err):
@@ -317,25 +335,148 @@ def kcat_json(out):
 
 
 def kcat_records(out):
-    """kcat's KCAT_FORMAT lines: list of dicts partition, offset, key, headers, value."""
+    """kcat's KCAT_FORMAT lines: list of dicts partition, offset, ts, key, headers, value."""
     recs = []
     for line in out.decode("utf-8", "replace").split("\n"):
         if not line:
             continue
         f = line.split("\t")
-        if len(f) < 7:
+        if len(f) < 8:
             raise Fail(f"kcat line not understood: {line[:200]!r}")
-        klen, key, hdrs, vlen = int(f[2]), f[3], f[4], int(f[5])
-        value = "\t".join(f[6:])
+        klen, key, hdrs, vlen = int(f[3]), f[4], f[5], int(f[6])
+        value = "\t".join(f[7:])
         headers = {}
         for h in hdrs.split(",") if hdrs else []:
             if "=" in h:
                 k, v = h.split("=", 1)
                 headers[k] = v
-        recs.append({"partition": int(f[0]), "offset": int(f[1]),
+        recs.append({"partition": int(f[0]), "offset": int(f[1]), "ts": int(f[2]),
                      "key": None if klen < 0 else key, "headers": headers,
                      "value": None if vlen < 0 else value})
     return recs
+
+
+# ---------------------------------------------------------------------------------------------
+# The W sampler
+
+
+class Sampler:
+    """Samples the scenario's slot every PERIOD s while the scenario runs: the server's clock,
+    confirmed_flush_lsn, the walsender's pid (0 when none holds the slot) and the WAL position.
+    One psql reads the query from its stdin (started again after PostgreSQL went away, at most
+    every 0.5 s) and appends its answers to a file read when the sampler stops: one small query
+    per 100 ms, no fork per sample.
+
+    Soundness of the W judgment (check_w_samples) rests on the order of events for a row that
+    a correct relay confirms: the broker stamps the record (LogAppendTime, its clock in whole
+    milliseconds, rounded down), then acknowledges it, then outboxd gets the delivery report,
+    then sends the confirm, then the walsender moves confirmed_flush_lsn, then the sample reads
+    the slot. The sample's time must therefore be taken no earlier than that read, or a confirm
+    landing between the time and the read would be flagged on a correct relay. Here the time is
+    clock_timestamp() in the query's projection, which PostgreSQL computes after the function
+    scan of pg_get_replication_slots() has read the slots (EXPLAIN VERBOSE: "Output:
+    EXTRACT(epoch FROM clock_timestamp()), ..." on the Function Scan, which materializes every
+    slot at its first call): the tightest bound on the right side, from the same machine clock
+    the broker reads. A time taken before the query was sent would be the strict direction,
+    not the conservative one. What a sample can miss is a record appended within the query's
+    own microseconds after the read, or within the same millisecond (the broker rounds down)."""
+    PERIOD = 0.1
+
+    def __init__(self, fx):
+        self.fx = fx
+        self.path = os.path.join(fx.dir, "samples.tsv")
+        self.stop_ev = threading.Event()
+        self.thread = None
+        self.psql_starts = 0
+
+    def start(self):
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        s = self.fx.s
+        q = (f"SELECT extract(epoch FROM clock_timestamp()), confirmed_flush_lsn, "
+             f"coalesce(active_pid, 0), pg_current_wal_lsn() FROM pg_replication_slots "
+             f"WHERE slot_name = '{self.fx.slot}';\n").encode()
+        env = dict(os.environ, PGPASSWORD=s.password, PGCONNECT_TIMEOUT="5")
+        cmd = ["psql", "-X", "-qAt", "-F", "\t", "-h", s.host, "-p", str(s.port), "-U", "postgres",
+               "-d", "outboxd", "-f", "-"]
+        p = None
+        with open(self.path, "ab") as out:
+            try:
+                while not self.stop_ev.is_set():
+                    if p is None or p.poll() is not None:
+                        if p is not None and self.stop_ev.wait(0.5):
+                            break  # PostgreSQL went away: do not fork psql 10 times a second
+                        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out,
+                                             stderr=subprocess.DEVNULL, env=env)
+                        self.psql_starts += 1
+                    try:
+                        p.stdin.write(q)
+                        p.stdin.flush()
+                    except OSError:
+                        pass  # psql ended (the server stopped): started again above
+                    self.stop_ev.wait(self.PERIOD)
+            finally:
+                if p is not None:
+                    try:
+                        p.stdin.close()
+                    except OSError:
+                        pass
+                    try:
+                        p.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                        p.wait()
+
+    def stop(self):
+        """Stops sampling (idempotent); every answer psql gave is in the file afterwards."""
+        self.stop_ev.set()
+        if self.thread:
+            self.thread.join(timeout=30)
+            self.thread = None
+
+    def samples(self):
+        """[(unix time s, confirmed, walsender pid or 0, WAL position)] in time order."""
+        res = []
+        try:
+            with open(self.path) as f:
+                lines = f.read().split("\n")
+        except OSError:
+            return res
+        for line in lines:
+            f = line.split("\t")
+            if len(f) != 4:
+                continue  # a line cut short when psql lost its server
+            try:
+                res.append((float(f[0]), lsn_parse(f[1]), int(f[2]), lsn_parse(f[3])))
+            except ValueError:
+                continue
+        res.sort()
+        return res
+
+
+def session_windows(samples):
+    """The unconfirmed windows at each end of a walsender session the samples saw: a new
+    session resends from the slot's confirmed position, which is at least the lowest one seen
+    from the old session's last sample until the next session's first (lower only when a
+    PostgreSQL restart rewound the slot), up to at most the WAL position at the first sample
+    without the old session (the old one cannot have read further). A session that lived
+    between two samples is covered by the window of the one before it."""
+    wins = []
+    for k in range(1, len(samples)):
+        pid = samples[k - 1][2]
+        if not pid or samples[k][2] == pid:
+            continue
+        lo = samples[k - 1][1]
+        for t, c, p, w in samples[k:]:
+            lo = min(lo, c)
+            if p and p != pid:
+                break
+        wins.append({"what": f"walsender {pid} gone at {time.strftime('%H:%M:%S', time.localtime(samples[k][0]))}"
+                             f".{int(samples[k][0] * 1000) % 1000:03d}",
+                     "confirmed": lo, "wal": samples[k][3]})
+    return wins
 
 
 # ---------------------------------------------------------------------------------------------
@@ -378,7 +519,11 @@ class Fixture:
         self.fault_marks = []  # (confirmed, current_wal, kafka ids set)
         self.notes = []
         self.failures = []
+        self.w_topics = [self.topic]  # where a row counts as delivered (plus a dead-letter topic)
+        self.holds = []  # periods in which confirmed_flush_lsn must stay below a commit end
         self.config()
+        self.sampler = Sampler(self)
+        self.sampler.start()
 
     def config(self, worker_extra="", connector_extra="", port=None, suffix=""):
         port = port or self.port
@@ -489,6 +634,12 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
         ids = self.kafka_ids()
         self.fault_marks.append(judge_w({"what": what, "confirmed": c or 0, "wal": w}, self, ids))
 
+    def hold_below(self, what, end, since, until):
+        """Asserts (at check()) that every sample taken from @since to @until (Unix times) has
+        confirmed_flush_lsn below commit end @end: a halted relay confirms nothing from the
+        transaction it halted on."""
+        self.holds.append({"what": what, "end": end, "since": since, "until": until})
+
     # --- the side slot: commit order and end LSNs
 
     def read_side(self):
@@ -527,6 +678,7 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
             return max((t["end"] for t in self.side_txns.values()), default=0)
 
     def cleanup(self):
+        self.sampler.stop()
         if self.proc and self.proc.poll() is None:
             self.kill()
         for _ in range(50):
@@ -576,13 +728,17 @@ class Generator:
     client-observed outcome, and a transaction whose client failed is "unknown" until settled
     by querying PostgreSQL."""
 
-    def __init__(self, fx, rng, sessions=3, max_rows=50, pause=(0.05, 0.3), naggs=8):
+    def __init__(self, fx, rng, sessions=3, max_rows=50, pause=(0.05, 0.3), naggs=8,
+                 own_aggs=False):
         self.fx = fx
         self.rng = rng
         self.sessions = sessions
         self.max_rows = max_rows
         self.pause = pause
         self.naggs = naggs
+        # each session writes aggregates of its own: one aggregate's writes are serialised,
+        # as an application that locks the aggregate does (the initial snapshot's order)
+        self.own_aggs = own_aggs
         self.txns = []
         self.lock = threading.Lock()
         self.stop_ev = threading.Event()
@@ -614,7 +770,8 @@ class Generator:
 
     def new_txn(self, r, session, kind="normal"):
         n = r.randint(1, self.max_rows)
-        ids = [(str(uuid.uuid4()), f"agg-{r.randrange(self.naggs)}") for _ in range(n)]
+        own = f"{session}-" if self.own_aggs else ""
+        ids = [(str(uuid.uuid4()), f"agg-{own}{r.randrange(self.naggs)}") for _ in range(n)]
         savepoint = r.random() < 0.1
         aborted = [str(uuid.uuid4()) for _ in range(r.randint(1, 3))] if savepoint else []
         t = Txn(ids, aborted, kind, session)
@@ -720,7 +877,7 @@ class Result:
 
     @property
     def ok(self):
-        return not (self.L or self.P or self.O or self.W or self.failures)
+        return not (self.L or self.P or self.O or self.W or self.D_out or self.failures)
 
 
 def check(fx, gen, res, expect_ids=None, exclude_after_end=None, allow_no_side=False):
@@ -728,6 +885,10 @@ def check(fx, gen, res, expect_ids=None, exclude_after_end=None, allow_no_side=F
     (default: every committed id the generator saw, plus extra rows the scenario wrote).
     @exclude_after_end: ids of transactions at/after this commit end LSN are not expected
     (a halted relay)."""
+    # The sampler stops before Kafka is read: every record appended before the last sample is
+    # in the read, so a row absent from it was not in Kafka at any sample's time.
+    fx.sampler.stop()
+    samples = fx.sampler.samples()
     fx.read_side()
     recs = fx.s.read_topic(fx.topic)
     res.records = len(recs)
@@ -787,15 +948,9 @@ def check(fx, gen, res, expect_ids=None, exclude_after_end=None, allow_no_side=F
                     res.failures.append(
                         f"O: key {key} partition {part}: {b[1]} (commit end {lsn_fmt(b[0][0])} #{b[0][1]}) "
                         f"published after {a[1]} (commit end {lsn_fmt(a[0][0])} #{a[0][1]})")
-    for i in dups:
-        e = end_of.get(i)
-        inside = e is not None and any(m["confirmed"] < e <= m["wal"] for m in fx.fault_marks)
-        if inside:
-            res.D_in += 1
-        else:
-            res.D_out += 1
-    if res.D_out:
-        res.info.append(f"D: {res.D_out} duplicates outside every fault's unconfirmed window")
+    check_d(fx, res, dups, end_of, fx.fault_marks + session_windows(samples))
+    check_w_samples(fx, res, recs, samples)
+    check_holds(fx, res, samples)
     # W: at each fault, everything at or below the confirmed position was already in Kafka.
     for m in fx.fault_marks:
         bad = m["w_bad"]
@@ -806,6 +961,117 @@ def check(fx, gen, res, expect_ids=None, exclude_after_end=None, allow_no_side=F
                 f"{len(bad)} transaction(s) not fully in Kafka, e.g. commit end {lsn_fmt(bad[0])}")
     res.faults = len(fx.fault_marks)
     return res
+
+
+def check_d(fx, res, dups, end_of, windows):
+    """D: each duplicate must lie inside an unconfirmed window (confirmed < commit end <= WAL)
+    of a marked fault or of a walsender session's end; one outside fails the scenario."""
+    out = []
+    for i in dups:
+        e = end_of.get(i)
+        if e is not None and any(m["confirmed"] < e <= m["wal"] for m in windows):
+            res.D_in += 1
+        else:
+            res.D_out += 1
+            out.append((i, e))
+    if out:
+        i, e = out[0]
+        ws = "; ".join(f"{m['what']}: {lsn_fmt(m['confirmed'])}..{lsn_fmt(m['wal'])}"
+                       for m in windows[:8]) or "none"
+        more = f" (and {len(windows) - 8} more)" if len(windows) > 8 else ""
+        res.failures.append(
+            f"D: {len(out)} duplicate(s) outside every unconfirmed window, e.g. {i} (commit end "
+            f"{lsn_fmt(e) if e is not None else 'unknown: not decoded by the side slot'}); "
+            f"windows (confirmed..WAL): {ws}{more}")
+
+
+def check_w_samples(fx, res, recs, samples):
+    """W over time: at each sample, every transaction at or below the sampled confirmed
+    position had all its rows appended to Kafka at or before the sample's time (see Sampler
+    for why that order holds on a correct relay). Each transaction is judged at the first
+    sample that covered it; a row in none of fx.w_topics never arrived."""
+    if not samples:
+        res.failures.append("harness: the W sampler took no sample of the slot")
+        return
+    appended = {}  # id -> the earliest broker append time of any copy, ms
+    extra = [r for t in fx.w_topics if t != fx.topic for r in fx.s.read_topic(t)]
+    for r in recs + extra:
+        i = r["headers"].get("id")
+        if i is not None and (i not in appended or r["ts"] < appended[i]):
+            appended[i] = r["ts"]
+    if recs and fx.s.timestamp_type(fx.topic, recs[0]["partition"], recs[0]["offset"]) != "logappend":
+        res.failures.append(f"harness: {fx.topic} does not carry the broker's append time "
+                            f"(log.message.timestamp.type=LogAppendTime): W cannot be sampled")
+        return
+    snap = getattr(fx, "snapshot", None)
+    if snap:
+        check_w_snapshot(res, snap, fx.side_txns.values(), appended)
+    txns = sorted((t["end"], max(appended.get(i, float("inf")) for i in t["ids"]))
+                  for t in fx.side_txns.values() if not snap or t["end"] > snap["point"])
+    ends = [e for e, _ in txns]
+    covered, bad, worst = 0, [], None
+    for t, c, _, _ in samples:
+        k = bisect.bisect_right(ends, c)
+        for j in range(covered, k):
+            late = txns[j][1] - t * 1000.0
+            if late > 0:
+                bad.append(j)
+                if worst is None:
+                    worst = (t, c, txns[j][0], late)
+        covered = max(covered, k)
+    res.info.append(f"W sampled {len(samples)} times ({fx.sampler.psql_starts} psql session(s)), "
+                    f"{covered} of {len(txns)} transactions covered")
+    if bad:
+        t, c, e, late = worst
+        when = time.strftime("%H:%M:%S", time.localtime(t)) + f".{int(t * 1000) % 1000:03d}"
+        res.W += len(bad)
+        res.failures.append(
+            f"W: {len(bad)} transaction(s) covered by confirmed_flush_lsn before all their rows "
+            f"were in Kafka; first at {when}: confirmed {lsn_fmt(c)} covered commit end "
+            f"{lsn_fmt(e)}, " + ("a row of which never reached Kafka" if late == float("inf")
+                                 else f"whose last row was appended {late:.0f} ms later"))
+
+
+def check_w_snapshot(res, snap, txns, appended):
+    """W for an initial snapshot (@snap: its consistent point, the Unix time outboxd logged it
+    complete, the ids deleted before it was taken): the slot's confirmed position is the
+    consistent point from the moment the slot exists, so it covers every transaction committed
+    before it at once; what keeps those rows is the marker slot, which outboxd drops only after
+    every snapshot row was acknowledged, and then logs the snapshot complete. So every row
+    committed before the consistent point and not deleted must have been appended to Kafka by
+    that log line."""
+    late = [(i, appended.get(i, float("inf"))) for t in txns if t["end"] <= snap["point"]
+            for i in t["ids"] if i not in snap["gone"]]
+    bad = [(i, a) for i, a in late if a > snap["done"] * 1000.0]
+    res.info.append(f"W for the snapshot: {len(late)} rows before its consistent point "
+                    f"{lsn_fmt(snap['point'])}, {len(bad)} appended after it was logged complete")
+    if bad:
+        res.W += len(bad)
+        i, a = bad[0]
+        res.failures.append(
+            f"W: {len(bad)} snapshot row(s) not in Kafka when outboxd logged the snapshot "
+            f"complete, e.g. {i} " + ("never" if a == float("inf") else
+                                       f"appended {a - snap['done'] * 1000.0:.0f} ms later"))
+
+
+def check_holds(fx, res, samples):
+    """Fixture.hold_below(): no sample of the period confirmed the held transaction (a W: the
+    relay halted on it, so Kafka does not hold it)."""
+    for h in fx.holds:
+        during = [(t, c) for t, c, _, _ in samples if h["since"] <= t <= h["until"]]
+        over = [(t, c) for t, c in during if c >= h["end"]]
+        if not during:
+            res.failures.append(f"harness: no sample of the slot while {h['what']}")
+        elif over:
+            res.W += 1
+            res.failures.append(
+                f"W: while {h['what']}, {len(over)} of {len(during)} samples had "
+                f"confirmed_flush_lsn at or past its commit end {lsn_fmt(h['end'])}, first "
+                f"{lsn_fmt(over[0][1])}")
+        else:
+            res.info.append(f"while {h['what']}: {len(during)} samples, confirmed_flush_lsn "
+                            f"at most {lsn_fmt(max(c for _, c in during))}, below its commit "
+                            f"end {lsn_fmt(h['end'])}")
 
 
 def settle(fx, gen, timeout=90, expect_ids=None):

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_tmp.h"
 #include "outboxd/config/config.h"
 #include "outboxd/config/properties.h"
 #include "outboxd/util/kv.h"
@@ -42,32 +43,6 @@ touch_kv(const struct kv *kv)
 	return sum;
 }
 
-static char dir[64];
-
-/* The files are unlinked after each input; the folder goes at exit. */
-static void
-remove_dir(void)
-{
-	if (dir[0]) {
-		rmdir(dir);
-	}
-}
-
-static int
-write_file(const char *path, const uint8_t *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (!f) {
-		return -1;
-	}
-	if (len && fwrite(data, 1, len, f) != len) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f);
-}
-
 /* Where the connector part starts: after the first "\n----\n", else the second half. */
 static size_t
 split_at(const uint8_t *data, size_t size, size_t *conn_off)
@@ -92,20 +67,15 @@ fuzz_config_load(const uint8_t *data, size_t size)
 	struct config *cfg = NULL;
 	size_t conn_off, wlen = split_at(data, size, &conn_off);
 	int json = conn_off < size && data[conn_off] == '{';
+	const char *dir = fuzz_tmp_dir("config");
 
-	if (!dir[0]) {
-		char tmpl[] = "/tmp/outboxd-fuzz-config-XXXXXX";
-
-		if (!mkdtemp(tmpl)) {
-			return;
-		}
-		snprintf(dir, sizeof(dir), "%s", tmpl);
-		atexit(remove_dir);
+	if (!dir) {
+		return;
 	}
 	snprintf(worker, sizeof(worker), "%s/worker.properties", dir);
 	snprintf(conn, sizeof(conn), "%s/connector.%s", dir, json ? "json" : "properties");
-	if (write_file(worker, data, wlen) < 0 ||
-	    write_file(conn, data + conn_off, size - conn_off) < 0) {
+	if (fuzz_tmp_write(worker, data, wlen) < 0 ||
+	    fuzz_tmp_write(conn, data + conn_off, size - conn_off) < 0) {
 		return;
 	}
 	err[0] = '\0';

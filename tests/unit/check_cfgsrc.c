@@ -268,6 +268,26 @@ START_TEST(test_server_expression_without_value_or_default_is_an_error)
 }
 END_TEST
 
+/* References that multiply within the depth (10^8 bytes from 463) are refused, and fast. */
+START_TEST(test_server_expressions_that_multiply_are_refused)
+{
+	struct buf text = BUF_INIT;
+	const char *paths[1];
+
+	buf_add_str(&text, "debezium.source.k0=");
+	for (int level = 0; level < 8; level++) {
+		for (int i = 0; i < 10; i++) {
+			buf_add_fmt(&text, "${k%d}", level + 1);
+		}
+		buf_add_fmt(&text, "\nk%d=", level + 1);
+	}
+	buf_add_str(&text, "xxxxxxxxxx\n");
+	paths[0] = testdir_put("application.properties", buf_cstr(&text));
+	ck_assert_ptr_nonnull(strstr(load_error(paths, 1, NULL), "references multiply"));
+	buf_fini(&text);
+}
+END_TEST
+
 static const char PROVIDERS[] =
 	"config.providers=file, env,dir\n"
 	"config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
@@ -446,6 +466,7 @@ cfgsrc_suite(void)
 	tcase_add_test(server,
 		       test_server_expressions_expand_from_environment_properties_and_defaults);
 	tcase_add_test(server, test_server_expression_without_value_or_default_is_an_error);
+	tcase_add_test(server, test_server_expressions_that_multiply_are_refused);
 	tcase_add_test(prov, test_declared_providers_resolve_file_env_and_dir_references);
 	tcase_add_test(prov, test_reference_to_an_undeclared_provider_stays_as_written);
 	tcase_add_test(prov, test_unresolvable_reference_names_key_and_origin_not_secrets);

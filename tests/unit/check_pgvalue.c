@@ -82,6 +82,27 @@ assert_text(const struct cvalue *v, const char *want)
 	ck_assert_mem_eq(v->u.s.p, want, v->u.s.len);
 }
 
+/* Text that is no output of its column's type (typmod -1). */
+struct refusal {
+	uint32_t oid;
+	const char *text;
+};
+
+/* Each of the @n @cases is refused, and the error names the text. */
+static void
+assert_refused(const struct refusal *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct conv *c = convert_as(cases[i].oid, -1, 't', cases[i].text, false,
+					    PGVALUE_BINARY_BYTES);
+
+		ck_assert_msg(c->rc == -EINVAL, "'%s' (OID %u) was accepted", cases[i].text,
+			      cases[i].oid);
+		ck_assert_ptr_nonnull(strstr(c->err, cases[i].text));
+		conv_free(c);
+	}
+}
+
 /* numeric(p,s) is a Connect Decimal: unscaled two's complement, scale and precision params. */
 START_TEST(test_numeric_with_scale_becomes_decimal_bytes)
 {
@@ -301,23 +322,13 @@ END_TEST
 /* Not supported yet (README): a poison value rather than bytes that differ from Debezium's. */
 START_TEST(test_bc_dates_and_infinities_are_refused)
 {
-	static const struct {
-		uint32_t oid;
-		const char *text;
-	} cases[] = {
+	static const struct refusal cases[] = {
 		{ PGTYPE_DATE, "0044-03-15 BC" },   { PGTYPE_DATE, "infinity" },
 		{ PGTYPE_TIMESTAMP, "-infinity" },  { PGTYPE_TIMESTAMPTZ, "infinity" },
 		{ PGTYPE_TIMESTAMP, "2016-11-04" }, { PGTYPE_TIMESTAMPTZ, "2016-11-04 13:51:30" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct conv *c = convert_as(cases[i].oid, -1, 't', cases[i].text, false,
-					    PGVALUE_BINARY_BYTES);
-
-		ck_assert_msg(c->rc == -EINVAL, "'%s' was accepted", cases[i].text);
-		ck_assert_ptr_nonnull(strstr(c->err, cases[i].text));
-		conv_free(c);
-	}
+	assert_refused(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
@@ -348,6 +359,18 @@ START_TEST(test_bytea_in_each_binary_handling_mode)
 }
 END_TEST
 
+/* The hex mode writes the bytes in lower case whatever case the text has (fuzz_pgvalue). */
+START_TEST(test_bytea_hex_mode_is_lower_case_from_the_bytes)
+{
+	struct conv *c =
+		convert_as(PGTYPE_BYTEA, -1, 't', "\\xDEadBEef", false, PGVALUE_BINARY_HEX);
+
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	assert_text(&c->pv.v, "deadbeef");
+	conv_free(c);
+}
+END_TEST
+
 START_TEST(test_base64_modes_pad_and_use_their_alphabet)
 {
 	struct conv *c = convert_as(PGTYPE_BYTEA, -1, 't', "\\xfbff", false, PGVALUE_BINARY_BASE64);
@@ -370,9 +393,10 @@ END_TEST
 /* bytea_output=escape would be another encoding: refused, since the session pins hex. */
 START_TEST(test_bytea_that_is_not_hex_output_is_refused)
 {
-	static const char *const bad[] = { "abc", "\\x0", "\\xzz", "\\001" };
+	/* "\x14" is no hex digit, although 0x14 | 0x20 is '4' (found by fuzz_pgvalue) */
+	static const char *const bad[] = { "abc", "\\x0", "\\xzz", "\\001", "\\xde\x14" };
 
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct conv *c =
 			convert_as(PGTYPE_BYTEA, -1, 't', bad[i], false, PGVALUE_BINARY_BYTES);
 
@@ -480,25 +504,92 @@ END_TEST
 
 START_TEST(test_malformed_numbers_and_booleans_are_refused)
 {
-	static const struct {
-		uint32_t oid;
-		const char *text;
-	} cases[] = {
+	static const struct refusal cases[] = {
 		{ PGTYPE_INT4, "12x" },
 		{ PGTYPE_INT4, "" },
 		{ PGTYPE_INT8, "99999999999999999999" },
+		{ PGTYPE_INT2, "32768" },
+		{ PGTYPE_INT4, "-2147483649" },
 		{ PGTYPE_BOOL, "true" },
 		{ PGTYPE_FLOAT8, "1.5e" },
+		/* only NaN and the infinities become null; other text is no number (fuzz_pgvalue) */
+		{ PGTYPE_NUMERIC, "abc" },
+		{ PGTYPE_NUMERIC, "." },
+		{ PGTYPE_NUMERIC, "-" },
+		{ PGTYPE_NUMERIC, "" },
+		{ PGTYPE_NUMERIC, "nan" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct conv *c = convert_as(cases[i].oid, -1, 't', cases[i].text, false,
-					    PGVALUE_BINARY_BYTES);
+	assert_refused(cases, sizeof(cases) / sizeof(cases[0]));
+}
+END_TEST
 
-		ck_assert_msg(c->rc == -EINVAL, "'%s' (OID %u) was accepted", cases[i].text,
-			      cases[i].oid);
-		conv_free(c);
-	}
+/* numeric(p,s) text with more fraction digits than s is no output of that column: refused. */
+START_TEST(test_numeric_beyond_the_column_scale_is_refused_not_null)
+{
+	struct conv *c = convert_as(PGTYPE_NUMERIC, NUMERIC_TYPMOD(5, 2), 't', "1.234", false,
+				    PGVALUE_BINARY_BYTES);
+
+	ck_assert_int_eq(c->rc, -EINVAL);
+	conv_free(c);
+	c = convert_as(PGTYPE_NUMERIC, NUMERIC_TYPMOD(5, 2), 't', "x", false, PGVALUE_BINARY_BYTES);
+	ck_assert_int_eq(c->rc, -EINVAL);
+	conv_free(c);
+}
+END_TEST
+
+/*
+ * PostgreSQL's text is read strictly (two-digit fields, real calendar days, at most six
+ * fraction digits, offsets to 15:59:59); what only a lax reader took is refused.
+ */
+START_TEST(test_datetime_text_other_than_postgresql_iso_output_is_refused)
+{
+	static const struct refusal cases[] = {
+		{ PGTYPE_DATE, "2024-02-30" },
+		{ PGTYPE_DATE, "2023-02-29" },
+		{ PGTYPE_DATE, "2024-1-01" },
+		{ PGTYPE_DATE, " 2024-01-01" },
+		{ PGTYPE_DATE, "-001-01-01" },
+		{ PGTYPE_DATE, "0000-01-01" },
+		{ PGTYPE_DATE, "99999999-01-01" },
+		{ PGTYPE_TIMESTAMP, "2024-01-01 24:00:00" },
+		{ PGTYPE_TIMESTAMP, "2024-01-01 1:00:00" },
+		{ PGTYPE_TIMESTAMP, "2024-01-01 10:00:00.1234567" },
+		{ PGTYPE_TIMESTAMP, "2024-01-01 10:00:00." },
+		{ PGTYPE_TIMESTAMP, "2024-01-01 10:00:00+00" },
+		{ PGTYPE_TIMESTAMPTZ, "2024-01-01 10:00:00+16" },
+		{ PGTYPE_TIMESTAMPTZ, "2024-01-01 10:00:00+5" },
+		{ PGTYPE_TIMESTAMPTZ, "2024-01-01 10:00:00+05:" },
+	};
+
+	assert_refused(cases, sizeof(cases) / sizeof(cases[0]));
+}
+END_TEST
+
+/*
+ * PostgreSQL's last timestamp, 294276-12-31, is beyond an INT64 of epoch microseconds (which
+ * ends in 294247): MicroTimestamp refuses it rather than wrapping, Timestamp (millis) and
+ * ZonedTimestamp (text) still carry it. Its last date fits Date's INT32 (fuzz_pgvalue).
+ */
+START_TEST(test_the_last_postgresql_timestamps_convert_or_are_refused_never_wrap)
+{
+	struct conv *c = convert_as(PGTYPE_TIMESTAMP, -1, 't', "294276-12-31 23:59:59.999999",
+				    false, PGVALUE_BINARY_BYTES);
+
+	ck_assert_int_eq(c->rc, -EINVAL);
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMP, 3, "294276-12-31 23:59:59.999");
+	ck_assert_int_eq(c->pv.v.u.i, 9224318015999999LL);
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMPTZ, 6, "294276-12-31 23:59:59.999999+00");
+	assert_text(&c->pv.v, "+294276-12-31T23:59:59.999999Z");
+	conv_free(c);
+	c = convert_ok(PGTYPE_DATE, -1, "5874897-12-31");
+	ck_assert_int_eq(c->pv.v.u.i, 2145042905);
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMP, -1, "294247-01-10 04:00:54.775807");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_MAX);
+	conv_free(c);
 }
 END_TEST
 
@@ -604,7 +695,10 @@ pgvalue_suite(void)
 	tcase_add_test(time, test_timestamptz_offsets_with_minutes_seconds_and_big_years);
 	tcase_add_test(time, test_date_becomes_days_since_epoch);
 	tcase_add_test(time, test_bc_dates_and_infinities_are_refused);
+	tcase_add_test(time, test_datetime_text_other_than_postgresql_iso_output_is_refused);
+	tcase_add_test(time, test_the_last_postgresql_timestamps_convert_or_are_refused_never_wrap);
 	tcase_add_test(bin, test_bytea_in_each_binary_handling_mode);
+	tcase_add_test(bin, test_bytea_hex_mode_is_lower_case_from_the_bytes);
 	tcase_add_test(bin, test_base64_modes_pad_and_use_their_alphabet);
 	tcase_add_test(bin, test_bytea_that_is_not_hex_output_is_refused);
 	tcase_add_test(str, test_json_jsonb_uuid_and_xml_are_named_strings_of_postgresql_text);
@@ -614,6 +708,7 @@ pgvalue_suite(void)
 	tcase_add_test(str, test_null_keeps_the_schema_and_not_null_makes_it_required);
 	tcase_add_test(str, test_pgvalue_is_reusable_across_columns);
 	tcase_add_test(refuse, test_malformed_numbers_and_booleans_are_refused);
+	tcase_add_test(refuse, test_numeric_beyond_the_column_scale_is_refused_not_null);
 	tcase_add_test(refuse, test_money_time_interval_arrays_and_geometry_are_refused);
 	tcase_add_test(refuse, test_unchanged_toast_and_binary_columns_are_refused);
 	suite_add_tcase(s, num);

@@ -218,6 +218,9 @@ START_TEST(test_constructs_read_differently_by_pcre2_are_refused)
 	ck_assert_ptr_nonnull(strstr(compile_error("[]a]"), "escape it"));
 	ck_assert_ptr_nonnull(strstr(compile_error("a\\"), "lone"));
 	ck_assert_ptr_nonnull(strstr(compile_error("\\u12"), "four hex digits"));
+	/* "(?" at the very end was read past the pattern's NUL (found by fuzz_regex_java) */
+	ck_assert_ptr_nonnull(strstr(compile_error("ab(?"), "ends inside a group"));
+	ck_assert_ptr_nonnull(strstr(compile_error("(?"), "ends inside a group"));
 	/* a single '&' in a class is a plain character in both */
 	ck_assert_int_eq(matches("[a&b]", false, "&"), 1);
 }

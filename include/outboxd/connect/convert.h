@@ -104,7 +104,8 @@ int convert_write(const struct convert *c, const struct cvalue *v, struct buf *o
  * "schema" (asJsonSchema: type, items/fields, optional, name, version, doc, parameters,
  * default); the text also serves as a schema identity (Connect's Schema.equals).
  *
- * Return: 0, or -EINVAL for a name that is not valid UTF-8.
+ * Return: 0, or -EINVAL for a name that is not valid UTF-8 or a java_string value (which
+ * keeps only the top level of its schema).
  */
 int convert_schema_json(const struct cvalue *v, struct buf *out);
 

@@ -42,6 +42,9 @@ bool utf8_valid(const char *s, size_t len);
  */
 void utf8_put(struct buf *b, uint32_t cp);
 
+/* utf8_hex_digit() - the value of hex digit @c (either case), or -1 if it is none. */
+int utf8_hex_digit(char c);
+
 /**
  * utf8_hex4() - the value of the four hex digits (either case) at @p.
  * @p: borrowed; at most @avail bytes are read, and reading stops at the first byte that is
