@@ -19,6 +19,12 @@ struct snapshot {
 	int64_t last_ack_us; /* last delivery report, or the moment something went in flight */
 	enum metrics_state state;
 	bool stalled;
+	/* the polling publisher's (metrics_poll_enable) */
+	bool poll;
+	int64_t poll_unpublished, poll_oldest_age_ms;
+	int poll_owned;
+	uint64_t poll_marked, poll_cleaned;
+	int64_t poll_done_us;
 };
 
 struct metrics {
@@ -197,6 +203,50 @@ metrics_set_stalled(struct metrics *m, bool stalled, const char *reason)
 	unlock(m);
 }
 
+void
+metrics_poll_enable(struct metrics *m)
+{
+	lock(m);
+	m->v.poll = true;
+	m->v.poll_oldest_age_ms = -1;
+	m->v.poll_done_us = m->now_us(m->clock_arg);
+	unlock(m);
+}
+
+void
+metrics_poll_stats(struct metrics *m, int64_t unpublished, int64_t oldest_age_ms)
+{
+	lock(m);
+	m->v.poll_unpublished = unpublished;
+	m->v.poll_oldest_age_ms = oldest_age_ms;
+	unlock(m);
+}
+
+void
+metrics_poll_partitions(struct metrics *m, int owned)
+{
+	lock(m);
+	m->v.poll_owned = owned;
+	unlock(m);
+}
+
+void
+metrics_poll_done(struct metrics *m, uint64_t marked)
+{
+	lock(m);
+	m->v.poll_marked += marked;
+	m->v.poll_done_us = m->now_us(m->clock_arg);
+	unlock(m);
+}
+
+void
+metrics_poll_cleaned(struct metrics *m, uint64_t n)
+{
+	lock(m);
+	m->v.poll_cleaned += n;
+	unlock(m);
+}
+
 const char *
 metrics_state_name(enum metrics_state state)
 {
@@ -240,6 +290,13 @@ render_counters(const struct snapshot *s, struct buf *out)
 	}
 }
 
+/* Seconds with milliseconds, as the other age gauges print them. */
+static void
+seconds(struct buf *out, const char *name, int64_t us)
+{
+	buf_add_fmt(out, "%s %" PRId64 ".%03d\n", name, us / 1000000, (int)(us % 1000000 / 1000));
+}
+
 static void
 render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
 {
@@ -259,11 +316,43 @@ render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
 	}
 	header(out, "outboxd_last_ack_age_seconds", "gauge",
 	       "Seconds since the last delivery report while records are in flight; 0 otherwise.");
-	buf_add_fmt(out, "outboxd_last_ack_age_seconds %" PRId64 ".%03d\n", age / 1000000,
-		    (int)(age % 1000000 / 1000));
+	seconds(out, "outboxd_last_ack_age_seconds", age);
 	header(out, "outboxd_stalled", "gauge",
 	       "1 while records wait without delivery progress (outboxd.stall.warn.ms).");
 	buf_add_fmt(out, "outboxd_stalled %d\n", s->stalled ? 1 : 0);
+}
+
+static void
+render_poll(const struct snapshot *s, int64_t now, struct buf *out)
+{
+	if (!s->poll) {
+		return;
+	}
+	header(out, "outboxd_poll_unpublished_rows", "gauge",
+	       "Rows of the outbox table not yet published, at the last count "
+	       "(outboxd.poll.stats.interval.ms).");
+	buf_add_fmt(out, "outboxd_poll_unpublished_rows %" PRId64 "\n", s->poll_unpublished);
+	if (s->poll_oldest_age_ms >= 0) {
+		header(out, "outboxd_poll_oldest_unpublished_age_seconds", "gauge",
+		       "Age of the oldest unpublished row (outboxd.poll.created.column), 0 when "
+		       "none waits.");
+		seconds(out, "outboxd_poll_oldest_unpublished_age_seconds",
+			s->poll_oldest_age_ms * 1000);
+	}
+	header(out, "outboxd_poll_partitions_owned", "gauge",
+	       "Partitions this process owns (ordered mode; 0 in unordered mode).");
+	buf_add_fmt(out, "outboxd_poll_partitions_owned %d\n", s->poll_owned);
+	header(out, "outboxd_poll_last_poll_age_seconds", "gauge",
+	       "Seconds since the last poll cycle that succeeded.");
+	seconds(out, "outboxd_poll_last_poll_age_seconds",
+		now > s->poll_done_us ? now - s->poll_done_us : 0);
+	header(out, "outboxd_poll_rows_marked_total", "counter",
+	       "Rows marked published (or deleted, outboxd.poll.after=delete) after their "
+	       "delivery report.");
+	buf_add_fmt(out, "outboxd_poll_rows_marked_total %" PRIu64 "\n", s->poll_marked);
+	header(out, "outboxd_poll_rows_cleaned_total", "counter",
+	       "Published rows the cleanup deleted or moved to the archive (outboxd.poll.retention).");
+	buf_add_fmt(out, "outboxd_poll_rows_cleaned_total %" PRIu64 "\n", s->poll_cleaned);
 }
 
 static void
@@ -292,6 +381,7 @@ metrics_render(const struct metrics *m, struct buf *out)
 	unlock(w);
 	render_counters(&s, out);
 	render_gauges(&s, now, out);
+	render_poll(&s, now, out);
 	render_info(&s, out);
 }
 

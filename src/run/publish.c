@@ -41,6 +41,7 @@ struct publish {
 	struct buf failed_id, culprit_reason;
 	lsn_t produce_failed_lsn; /* a record the producer refused outright: its position */
 	/* publish_set_poison(): the row that goes to the dead-letter topic on this replay */
+	bool poison_set;
 	lsn_t poison_lsn;
 	struct buf poison_id, poison_reason;
 	bool heartbeat_in_flight;
@@ -239,7 +240,7 @@ is_poison(struct publish *pub, const struct publish_row *row, lsn_t lsn)
 {
 	const char *id;
 
-	if (!row || !pub->poison_lsn || lsn != pub->poison_lsn || !pub->p->dlq_topic) {
+	if (!row || !pub->poison_set || lsn != pub->poison_lsn || !pub->p->dlq_topic) {
 		return false;
 	}
 	id = record_header_text(&pub->rec, "id");
@@ -261,7 +262,8 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
 	int rc;
 
 	if (is_poison(pub, row, lsn)) {
-		pub->poison_lsn = 0; /* once: should its dead letter fail too, the relay halts */
+		pub->poison_set =
+			false; /* once: should its dead letter fail too, the relay halts */
 		return dead_letter(pub, row, token, buf_cstr(&pub->poison_reason), true, why,
 				   whylen);
 	}
@@ -463,6 +465,7 @@ publish_produce_failed_lsn(const struct publish *pub)
 void
 publish_set_poison(struct publish *pub, lsn_t lsn, const char *id, const char *reason)
 {
+	pub->poison_set = true;
 	pub->poison_lsn = lsn;
 	buf_reset(&pub->poison_id);
 	buf_add_str(&pub->poison_id, id);

@@ -112,6 +112,46 @@ START_TEST(test_every_family_has_help_and_type)
 }
 END_TEST
 
+/* The poller's families: absent for `run`, present after metrics_poll_enable(). */
+START_TEST(test_poll_families_only_for_the_poller)
+{
+	int64_t now = 1000000;
+	struct metrics *m = metrics_new();
+	char *t = render(m);
+
+	metrics_set_clock(m, fake_clock, &now);
+	ck_assert_ptr_null(strstr(t, "outboxd_poll_"));
+	free(t);
+	metrics_poll_enable(m);
+	t = render(m);
+	ck_assert_line(t, "outboxd_poll_unpublished_rows 0");
+	ck_assert_ptr_null(strstr(t, "outboxd_poll_oldest_unpublished_age_seconds"));
+	ck_assert_line(t, "outboxd_poll_partitions_owned 0");
+	ck_assert_line(t, "outboxd_poll_last_poll_age_seconds 0.000");
+	ck_assert_line(t, "# TYPE outboxd_poll_rows_marked_total counter");
+	free(t);
+	metrics_poll_stats(m, 1234, 61500);
+	metrics_poll_partitions(m, 16);
+	metrics_poll_done(m, 40);
+	metrics_poll_done(m, 2);
+	metrics_poll_cleaned(m, 7);
+	now += 2500000;
+	t = render(m);
+	ck_assert_line(t, "outboxd_poll_unpublished_rows 1234");
+	ck_assert_line(t, "outboxd_poll_oldest_unpublished_age_seconds 61.500");
+	ck_assert_line(t, "outboxd_poll_partitions_owned 16");
+	ck_assert_line(t, "outboxd_poll_last_poll_age_seconds 2.500");
+	ck_assert_line(t, "outboxd_poll_rows_marked_total 42");
+	ck_assert_line(t, "outboxd_poll_rows_cleaned_total 7");
+	free(t);
+	metrics_poll_stats(m, 0, -1); /* no creation time column */
+	t = render(m);
+	ck_assert_ptr_null(strstr(t, "outboxd_poll_oldest_unpublished_age_seconds"));
+	free(t);
+	metrics_free(m);
+}
+END_TEST
+
 START_TEST(test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored)
 {
 	struct metrics *m = metrics_new();
@@ -389,6 +429,7 @@ metrics_suite(void)
 	tcase_add_test(render_tc,
 		       test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored);
 	tcase_add_test(render_tc, test_last_ack_age_counts_from_the_start_of_the_wait);
+	tcase_add_test(render_tc, test_poll_families_only_for_the_poller);
 	tcase_add_test(state, test_exactly_one_state_series_is_1_after_each_transition);
 	tcase_add_test(state, test_health_is_200_only_when_streaming_and_not_stalled);
 	tcase_add_test(state, test_health_reason_escaped);

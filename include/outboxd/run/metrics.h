@@ -105,6 +105,29 @@ void metrics_set_state(struct metrics *m, enum metrics_state state, const char *
  */
 void metrics_set_stalled(struct metrics *m, bool stalled, const char *reason);
 
+/*
+ * The polling publisher's gauges (`outboxd poll`), rendered only after metrics_poll_enable():
+ * outboxd_poll_unpublished_rows, outboxd_poll_oldest_unpublished_age_seconds (absent while
+ * unknown), outboxd_poll_partitions_owned, outboxd_poll_last_poll_age_seconds,
+ * outboxd_poll_rows_marked_total and outboxd_poll_rows_cleaned_total.
+ */
+void metrics_poll_enable(struct metrics *m);
+
+/**
+ * metrics_poll_stats() - the latest count of unpublished rows of the table and the age of the
+ * oldest, in milliseconds (-1: the table has no creation time column).
+ */
+void metrics_poll_stats(struct metrics *m, int64_t unpublished, int64_t oldest_age_ms);
+
+/* metrics_poll_partitions() - the partitions this process' session owns now. */
+void metrics_poll_partitions(struct metrics *m, int owned);
+
+/* metrics_poll_done() - a poll cycle succeeded (stamps its time) and marked @marked rows. */
+void metrics_poll_done(struct metrics *m, uint64_t marked);
+
+/* metrics_poll_cleaned() - the cleanup deleted (or archived) @n published rows. */
+void metrics_poll_cleaned(struct metrics *m, uint64_t n);
+
 /**
  * metrics_render() - append every metric in Prometheus text exposition format 0.0.4, with
  * "# HELP" and "# TYPE" lines, to @out.

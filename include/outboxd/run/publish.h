@@ -166,7 +166,8 @@ lsn_t publish_produce_failed_lsn(const struct publish *pub);
 /*
  * publish_set_poison() - the row of transaction @lsn whose record has "id" header @id fails
  * delivery session after session: when it comes again, its dead letter (with @reason) goes to
- * the dead-letter topic instead, once. Without a dead-letter topic nothing changes.
+ * the dead-letter topic instead, once. Without a dead-letter topic nothing changes. @lsn is 0
+ * for a source without positions (the poller), which passes 0 with its rows too.
  */
 void publish_set_poison(struct publish *pub, lsn_t lsn, const char *id, const char *reason);
 
