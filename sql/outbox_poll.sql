@@ -44,5 +44,9 @@ DROP TRIGGER IF EXISTS outbox_notify ON public.outbox;
 CREATE TRIGGER outbox_notify AFTER INSERT ON public.outbox
 	FOR EACH STATEMENT EXECUTE FUNCTION public.outbox_notify();
 
+-- The archive for the cleanup (outboxd.poll.retention with outboxd.poll.archive.table=
+-- public.outbox_archive): the outbox's columns, no identity, no trigger. Unused otherwise.
+CREATE TABLE IF NOT EXISTS public.outbox_archive (LIKE public.outbox);
+
 COMMENT ON TABLE public.outbox IS
 	'Transactional outbox for outboxd poll: each row is published once, then published_at is set';

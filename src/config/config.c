@@ -123,6 +123,16 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.poll.after", CF_ENUM, poll_after, "mark", "mark|delete", 0, 0),
 	CF_ABS("outboxd.poll.notify.channel", CF_STR, poll_notify_channel, "outboxd_outbox", NULL,
 	       0, 0),
+	CF_ABS("outboxd.poll.created.column", CF_STR, poll_created_column, "created_at", NULL, 0,
+	       0),
+	CF_ABS("outboxd.poll.stats.interval.ms", CF_INT, poll_stats_interval_ms, "5000", NULL, 100,
+	       HOUR_MS),
+	CF_ABS("outboxd.poll.retention", CF_STR, poll_retention, NULL, NULL, 0, 0),
+	CF_ABS("outboxd.poll.archive.table", CF_STR, poll_archive_table, NULL, NULL, 0, 0),
+	CF_ABS("outboxd.poll.cleanup.interval.ms", CF_INT, poll_cleanup_interval_ms, "60000", NULL,
+	       100, DAY_MS),
+	CF_ABS("outboxd.poll.cleanup.batch.size", CF_INT, poll_cleanup_batch_size, "1000", NULL, 1,
+	       100000),
 };
 
 /*

@@ -9,44 +9,15 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/run/publish.h"
+#include "outboxd/run/stall.h"
 #include "outboxd/util/errbuf.h"
+#include "outboxd/util/failpoint.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/now.h"
+#include "poll_int.h"
 
 #define MOD "poll"
-
-/* One row produced in this cycle: its partition, id, and what its delivery report said. */
-struct pending {
-	int part;
-	char *id;
-	bool produced, acked;
-};
-
-/* One session: the connection (its advisory locks), the table as pgoutput would describe it. */
-struct poller {
-	const struct poll_params *p;
-	const struct config *cfg;
-	PGconn *sql;
-	struct publish_params pp;
-	struct publish *pub;
-	struct relcache *rc;
-	const struct relcache_rel *rel;
-	bool *notnull;
-	char **defaults;
-	int ncols;
-	struct buf name;   /* schema.table, for messages and the lock key */
-	struct buf where;  /* "of schema.table, polled, at" */
-	struct buf select; /* the batch of one partition, oldest unpublished first */
-	struct buf mark;   /* UPDATE (or DELETE) of acknowledged rows by id */
-	bool *owned;	   /* per partition: this session holds its advisory lock */
-	int nowned;
-	int64_t next_lock_us; /* when the partitions held elsewhere are tried again */
-	struct pending *rows;
-	size_t nrows, cap;
-	uint64_t produced, reported, marked;
-	char why[2048];
-};
 
 static void
 on_produced(void *opaque, uint64_t token)
@@ -55,6 +26,16 @@ on_produced(void *opaque, uint64_t token)
 
 	s->rows[token - 1].produced = true;
 	s->produced++;
+#ifdef OUTBOXD_TEST_CONFIRM_AT_PRODUCE
+	/*
+	 * The fault suite's mutant (outboxd-mutant, tests/fault/meson.build), never in outboxd: a
+	 * row counts as acknowledged once the producer took it, so it is marked before the broker
+	 * has it. The checker must catch this (a mark before the append, or a lost row).
+	 */
+	s->rows[token - 1].acked = true;
+	s->reported++;
+	s->acked++;
+#endif
 }
 
 static void
@@ -62,57 +43,17 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 {
 	struct poller *s = opaque;
 
+#ifdef OUTBOXD_TEST_CONFIRM_AT_PRODUCE
+	return; /* counted at produce time */
+#endif
 	s->reported++;
+	s->acked += ok;
 	s->rows[token - 1].acked = ok;
-	if (!ok) {
-		errbuf_set(s->why, sizeof(s->why), "delivery failed for row id=%s: %s",
-			   s->rows[token - 1].id, reason ? reason : "unknown");
+	if (!ok && !s->fail_id[0]) {
+		snprintf(s->fail_id, sizeof(s->fail_id), "%s", s->rows[token - 1].id);
+		errbuf_set(s->why, sizeof(s->why), "delivery failed for row id=%s of %s: %s",
+			   s->rows[token - 1].id, buf_cstr(&s->name), reason ? reason : "unknown");
 	}
-}
-
-/* A failed statement: a precondition (exit 2 with the fix) or transient (restart). */
-static enum outcome
-failed(struct poller *s, PGresult *r, const char *what)
-{
-	char line[1500];
-	enum pgconn_failure f;
-
-	if (!r) {
-		pgconn_error_line(s->sql, line, sizeof(line));
-		f = PGCONN_TRANSIENT;
-	} else {
-		f = pgconn_result_failure(r, line, sizeof(line));
-	}
-	PQclear(r);
-	errbuf_set(s->why, sizeof(s->why), "%s: %s", what, line);
-	return f == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
-}
-
-/* Runs @q with text parameters; *@ret (may be NULL) the successful result. */
-static enum outcome
-exec(struct poller *s, const char *q, int n, const char *const *params, const char *what,
-     PGresult **ret)
-{
-	PGresult *r = PQexecParams(s->sql, q, n, NULL, params, NULL, NULL, 0);
-
-	if (!r || (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)) {
-		return failed(s, r, what);
-	}
-	if (ret) {
-		*ret = r;
-	} else {
-		PQclear(r);
-	}
-	return OUTCOME_OK;
-}
-
-static void
-add_ident(struct poller *s, struct buf *q, const char *name)
-{
-	char *id = PQescapeIdentifier(s->sql, name, strlen(name));
-
-	buf_add_str(q, id);
-	PQfreemem(id);
 }
 
 /* The one table table.include.list selects (this version polls one). */
@@ -130,7 +71,7 @@ find_table(struct poller *s, char **ret_schema, char **ret_table, uint32_t *ret_
 			   "(table.include.list=public.outbox)");
 		return OUTCOME_PRECONDITION;
 	}
-	o = exec(
+	o = poll_exec(
 		s,
 		"SELECT n.nspname, c.relname, c.oid FROM pg_class c JOIN pg_namespace n ON "
 		"n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN "
@@ -194,23 +135,11 @@ describe(struct poller *s, const char *schema, const char *table, uint32_t oid)
 	return OUTCOME_OK;
 }
 
-/* The column @name of s->rel, or -1. */
-static int
-column(const struct poller *s, const char *name)
-{
-	for (int i = 0; i < s->rel->ncols; i++) {
-		if (strcmp(s->rel->cols[i].name, name) == 0) {
-			return i;
-		}
-	}
-	return -1;
-}
-
 /* A column the poll needs: missing is exit 2 naming it, the setting and the fix. */
 static bool
 require_column(struct poller *s, const char *name, const char *key, const char *add)
 {
-	if (column(s, name) >= 0) {
+	if (poll_column(s, name) >= 0) {
 		return true;
 	}
 	errbuf_set(s->why, sizeof(s->why),
@@ -235,7 +164,7 @@ build_sql(struct poller *s, const char *schema, const char *table)
 	const struct config *cfg = s->cfg;
 	const char *id = transform_column(cfg, "table.field.event.id", "id");
 	const char *key = transform_column(cfg, "table.field.event.key", "aggregateid");
-	struct buf qt = BUF_INIT;
+	struct buf *qt = &s->quoted;
 	PGresult *r = NULL;
 	char oid[16];
 	const char *params[1] = { oid };
@@ -249,38 +178,45 @@ build_sql(struct poller *s, const char *schema, const char *table)
 	    !require_column(s, key, "table.field.event.key", "varchar(255)")) {
 		return OUTCOME_PRECONDITION;
 	}
-	snprintf(oid, sizeof(oid), "%u", s->rel->cols[column(s, id)].type_oid);
-	if ((o = exec(s, "SELECT format_type($1::oid, NULL)", 1, params, "the id column's type",
-		      &r)) != OUTCOME_OK) {
+	snprintf(oid, sizeof(oid), "%u", s->rel->cols[poll_column(s, id)].type_oid);
+	if ((o = poll_exec(s, "SELECT format_type($1::oid, NULL)", 1, params,
+			   "the id column's type", &r)) != OUTCOME_OK) {
 		return o;
 	}
-	add_ident(s, &qt, schema);
-	buf_add_char(&qt, '.');
-	add_ident(s, &qt, table);
+	poll_add_ident(s, qt, schema);
+	buf_add_char(qt, '.');
+	poll_add_ident(s, qt, table);
 	buf_add_str(&s->select, "SELECT ");
 	for (int c = 0; c < s->rel->ncols; c++) {
 		buf_add_str(&s->select, c ? ", " : "");
-		add_ident(s, &s->select, s->rel->cols[c].name);
+		poll_add_ident(s, &s->select, s->rel->cols[c].name);
 	}
-	buf_add_fmt(&s->select, " FROM ONLY %s WHERE ", buf_cstr(&qt));
-	add_ident(s, &s->select, cfg->poll_published_column);
-	buf_add_str(&s->select, " IS NULL AND (hashtext(");
-	add_ident(s, &s->select, key);
-	buf_add_fmt(&s->select, "::text) & 2147483647) %% %lld = $1::int ORDER BY ",
-		    (long long)cfg->poll_partitions);
-	add_ident(s, &s->select, cfg->poll_order_column);
-	buf_add_fmt(&s->select, " LIMIT %lld", (long long)cfg->poll_batch_size);
-	if (strcmp(cfg->poll_after, "delete") == 0) {
-		buf_add_fmt(&s->mark, "DELETE FROM ONLY %s WHERE ", buf_cstr(&qt));
+	buf_add_fmt(&s->select, " FROM ONLY %s WHERE ", buf_cstr(qt));
+	poll_add_ident(s, &s->select, cfg->poll_published_column);
+	if (s->unordered) {
+		/* a claim: the rows stay locked until the transaction that marks them commits */
+		buf_add_str(&s->select, " IS NULL ORDER BY ");
 	} else {
-		buf_add_fmt(&s->mark, "UPDATE ONLY %s SET ", buf_cstr(&qt));
-		add_ident(s, &s->mark, cfg->poll_published_column);
-		buf_add_str(&s->mark, " = now() WHERE ");
+		buf_add_str(&s->select, " IS NULL AND (hashtext(");
+		poll_add_ident(s, &s->select, key);
+		buf_add_fmt(&s->select, "::text) & 2147483647) %% %lld = $1::int ORDER BY ",
+			    (long long)cfg->poll_partitions);
 	}
-	add_ident(s, &s->mark, id);
+	poll_add_ident(s, &s->select, cfg->poll_order_column);
+	buf_add_fmt(&s->select, " LIMIT %lld", (long long)cfg->poll_batch_size);
+	if (s->unordered) {
+		buf_add_str(&s->select, " FOR UPDATE SKIP LOCKED");
+	}
+	if (strcmp(cfg->poll_after, "delete") == 0) {
+		buf_add_fmt(&s->mark, "DELETE FROM ONLY %s WHERE ", buf_cstr(qt));
+	} else {
+		buf_add_fmt(&s->mark, "UPDATE ONLY %s SET ", buf_cstr(qt));
+		poll_add_ident(s, &s->mark, cfg->poll_published_column);
+		buf_add_str(&s->mark, " = statement_timestamp() WHERE ");
+	}
+	poll_add_ident(s, &s->mark, id);
 	buf_add_fmt(&s->mark, " = ANY($1::%s[])", PQgetvalue(r, 0, 0));
 	PQclear(r);
-	buf_fini(&qt);
 	return OUTCOME_OK;
 }
 
@@ -303,8 +239,8 @@ take_partitions(struct poller *s)
 			continue;
 		}
 		snprintf(num, sizeof(num), "%d", p);
-		o = exec(s, "SELECT pg_try_advisory_lock(hashtext($1), $2::int)", 2, params,
-			 "taking a partition's advisory lock", &r);
+		o = poll_exec(s, "SELECT pg_try_advisory_lock(hashtext($1), $2::int)", 2, params,
+			      "taking a partition's advisory lock", &r);
 		if (o == OUTCOME_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
 			s->owned[p] = true;
 			s->nowned++;
@@ -313,11 +249,34 @@ take_partitions(struct poller *s)
 	}
 	buf_fini(&key);
 	if (o == OUTCOME_OK && s->nowned != before) {
+		metrics_poll_partitions(s->p->metrics, s->nowned);
 		log_info(MOD, "this process owns %d of %lld partitions of %s", s->nowned,
 			 (long long)cfg->poll_partitions, buf_cstr(&s->name));
 	}
 	s->next_lock_us = now_monotonic_us() + cfg->poll_interval_ms * 1000;
 	return o;
+}
+
+/* Once a second while records wait: the stall watchdog (the one `outboxd run` has). */
+static void
+tick(struct poller *s)
+{
+	int64_t now = now_monotonic_us();
+	char broker[512];
+	struct stall_view v = { .now_us = now, .warn_ms = s->cfg->stall_warn_ms };
+
+	if (now < s->next_tick_us || !s->pub) {
+		return;
+	}
+	v.waiting = s->produced - s->reported + (publish_waiting(s->pub) ? 1 : 0);
+	v.progress = s->acked != s->tick_acked;
+	v.queue_len = publish_queue_len(s->pub);
+	v.broker = publish_broker_state(s->pub, now, broker, sizeof(broker)) ? broker : NULL;
+	s->tick_acked = s->acked;
+	stall_check(s->stall, &v, s->p->metrics);
+	metrics_gauge(s->p->metrics, METRICS_IN_FLIGHT_RECORDS, (int64_t)v.waiting);
+	metrics_gauge(s->p->metrics, METRICS_PRODUCER_QUEUE_RECORDS, v.queue_len);
+	s->next_tick_us = now + 1000000;
 }
 
 /* Waits at most @us for delivery reports, a notification or a signal. */
@@ -330,6 +289,10 @@ wait_events(struct poller *s, int64_t us, bool *ret_notified)
 			       .max_us = us };
 	PGnotify *n;
 
+	tick(s);
+	if (w.max_us > 1000000) {
+		w.max_us = 1000000; /* the watchdog looks once a second */
+	}
 	if (loop_wait(s->p->loop, &w, s->why, sizeof(s->why)) < 0) {
 		return OUTCOME_HALT;
 	}
@@ -358,7 +321,7 @@ publish_fetched(struct poller *s, PGresult *r, int row, int part, struct pgoutpu
 				  .op = 'I', /* the records of `outboxd run`, which sees INSERTs */
 				  .tup = &tup,
 				  .where = buf_cstr(&s->where) };
-	struct pending *pe;
+	struct poll_pending *pe;
 	struct buf id = BUF_INIT;
 	enum outcome o;
 	bool notified = false;
@@ -377,7 +340,7 @@ publish_fetched(struct poller *s, PGresult *r, int row, int part, struct pgoutpu
 	}
 	router_row_id(s->p->router, s->rel, &tup, &id);
 	pe = &s->rows[s->nrows++];
-	*pe = (struct pending){ .part = part, .id = buf_steal(&id) };
+	*pe = (struct poll_pending){ .part = part, .id = buf_steal(&id) };
 	o = publish_row(s->pub, &pr, s->nrows, s->why, sizeof(s->why));
 	while (o == OUTCOME_OK && publish_waiting(s->pub)) {
 		if ((o = wait_events(s, 100000, &notified)) == OUTCOME_OK) {
@@ -425,10 +388,11 @@ mark(struct poller *s)
 
 	buf_add_char(&arr, '{');
 	for (size_t i = 0; i < s->nrows; i++) {
-		struct pending *pe = &s->rows[i];
+		struct poll_pending *pe = &s->rows[i];
 
-		blocked[pe->part] |= !pe->acked;
-		if (!blocked[pe->part]) {
+		/* unordered: no order to keep, every acknowledged row is marked */
+		blocked[pe->part] |= !pe->acked && !s->unordered;
+		if (pe->acked && !blocked[pe->part]) {
 			array_add(&arr, pe->id);
 			n++;
 		}
@@ -436,10 +400,11 @@ mark(struct poller *s)
 	buf_add_char(&arr, '}');
 	params[0] = buf_cstr(&arr);
 	if (n) {
-		o = exec(s, buf_cstr(&s->mark), 1, params, "marking the published rows", NULL);
+		o = poll_exec(s, buf_cstr(&s->mark), 1, params, "marking the published rows", NULL);
 	}
 	if (o == OUTCOME_OK) {
 		s->marked += n;
+		metrics_poll_done(s->p->metrics, n);
 	}
 	for (size_t i = 0; i < s->nrows; i++) {
 		free(s->rows[i].id);
@@ -482,17 +447,22 @@ cycle(struct poller *s, bool *ret_more)
 	bool failed_delivery;
 
 	*ret_more = false;
-	for (int p = 0; p < s->cfg->poll_partitions && o == OUTCOME_OK; p++) {
+	s->fail_id[0] = '\0';
+	if (s->unordered) {
+		/* the claim's row locks last until the COMMIT after the marking */
+		o = poll_exec(s, "BEGIN", 0, NULL, "starting the claim's transaction", NULL);
+	}
+	for (int p = 0; p < (s->unordered ? 1 : s->cfg->poll_partitions) && o == OUTCOME_OK; p++) {
 		char num[16];
 		const char *params[1] = { num };
 		PGresult *r = NULL;
 
-		if (!s->owned[p]) {
+		if (!s->unordered && !s->owned[p]) {
 			continue;
 		}
 		snprintf(num, sizeof(num), "%d", p);
-		if ((o = exec(s, buf_cstr(&s->select), 1, params, "reading unpublished rows",
-			      &r)) != OUTCOME_OK) {
+		if ((o = poll_exec(s, buf_cstr(&s->select), s->unordered ? 0 : 1, params,
+				   "reading unpublished rows", &r)) != OUTCOME_OK) {
 			break;
 		}
 		*ret_more |= PQntuples(r) >= s->cfg->poll_batch_size;
@@ -504,6 +474,9 @@ cycle(struct poller *s, bool *ret_more)
 	free(cols);
 	/* What was produced before a halt or a failure is delivered and marked first. */
 	m = await_reports(s);
+	if (s->nrows) {
+		failpoint_hit(FAILPOINT_POLL_BEFORE_MARK);
+	}
 	failed_delivery = false;
 	for (size_t i = 0; i < s->nrows; i++) {
 		failed_delivery |= !s->rows[i].acked;
@@ -511,6 +484,10 @@ cycle(struct poller *s, bool *ret_more)
 	if (m == OUTCOME_OK || m == OUTCOME_STOP) {
 		enum outcome mk = mark(s);
 
+		if (mk == OUTCOME_OK && s->unordered &&
+		    PQtransactionStatus(s->sql) == PQTRANS_INTRANS) {
+			mk = poll_exec(s, "COMMIT", 0, NULL, "committing the marks", NULL);
+		}
 		m = mk == OUTCOME_OK ? m : mk;
 	}
 	if (o == OUTCOME_OK) {
@@ -536,6 +513,9 @@ session_close(struct poller *s)
 	free(s->rows);
 	free(s->owned);
 	buf_fini(&s->name);
+	buf_fini(&s->quoted);
+	buf_fini(&s->stats);
+	buf_fini(&s->clean);
 	buf_fini(&s->where);
 	buf_fini(&s->select);
 	buf_fini(&s->mark);
@@ -572,14 +552,15 @@ session_open(struct poller *s)
 	buf_add_fmt(&s->where, "of %s, polled, at", buf_cstr(&s->name));
 	o = describe(s, schema, table, oid);
 	o = o == OUTCOME_OK ? build_sql(s, schema, table) : o;
+	o = o == OUTCOME_OK ? poll_upkeep_prepare(s, schema) : o;
 	free(schema);
 	free(table);
 	if (o != OUTCOME_OK) {
 		return o;
 	}
 	buf_add_str(&listen, "LISTEN ");
-	add_ident(s, &listen, cfg->poll_notify_channel);
-	o = exec(s, buf_cstr(&listen), 0, NULL, "LISTEN", NULL);
+	poll_add_ident(s, &listen, cfg->poll_notify_channel);
+	o = poll_exec(s, buf_cstr(&listen), 0, NULL, "LISTEN", NULL);
 	buf_fini(&listen);
 	if (o != OUTCOME_OK) {
 		return o;
@@ -587,13 +568,27 @@ session_open(struct poller *s)
 	if (publish_new(&s->pp, &src, &s->pub, s->why, sizeof(s->why)) < 0) {
 		return OUTCOME_PRECONDITION;
 	}
-	log_info(MOD,
-		 "polling %s (ordered, %lld partitions by hashtext(key), every %lld ms or on "
-		 "NOTIFY %s; after publishing: %s)",
-		 buf_cstr(&s->name), (long long)cfg->poll_partitions,
-		 (long long)cfg->poll_interval_ms, cfg->poll_notify_channel, cfg->poll_after);
+	if (s->poison_id && *s->poison_id) {
+		publish_set_poison(s->pub, 0, s->poison_id, s->poison_reason);
+	}
+	if (s->unordered) {
+		log_info(
+			MOD,
+			"polling %s (unordered: batches claimed with FOR UPDATE SKIP LOCKED, no "
+			"per-aggregate order; every %lld ms or on NOTIFY %s; after publishing: %s)",
+			buf_cstr(&s->name), (long long)cfg->poll_interval_ms,
+			cfg->poll_notify_channel, cfg->poll_after);
+	} else {
+		log_info(MOD,
+			 "polling %s (ordered, %lld partitions by hashtext(key), every %lld ms or "
+			 "on NOTIFY %s; after publishing: %s)",
+			 buf_cstr(&s->name), (long long)cfg->poll_partitions,
+			 (long long)cfg->poll_interval_ms, cfg->poll_notify_channel,
+			 cfg->poll_after);
+	}
 	metrics_set_state(s->p->metrics, METRICS_STATE_STREAMING, NULL);
-	return take_partitions(s);
+	metrics_poll_partitions(s->p->metrics, 0);
+	return s->unordered ? OUTCOME_OK : take_partitions(s);
 }
 
 /* Waits for a notification or the next interval. */
@@ -618,11 +613,15 @@ session_run(struct poller *s)
 	bool more = false;
 
 	while (o == OUTCOME_OK) {
-		if (now_monotonic_us() >= s->next_lock_us && s->nowned < s->cfg->poll_partitions) {
+		if (!s->unordered && now_monotonic_us() >= s->next_lock_us &&
+		    s->nowned < s->cfg->poll_partitions) {
 			o = take_partitions(s);
 		}
 		if (o == OUTCOME_OK) {
 			o = cycle(s, &more);
+		}
+		if (o == OUTCOME_OK) {
+			o = poll_upkeep(s);
 		}
 		if (o == OUTCOME_OK && !more) {
 			o = idle(s);
@@ -635,30 +634,103 @@ session_run(struct poller *s)
 	return o;
 }
 
+/* Settings that contradict each other: exit 2 before anything connects. */
+static bool
+settings_fit(const struct config *cfg)
+{
+	if (strcmp(cfg->poll_after, "delete") == 0 &&
+	    (cfg->poll_retention || cfg->poll_archive_table)) {
+		log_error(MOD,
+			  "outboxd.poll.after=delete deletes every row once published, so "
+			  "outboxd.poll.%s has nothing to clean: remove it, or set "
+			  "outboxd.poll.after=mark",
+			  cfg->poll_retention ? "retention" : "archive.table");
+		return false;
+	}
+	if (cfg->poll_archive_table && !cfg->poll_retention) {
+		log_error(
+			MOD,
+			"outboxd.poll.archive.table=%s needs outboxd.poll.retention (how long a "
+			"published row stays before it moves), e.g. outboxd.poll.retention=7 days",
+			cfg->poll_archive_table);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A row whose delivery fails session after session (outboxd.halt.after.failures), as `outboxd
+ * run` judges it: its dead letter on the next session when a dead-letter topic is set (once),
+ * else a halt naming it. Return: true to halt.
+ */
+static bool
+should_halt(struct poll_failing *f, const struct config *cfg, const char *id, const char *why)
+{
+	if (!*id) {
+		return false; /* not a delivery failure (the database or a connection): no verdict */
+	}
+	if (strcmp(f->id, id) != 0) {
+		snprintf(f->id, sizeof(f->id), "%s", id);
+		f->count = 0;
+	}
+	if (++f->count < cfg->halt_after_failures) {
+		return false;
+	}
+	if (cfg->dlq_topic && strcmp(f->dead_lettered, id) != 0) {
+		log_warn(MOD,
+			 "row id=%s failed %lld sessions in a row (%s); it goes to the dead-letter "
+			 "topic %s on the next poll",
+			 id, (long long)f->count, why, cfg->dlq_topic);
+		snprintf(f->dead_lettered, sizeof(f->dead_lettered), "%s", id);
+		snprintf(f->reason, sizeof(f->reason), "%s", why);
+		f->poison = true;
+		f->count = 0;
+		return false;
+	}
+	log_error(MOD,
+		  "halt: row id=%s failed %lld sessions in a row: %s; it and the rows after it in "
+		  "its partition stay unpublished; fix the cause (or set "
+		  "outboxd.errors.deadletterqueue.topic.name) and start outboxd poll again",
+		  id, (long long)f->count, why);
+	return true;
+}
+
 enum outcome
 poll_run(const struct poll_params *p)
 {
 	const struct config *cfg = p->cfg;
+	struct stall stall = { 0 };
+	struct poll_failing fail = { 0 };
 	int64_t backoff = 500;
 
-	if (strcmp(cfg->poll_mode, "ordered") != 0) {
-		log_error(MOD,
-			  "outboxd.poll.mode=%s is not built yet; use ordered (the default), "
-			  "which keeps per-aggregate order",
-			  cfg->poll_mode);
+	if (!settings_fit(cfg)) {
 		return OUTCOME_PRECONDITION;
 	}
+	metrics_poll_enable(p->metrics);
 	for (;;) {
-		struct poller s = { .p = p, .cfg = cfg };
+		struct poller s = { .p = p,
+				    .cfg = cfg,
+				    .unordered = strcmp(cfg->poll_mode, "unordered") == 0,
+				    .stall = &stall };
 		int64_t started = now_monotonic_us();
 		enum outcome o;
 
+		if (fail.poison) {
+			s.poison_id = fail.dead_lettered;
+			s.poison_reason = fail.reason;
+			fail.poison = false;
+		}
 		s.pp = (struct publish_params){ .producer = &cfg->librdkafka,
 						.router = p->router,
 						.dlq_topic = cfg->dlq_topic,
 						.metrics = p->metrics };
 		metrics_set_state(p->metrics, METRICS_STATE_STARTING, NULL);
 		o = session_run(&s);
+		if (o == OUTCOME_RESTART && should_halt(&fail, cfg, s.fail_id, s.why)) {
+			metrics_set_state(p->metrics, METRICS_STATE_HALTED, s.why);
+			session_close(&s);
+			return OUTCOME_HALT;
+		}
 		if (o != OUTCOME_RESTART) {
 			if (o != OUTCOME_STOP) {
 				log_error(MOD, "%s", s.why);

@@ -15,6 +15,7 @@ static const char *const names[FAILPOINT_COUNT_] = {
 	[FAILPOINT_AFTER_DELIVERY] = "after_delivery",
 	[FAILPOINT_AFTER_STATUS] = "after_status",
 	[FAILPOINT_SHUTDOWN_FLUSH] = "shutdown_flush",
+	[FAILPOINT_POLL_BEFORE_MARK] = "poll_before_mark",
 };
 
 /*

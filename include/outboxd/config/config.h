@@ -94,14 +94,20 @@ struct config {
 	char *dlq_topic;		/* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
 	char *java_double_format;	/* "jdk17" or "shortest" */
 	/* outboxd.poll.* (`outboxd poll`, README "Polling publisher") */
-	char *poll_mode;	     /* "ordered" (only one built) or "unordered" */
-	int64_t poll_partitions;     /* 16: rows hashed by aggregateid, one owner each */
-	int64_t poll_interval_ms;    /* 1000: the fallback poll (NOTIFY wakes at once) */
-	int64_t poll_batch_size;     /* 500 rows per partition per query */
-	char *poll_order_column;     /* "seq" */
-	char *poll_published_column; /* "published_at" */
-	char *poll_after;	     /* "mark" or "delete" */
-	char *poll_notify_channel;   /* "outboxd_outbox" */
+	char *poll_mode;		  /* "ordered" or "unordered" (SKIP LOCKED) */
+	int64_t poll_partitions;	  /* 16: rows hashed by aggregateid, one owner each */
+	int64_t poll_interval_ms;	  /* 1000: the fallback poll (NOTIFY wakes at once) */
+	int64_t poll_batch_size;	  /* 500 rows per partition per query */
+	char *poll_order_column;	  /* "seq" */
+	char *poll_published_column;	  /* "published_at" */
+	char *poll_after;		  /* "mark" or "delete" */
+	char *poll_notify_channel;	  /* "outboxd_outbox" */
+	char *poll_created_column;	  /* "created_at": the age of the oldest unpublished row */
+	int64_t poll_stats_interval_ms;	  /* 5000: the count and age of the unpublished rows */
+	char *poll_retention;		  /* a PostgreSQL interval; NULL: no cleanup */
+	char *poll_archive_table;	  /* NULL: cleanup deletes; else moves rows there */
+	int64_t poll_cleanup_interval_ms; /* 60000 */
+	int64_t poll_cleanup_batch_size;  /* 1000 rows per cleanup transaction */
 
 	/* keys accepted without effect: key as written -> reason, origin file:line; log once */
 	struct kv ignored;

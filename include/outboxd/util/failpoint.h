@@ -13,11 +13,12 @@
 enum failpoint {
 	FAILPOINT_BEFORE_START_REPLICATION, /* "before_start": connected, slot checked, not streaming */
 	FAILPOINT_AFTER_BEGIN,		    /* "after_begin": a Begin was just handled */
-	FAILPOINT_MID_TRANSACTION, /* "mid_transaction": a row of an open transaction produced */
-	FAILPOINT_AFTER_PRODUCE,   /* "after_produce": handed to librdkafka, no report yet */
-	FAILPOINT_AFTER_DELIVERY,  /* "after_delivery": a report arrived, no status update yet */
-	FAILPOINT_AFTER_STATUS,	   /* "after_status": a status update was just sent */
-	FAILPOINT_SHUTDOWN_FLUSH,  /* "shutdown_flush": SIGTERM, during the producer flush */
+	FAILPOINT_MID_TRANSACTION,  /* "mid_transaction": a row of an open transaction produced */
+	FAILPOINT_AFTER_PRODUCE,    /* "after_produce": handed to librdkafka, no report yet */
+	FAILPOINT_AFTER_DELIVERY,   /* "after_delivery": a report arrived, no status update yet */
+	FAILPOINT_AFTER_STATUS,	    /* "after_status": a status update was just sent */
+	FAILPOINT_SHUTDOWN_FLUSH,   /* "shutdown_flush": SIGTERM, during the producer flush */
+	FAILPOINT_POLL_BEFORE_MARK, /* "poll_before_mark": `poll` has a batch's reports, no mark */
 	FAILPOINT_COUNT_
 };
 

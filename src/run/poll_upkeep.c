@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The polling publisher's side work on its own connection, between cycles: the count and age
+ * of the unpublished rows (/metrics), and the cleanup of published rows older than
+ * outboxd.poll.retention, deleted or moved to outboxd.poll.archive.table. The cleanup goes in
+ * batches of outboxd.poll.cleanup.batch.size, each statement its own short transaction, so it
+ * never holds many row locks or a long snapshot; the rows of a batch are claimed with SKIP
+ * LOCKED, so two pollers cleaning at once never wait on each other.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/now.h"
+#include "poll_int.h"
+
+#define MOD "poll"
+
+/* The archive table as written (schema.table, or table in the outbox's schema), quoted. */
+static void
+archive_name(struct poller *s, const char *schema, struct buf *q)
+{
+	const char *name = s->cfg->poll_archive_table, *dot = strchr(name, '.');
+	char *sch = dot ? strndup(name, (size_t)(dot - name)) : strdup(schema);
+
+	poll_add_ident(s, q, sch);
+	buf_add_char(q, '.');
+	poll_add_ident(s, q, dot ? dot + 1 : name);
+	free(sch);
+}
+
+/* outboxd.poll.retention is an interval PostgreSQL reads, and longer than nothing. */
+static enum outcome
+check_retention(struct poller *s)
+{
+	const char *params[1] = { s->cfg->poll_retention };
+	PGresult *r = PQexecParams(s->sql, "SELECT $1::interval > interval '0'", 1, NULL, params,
+				   NULL, NULL, 0);
+	enum outcome o = OUTCOME_OK;
+
+	if (!r || PQstatus(s->sql) != CONNECTION_OK) {
+		PQclear(r);
+		return poll_exec(s, "SELECT 1", 0, NULL, "checking outboxd.poll.retention", NULL);
+	}
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+		errbuf_set(s->why, sizeof(s->why),
+			   "outboxd.poll.retention=%s is not a positive PostgreSQL interval: write "
+			   "it as PostgreSQL reads an interval, e.g. \"7 days\" or \"12 hours\"",
+			   s->cfg->poll_retention);
+		o = OUTCOME_PRECONDITION;
+	}
+	PQclear(r);
+	return o;
+}
+
+/* The archive table exists (its columns are checked by the first move, which names them). */
+static enum outcome
+check_archive(struct poller *s, const struct buf *arch)
+{
+	const char *params[1] = { buf_cstr(arch) };
+	PGresult *r = NULL;
+	enum outcome o = poll_exec(s, "SELECT to_regclass($1) IS NOT NULL", 1, params,
+				   "looking up outboxd.poll.archive.table", &r);
+
+	if (o == OUTCOME_OK && strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+		errbuf_set(s->why, sizeof(s->why),
+			   "outboxd.poll.archive.table=%s: no such table; create it with the "
+			   "outbox's columns (CREATE TABLE %s (LIKE %s), as sql/outbox_poll.sql "
+			   "shows) or remove the setting to delete published rows instead",
+			   s->cfg->poll_archive_table, buf_cstr(arch), buf_cstr(&s->quoted));
+		o = OUTCOME_PRECONDITION;
+	}
+	PQclear(r);
+	return o;
+}
+
+enum outcome
+poll_upkeep_prepare(struct poller *s, const char *schema)
+{
+	const struct config *cfg = s->cfg;
+	const char *created = cfg->poll_created_column;
+	struct buf arch = BUF_INIT, cols = BUF_INIT;
+	enum outcome o = OUTCOME_OK;
+
+	buf_add_str(&s->stats, "SELECT count(*), ");
+	if (poll_column(s, created) >= 0) {
+		buf_add_str(&s->stats,
+			    "COALESCE((EXTRACT(EPOCH FROM GREATEST(clock_timestamp() - min(");
+		poll_add_ident(s, &s->stats, created);
+		buf_add_str(&s->stats, "), interval '0')) * 1000)::bigint, 0)");
+	} else {
+		log_info(MOD,
+			 "%s has no column \"%s\" (outboxd.poll.created.column): "
+			 "outboxd_poll_oldest_unpublished_age_seconds is not reported",
+			 buf_cstr(&s->name), created);
+		buf_add_str(&s->stats, "-1");
+	}
+	buf_add_fmt(&s->stats, " FROM ONLY %s WHERE ", buf_cstr(&s->quoted));
+	poll_add_ident(s, &s->stats, cfg->poll_published_column);
+	buf_add_str(&s->stats, " IS NULL");
+	if (!cfg->poll_retention) {
+		return OUTCOME_OK;
+	}
+	if ((o = check_retention(s)) != OUTCOME_OK) {
+		return o;
+	}
+	/* ctid: the batch's rows by their physical address, the cheapest way back to them */
+	buf_add_str(&s->clean, "DELETE FROM ONLY ");
+	buf_add_fmt(&s->clean, "%s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s WHERE ",
+		    buf_cstr(&s->quoted), buf_cstr(&s->quoted));
+	poll_add_ident(s, &s->clean, cfg->poll_published_column);
+	buf_add_str(&s->clean, " < now() - $1::interval LIMIT $2::int FOR UPDATE SKIP LOCKED))");
+	if (cfg->poll_archive_table) {
+		struct buf del = BUF_INIT;
+
+		archive_name(s, schema, &arch);
+		if ((o = check_archive(s, &arch)) == OUTCOME_OK) {
+			for (int c = 0; c < s->rel->ncols; c++) {
+				buf_add_str(&cols, c ? ", " : "");
+				poll_add_ident(s, &cols, s->rel->cols[c].name);
+			}
+			/* one statement: the move is atomic, a row is in one table or the other */
+			buf_add_fmt(&del,
+				    "WITH moved AS (%s RETURNING %s) INSERT INTO %s (%s) "
+				    "OVERRIDING SYSTEM VALUE SELECT %s FROM moved",
+				    buf_cstr(&s->clean), buf_cstr(&cols), buf_cstr(&arch),
+				    buf_cstr(&cols), buf_cstr(&cols));
+			buf_reset(&s->clean);
+			buf_add_str(&s->clean, buf_cstr(&del));
+		}
+		buf_fini(&del);
+	}
+	buf_fini(&arch);
+	buf_fini(&cols);
+	return o;
+}
+
+static enum outcome
+count(struct poller *s)
+{
+	PGresult *r = NULL;
+	enum outcome o =
+		poll_exec(s, buf_cstr(&s->stats), 0, NULL, "counting the unpublished rows", &r);
+
+	if (o == OUTCOME_OK) {
+		metrics_poll_stats(s->p->metrics, strtoll(PQgetvalue(r, 0, 0), NULL, 10),
+				   strtoll(PQgetvalue(r, 0, 1), NULL, 10));
+	}
+	PQclear(r);
+	s->next_stats_us = now_monotonic_us() + s->cfg->poll_stats_interval_ms * 1000;
+	return o;
+}
+
+/* Batches until one is short (nothing older is left) or a signal asks to stop. */
+static enum outcome
+clean(struct poller *s)
+{
+	char batch[24];
+	const char *params[2] = { s->cfg->poll_retention, batch };
+	enum outcome o = OUTCOME_OK;
+	long long total = 0, n;
+
+	snprintf(batch, sizeof(batch), "%lld", (long long)s->cfg->poll_cleanup_batch_size);
+	do {
+		PGresult *r = NULL;
+
+		o = poll_exec(s, buf_cstr(&s->clean), 2, params,
+			      s->cfg->poll_archive_table ? "moving published rows to the archive" :
+							   "deleting published rows",
+			      &r);
+		n = o == OUTCOME_OK ? strtoll(PQcmdTuples(r), NULL, 10) : 0;
+		total += n;
+		PQclear(r);
+	} while (o == OUTCOME_OK && n >= s->cfg->poll_cleanup_batch_size && !s->p->loop->stopping);
+	if (total) {
+		log_info(MOD, "cleanup: %lld published rows older than %s %s", total,
+			 s->cfg->poll_retention,
+			 s->cfg->poll_archive_table ? "moved to the archive" : "deleted");
+	}
+	metrics_poll_cleaned(s->p->metrics, (uint64_t)total);
+	s->next_clean_us = now_monotonic_us() + s->cfg->poll_cleanup_interval_ms * 1000;
+	return o;
+}
+
+enum outcome
+poll_upkeep(struct poller *s)
+{
+	int64_t now = now_monotonic_us();
+	enum outcome o = OUTCOME_OK;
+
+	if (now >= s->next_stats_us) {
+		o = count(s);
+	}
+	if (o == OUTCOME_OK && s->clean.len && now >= s->next_clean_us) {
+		o = clean(s);
+	}
+	return o;
+}
