@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -294,13 +295,22 @@ START_TEST(test_frozen_broker_marks_nothing)
 	char *topic;
 	double took;
 
-	poll_fixture(&f, NULL, &topic);
-	relayfix_start_command(&f, "poll");
+	int port = itest_free_port();
+	char *body = NULL;
+	int code;
+
+	poll_fixture(&f, "outboxd.stall.warn.ms=1000\n", &topic);
+	f.pid = relayfix_spawn(&f, "poll", "outboxd.log", port);
 	ck_assert(relayfix_wait_log(&f, "owns 16 of 16", 30));
 	insert_rows(&f, f.pg, 0, 1, 10);
 	ck_assert(wait_published(&f, 10, false, 30) >= 0);
+	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 10, NULL), 200);
 	ck_assert_int_eq(kill(kpid, SIGSTOP), 0);
 	insert_rows(&f, f.pg, 10, 10, 10);
+	/* records wait without a report: the watchdog's verdict within a few of its looks */
+	code = itest_http_wait(port, "/health", 503, 15, &body);
+	ck_assert_msg(code == 503 && strstr(body, "\"stalled\":true"), "%d %s", code, body);
+	free(body);
 	for (int i = 0; i < 10; i++) {
 		ck_assert_int_eq(intf(f.pg,
 				      "SELECT count(*) FROM %s.outbox WHERE published_at IS NOT "
@@ -312,7 +322,11 @@ START_TEST(test_frozen_broker_marks_nothing)
 	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
 	took = wait_published(&f, 110, false, 60);
 	ck_assert_msg(took >= 0, "%s", relayfix_log(&f));
-	note("# broker frozen 5 s: 0 of 100 rows marked; all marked %.1f s after SIGCONT\n", took);
+	note("# broker frozen: /health 503 stalled, 0 of 100 rows marked; all marked %.1f s after "
+	     "SIGCONT\n",
+	     took);
+	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 15, NULL), 200);
+	ck_assert(relayfix_wait_log(&f, "no delivery report for", 1));
 	ck_assert_int_eq(itest_topic_count(topic), 110);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
 	free(topic);
@@ -396,7 +410,7 @@ START_TEST(test_sigkill_loses_nothing)
 }
 END_TEST
 
-/* A missing column is exit 2 naming it and the fix; unordered mode is refused. */
+/* A missing column, a retention that is no interval, cleanup settings that contradict: exit 2. */
 START_TEST(test_missing_column_exits_2)
 {
 	struct relayfix f;
@@ -409,10 +423,285 @@ START_TEST(test_missing_column_exits_2)
 	ck_assert_msg(strstr(log, "has no column \"position\" (outboxd.poll.order.column)"), "%s",
 		      log);
 	free(log);
-	relayfix_config(&f, "outboxd.poll.mode=unordered\n", NULL);
+	relayfix_config(&f, "outboxd.poll.retention=a while\n", NULL);
 	relayfix_start_command(&f, "poll");
 	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
-	ck_assert(relayfix_wait_log(&f, "outboxd.poll.mode=unordered is not built yet", 1));
+	ck_assert(relayfix_wait_log(&f, "outboxd.poll.retention=a while is not a positive", 1));
+	relayfix_config(&f, "outboxd.poll.retention=1 day\noutboxd.poll.after=delete\n", NULL);
+	relayfix_start_command(&f, "poll");
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	ck_assert(relayfix_wait_log(&f, "outboxd.poll.retention has nothing to clean", 1));
+	relayfix_config(&f, "outboxd.poll.retention=1 day\noutboxd.poll.archive.table=nowhere\n",
+			NULL);
+	relayfix_start_command(&f, "poll");
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	ck_assert(relayfix_wait_log(&f, "outboxd.poll.archive.table=nowhere: no such table", 1));
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/* The rows of @recs (each partition in offset order) per aggregate: the first copy of each row
+ * comes in increasing k, as a consumer that dedupes by id sees them. Returns the distinct rows. */
+static long
+first_copies_in_order(const struct itest_record *recs, size_t n, long nrows)
+{
+	char *seen = xcalloc((size_t)nrows, 1);
+	long last[N_AGGS], distinct = 0;
+
+	for (int a = 0; a < N_AGGS; a++) {
+		last[a] = -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int a;
+		long k;
+
+		ck_assert_int_eq(sscanf(recs[i].key, "\"agg-%d\"", &a), 1);
+		k = strtol(strstr(recs[i].value, "\\\"k\\\": ") + 7, NULL, 10);
+		ck_assert(k >= 0 && k < nrows && a >= 0 && a < N_AGGS);
+		if (seen[k]) {
+			continue; /* a duplicate: published again after a crash before its mark */
+		}
+		ck_assert_msg(k > last[a], "aggregate %d: row %ld first seen after %ld", a, k,
+			      last[a]);
+		last[a] = k;
+		seen[k] = 1;
+		distinct++;
+	}
+	free(seen);
+	return distinct;
+}
+
+/* A metric's value in a /metrics body, or -1 if it is not there. */
+static double
+metric(const char *body, const char *name)
+{
+	const char *p = body;
+	size_t len = strlen(name);
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == body || p[-1] == '\n') && p[len] == ' ') {
+			return strtod(p + len + 1, NULL);
+		}
+		p += len;
+	}
+	return -1;
+}
+
+/* Waits until @name in @port's /metrics equals @want; true if it did within @timeout_s. */
+static bool
+wait_metric(int port, const char *name, double want, int timeout_s)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < timeout_s) {
+		char *body = NULL;
+		bool ok = itest_http_get(port, "/metrics", &body) == 200 &&
+			  metric(body, name) == want;
+
+		free(body);
+		if (ok) {
+			return true;
+		}
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/*
+ * Two pollers in ordered mode: the second owns nothing while the first runs; the first killed
+ * with -9 mid-backlog, the second takes its partitions within a bounded time and publishes the
+ * rest, each aggregate's rows in order (first copies), none lost.
+ */
+START_TEST(test_second_poller_takes_over_and_keeps_order)
+{
+	struct relayfix f;
+	struct itest_record *recs;
+	int port = itest_free_port(), st;
+	char *topic, *body = NULL;
+	double t_kill, took;
+	long distinct, left, total;
+	pid_t b;
+	size_t n;
+
+	poll_fixture(&f, "outboxd.poll.interval.ms=200\noutboxd.poll.batch.size=20\n", &topic);
+	relayfix_start_command(&f, "poll");
+	ck_assert(relayfix_wait_log(&f, "owns 16 of 16", 30));
+	b = relayfix_spawn(&f, "poll", "b.log", port);
+	ck_assert_msg(relayfix_wait_log_named(&f, "b.log", "polling", 30), "%s",
+		      relayfix_log_named(&f, "b.log"));
+	ck_assert(wait_metric(port, "outboxd_poll_partitions_owned", 0, 10));
+	insert_rows(&f, f.pg, 0, 20, 1000);
+	/* the first poller is busy with the backlog: kill it in the middle */
+	while (intf(f.pg, "SELECT count(*) FROM %s.outbox WHERE published_at IS NOT NULL", f.name) <
+	       2000) {
+		usleep(10 * 1000);
+	}
+	relayfix_stop(&f, SIGKILL);
+	t_kill = now_s();
+	left = intf(f.pg, "SELECT count(*) FROM %s.outbox WHERE published_at IS NULL", f.name);
+	ck_assert_msg(left > 0, "the first poller published everything before the kill");
+	ck_assert_msg(relayfix_wait_log_named(&f, "b.log", "owns 16 of 16 partitions", 10), "%s",
+		      relayfix_log_named(&f, "b.log"));
+	took = now_s() - t_kill;
+	ck_assert(wait_metric(port, "outboxd_poll_partitions_owned", 16, 5));
+	ck_assert_msg(wait_published(&f, 20000, false, 120) >= 0, "%s",
+		      relayfix_log_named(&f, "b.log"));
+	ck_assert(wait_metric(port, "outboxd_poll_unpublished_rows", 0, 15));
+	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
+	ck_assert_msg(metric(body, "outboxd_poll_rows_marked_total") > 0, "%s", body);
+	ck_assert_msg(metric(body, "outboxd_poll_oldest_unpublished_age_seconds") == 0, "%s", body);
+	free(body);
+	kill(b, SIGTERM);
+	ck_assert_int_eq(waitpid(b, &st, 0), b);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* duplicates: every record the topic holds, not the first 20,000 */
+	total = itest_topic_count(topic);
+	n = itest_consume_all(topic, (size_t)total, 60000, &recs);
+	ck_assert_int_eq((long)n, total);
+	distinct = first_copies_in_order(recs, n, 20000);
+	note("# ordered, two pollers, the owner killed -9 with %ld of 20000 rows unpublished: "
+	     "partitions taken over in %.2f s, %zu records, %ld distinct, %ld duplicates, first "
+	     "copies in order\n",
+	     left, took, n, distinct, (long)n - distinct);
+	ck_assert_int_eq(distinct, 20000);
+	itest_records_free(recs, n);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/* The "stopped: N rows published and marked" count of a poller's log. */
+static long
+marked_in_log(const struct relayfix *f, const char *log)
+{
+	char *text = relayfix_log_named(f, log);
+	const char *p = strstr(text, "stopped: ");
+	long v = p ? strtol(p + 9, NULL, 10) : -1;
+
+	free(text);
+	return v;
+}
+
+/* Two pollers in unordered mode share the table by SKIP LOCKED: every row exactly once. */
+START_TEST(test_unordered_workers_share_the_table)
+{
+	struct relayfix f;
+	PGconn *w2 = itest_pg();
+	char *topic;
+	long a, b;
+	pid_t pb;
+	int st;
+
+	poll_fixture(&f, "outboxd.poll.mode=unordered\noutboxd.poll.batch.size=25\n", &topic);
+	relayfix_start_command(&f, "poll");
+	pb = relayfix_spawn(&f, "poll", "b.log", 0);
+	ck_assert(relayfix_wait_log(&f, "unordered: batches claimed", 30));
+	ck_assert(relayfix_wait_log_named(&f, "b.log", "unordered: batches claimed", 30));
+	for (int t = 0; t < 100; t++) {
+		insert_rows(&f, (t % 2) ? w2 : f.pg, t * 30, 1, 30);
+	}
+	ck_assert_msg(wait_published(&f, 3000, false, 60) >= 0, "%s", relayfix_log(&f));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	kill(pb, SIGTERM);
+	ck_assert_int_eq(waitpid(pb, &st, 0), pb);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	a = marked_in_log(&f, "outboxd.log");
+	b = marked_in_log(&f, "b.log");
+	note("# unordered, two workers, 3000 rows in 100 transactions: %ld and %ld rows\n", a, b);
+	ck_assert_int_eq(a + b, 3000);
+	sleep(1);
+	ck_assert_int_eq(itest_topic_count(topic), 3000); /* no row twice: each claimed once */
+	PQfinish(w2);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/* Cleanup: published rows older than the retention are deleted, then (archive) moved. */
+START_TEST(test_cleanup_deletes_then_archives)
+{
+	struct relayfix f;
+	char *topic;
+	double t0;
+
+	poll_fixture(&f,
+		     "outboxd.poll.retention=1 second\noutboxd.poll.cleanup.interval.ms=200\n"
+		     "outboxd.poll.cleanup.batch.size=7\n",
+		     &topic);
+	relayfix_start_command(&f, "poll");
+	insert_rows(&f, f.pg, 0, 10, 10);
+	t0 = now_s();
+	while (intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name) > 0 && now_s() - t0 < 30) {
+		usleep(100 * 1000);
+	}
+	ck_assert_msg(intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name) == 0, "%s",
+		      relayfix_log(&f));
+	ck_assert(relayfix_wait_log(&f, "published rows older than 1 second deleted", 5));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	ck_assert_int_eq(itest_topic_count(topic), 100);
+
+	sqlf(f.pg, "CREATE TABLE %s.outbox_archive (LIKE %s.outbox)", f.name, f.name);
+	{
+		struct buf w = BUF_INIT;
+
+		buf_add_fmt(
+			&w,
+			"outboxd.poll.notify.channel=%s\noutboxd.poll.retention=1 second\n"
+			"outboxd.poll.cleanup.interval.ms=200\noutboxd.poll.cleanup.batch.size=7\n"
+			"outboxd.poll.archive.table=%s.outbox_archive\n",
+			f.name, f.name);
+		relayfix_config(&f, buf_cstr(&w), NULL);
+		buf_fini(&w);
+	}
+	relayfix_start_command(&f, "poll");
+	insert_rows(&f, f.pg, 100, 10, 10);
+	t0 = now_s();
+	while (intf(f.pg, "SELECT count(*) FROM %s.outbox_archive", f.name) < 100 &&
+	       now_s() - t0 < 30) {
+		usleep(100 * 1000);
+	}
+	ck_assert_msg(intf(f.pg, "SELECT count(*) FROM %s.outbox_archive", f.name) == 100, "%s",
+		      relayfix_log(&f));
+	ck_assert_int_eq(intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name), 0);
+	ck_assert_int_eq(intf(f.pg,
+			      "SELECT count(*) FROM %s.outbox_archive WHERE published_at IS NOT "
+			      "NULL AND (payload->>'k')::int BETWEEN 100 AND 199",
+			      f.name),
+			 100);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	ck_assert_int_eq(itest_topic_count(topic), 200);
+	note("# cleanup: 100 published rows deleted, 100 moved to the archive, in batches of 7\n");
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/* A record the broker refuses every time (topic max.message.bytes): a halt naming the row. */
+START_TEST(test_refused_row_halts_naming_it)
+{
+	struct relayfix f;
+	char *topic, *log;
+
+	poll_fixture(&f, "outboxd.halt.after.failures=2\noutboxd.restart.backoff.max.ms=200\n",
+		     &topic);
+	itest_topic_config(topic, true, "max.message.bytes", "2000");
+	relayfix_start_command(&f, "poll");
+	insert_rows(&f, f.pg, 0, 1, 5);
+	ck_assert_msg(wait_published(&f, 5, false, 30) >= 0, "%s", relayfix_log(&f));
+	sqlf(f.pg,
+	     "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+	     "('00000000-0000-0000-0000-00000000b16b', '%s_order', 'agg-big', 'Created', "
+	     "jsonb_build_object('k', 5, 'pad', repeat('x', 5000)))",
+	     f.name, f.name);
+	ck_assert_int_eq(relayfix_wait_exit(&f, 60), 1);
+	log = relayfix_log(&f);
+	ck_assert_msg(strstr(log, "halt: row id=00000000-0000-0000-0000-00000000b16b failed 2 "
+				  "sessions in a row"),
+		      "%s", log);
+	free(log);
+	ck_assert_int_eq(
+		intf(f.pg, "SELECT count(*) FROM %s.outbox WHERE published_at IS NULL", f.name), 1);
 	free(topic);
 	relayfix_fini(&f);
 }
@@ -434,6 +723,10 @@ main(void)
 	tcase_add_test(t, test_after_delete_deletes_published_rows);
 	tcase_add_test(t, test_frozen_broker_marks_nothing);
 	tcase_add_test(t, test_sigkill_loses_nothing);
+	tcase_add_test(t, test_second_poller_takes_over_and_keeps_order);
+	tcase_add_test(t, test_unordered_workers_share_the_table);
+	tcase_add_test(t, test_cleanup_deletes_then_archives);
+	tcase_add_test(t, test_refused_row_halts_naming_it);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

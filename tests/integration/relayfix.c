@@ -146,31 +146,42 @@ relayfix_start(struct relayfix *f)
 	relayfix_start_command(f, "run");
 }
 
-void
-relayfix_start_command(struct relayfix *f, const char *command)
+pid_t
+relayfix_spawn(const struct relayfix *f, const char *command, const char *log, int http_port)
 {
 	const char *bin = itest_env("OUTBOXD_BIN");
-	struct buf log = BUF_INIT, wk = BUF_INIT, cn = BUF_INIT;
+	struct buf lp = BUF_INIT, wk = BUF_INIT, cn = BUF_INIT;
 	pid_t pid;
 
-	buf_add_fmt(&log, "%s/outboxd.log", f->dir);
+	buf_add_fmt(&lp, "%s/%s", f->dir, log);
 	buf_add_fmt(&wk, "%s/worker.properties", f->dir);
 	buf_add_fmt(&cn, "%s/connector.properties", f->dir);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		FILE *out = freopen(buf_cstr(&log), "a", stderr);
+		FILE *out = freopen(buf_cstr(&lp), "a", stderr);
+		char port[16];
 
 		(void)out;
+		if (http_port) {
+			snprintf(port, sizeof(port), "%d", http_port);
+			setenv("OUTBOXD_HTTP_PORT", port, 1);
+		}
 		/* A test that fails mid-way must not leave outboxd running. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl(bin, bin, command, buf_cstr(&wk), buf_cstr(&cn), (char *)NULL);
 		_exit(127);
 	}
-	f->pid = pid;
-	buf_fini(&log);
+	buf_fini(&lp);
 	buf_fini(&wk);
 	buf_fini(&cn);
+	return pid;
+}
+
+void
+relayfix_start_command(struct relayfix *f, const char *command)
+{
+	f->pid = relayfix_spawn(f, command, "outboxd.log", 0);
 }
 
 static int
@@ -216,14 +227,14 @@ relayfix_stop(struct relayfix *f, int sig)
 }
 
 char *
-relayfix_log(const struct relayfix *f)
+relayfix_log_named(const struct relayfix *f, const char *log)
 {
 	struct buf path = BUF_INIT, out = BUF_INIT;
 	char chunk[4096];
 	size_t n;
 	FILE *in;
 
-	buf_add_fmt(&path, "%s/outboxd.log", f->dir);
+	buf_add_fmt(&path, "%s/%s", f->dir, log);
 	in = fopen(buf_cstr(&path), "r");
 	buf_fini(&path);
 	if (in) {
@@ -235,20 +246,33 @@ relayfix_log(const struct relayfix *f)
 	return buf_steal(&out);
 }
 
+char *
+relayfix_log(const struct relayfix *f)
+{
+	return relayfix_log_named(f, "outboxd.log");
+}
+
 bool
-relayfix_wait_log(const struct relayfix *f, const char *needle, int timeout_s)
+relayfix_wait_log_named(const struct relayfix *f, const char *log, const char *needle,
+			int timeout_s)
 {
 	for (int i = 0; i < timeout_s * 10; i++) {
-		char *log = relayfix_log(f);
-		bool found = strstr(log, needle) != NULL;
+		char *text = relayfix_log_named(f, log);
+		bool found = strstr(text, needle) != NULL;
 
-		free(log);
+		free(text);
 		if (found) {
 			return true;
 		}
 		usleep(100 * 1000);
 	}
 	return false;
+}
+
+bool
+relayfix_wait_log(const struct relayfix *f, const char *needle, int timeout_s)
+{
+	return relayfix_wait_log_named(f, "outboxd.log", needle, timeout_s);
 }
 
 static lsn_t

@@ -43,6 +43,20 @@ void relayfix_start(struct relayfix *f);
 /* relayfix_start_command() - start `outboxd @command worker.properties connector.properties`. */
 void relayfix_start_command(struct relayfix *f, const char *command);
 
+/*
+ * relayfix_spawn() - start one more `outboxd @command` on the fixture's files, beside the one
+ * relayfix_start*() runs: its stderr goes to @log in the fixture's directory, @http_port (0:
+ * none) is its outboxd.http.port (OUTBOXD_HTTP_PORT). The caller waits for it (waitpid).
+ */
+pid_t relayfix_spawn(const struct relayfix *f, const char *command, const char *log, int http_port);
+
+/* relayfix_log_named() - the log file @log of the fixture's directory so far (caller frees). */
+char *relayfix_log_named(const struct relayfix *f, const char *log);
+
+/* relayfix_wait_log_named() - wait up to @timeout_s until @log contains @needle. */
+bool relayfix_wait_log_named(const struct relayfix *f, const char *log, const char *needle,
+			     int timeout_s);
+
 /* relayfix_stop() - send @sig and wait; returns the exit status, or 128+signal if killed. */
 int relayfix_stop(struct relayfix *f, int sig);
 
