@@ -390,6 +390,8 @@ class Sampler:
         self.psql_starts = 0
 
     def start(self):
+        if self.fx.poll:
+            return  # no slot: the poller's marks are judged instead (check_poll_marks)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -484,8 +486,9 @@ def session_windows(samples):
 
 
 class Fixture:
-    def __init__(self, stack, bin_path, name, publish_ops="insert", nullable=True):
+    def __init__(self, stack, bin_path, name, publish_ops="insert", nullable=True, poll=False):
         self.s = stack
+        self.poll = poll  # `outboxd poll` on the table of sql/outbox_poll.sql; no slot of its own
         self.bin = bin_path
         self.name = name
         self.schema = "f_" + name
@@ -516,6 +519,19 @@ class Fixture:
             SELECT pg_create_logical_replication_slot('{self.slot}', 'pgoutput');
             SELECT pg_create_logical_replication_slot('{self.side}', 'test_decoding');
         """)
+        if poll:
+            # as sql/outbox_poll.sql makes it; the side slot still tells the commit order
+            stack.psql(f"""
+                ALTER TABLE {self.schema}.outbox
+                  ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY (CACHE 1),
+                  ADD COLUMN published_at timestamptz NULL;
+                CREATE INDEX ON {self.schema}.outbox (seq) WHERE published_at IS NULL;
+                CREATE FUNCTION {self.schema}.outbox_notify() RETURNS trigger LANGUAGE plpgsql
+                  AS $$ BEGIN PERFORM pg_notify('{self.schema}', ''); RETURN NULL; END; $$;
+                CREATE TRIGGER outbox_notify AFTER INSERT ON {self.schema}.outbox
+                  FOR EACH STATEMENT EXECUTE FUNCTION {self.schema}.outbox_notify();
+                SELECT pg_drop_replication_slot('{self.slot}');
+            """)
         self.fault_marks = []  # (confirmed, current_wal, kafka ids set)
         self.notes = []
         self.failures = []
@@ -537,6 +553,7 @@ offset.storage.file.filename=/tmp/connect.offsets
 outboxd.http.port=0
 outboxd.restart.backoff.max.ms=1000
 outboxd.stall.warn.ms=3000
+{f"outboxd.poll.notify.channel={self.schema}" if self.poll else ""}
 {worker_extra}
 """)
         with open(os.path.join(self.dir, f"connector{suffix}.properties"), "w") as f:
@@ -565,7 +582,9 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
 
     # --- outboxd
 
-    def start(self, env=None, suffix=""):
+    def start(self, env=None, suffix="", other=False):
+        """Starts outboxd (`poll` for a poller's fixture) on the fixture's files, logging to
+        its log; @other: one more process beside self.proc (kept in self.others)."""
         e = dict(os.environ)
         for k in ("OUTBOXD_FAILPOINT", "OUTBOXD_BIN"):
             e.pop(k, None)
@@ -573,11 +592,14 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
         lf = open(self.logpath, "ab")
         lf.write(f"---- start {time.strftime('%H:%M:%S')} env={env or {}}\n".encode())
         lf.flush()
-        p = subprocess.Popen([self.bin, "run", os.path.join(self.dir, f"worker{suffix}.properties"),
+        p = subprocess.Popen([self.bin, "poll" if self.poll else "run",
+                              os.path.join(self.dir, f"worker{suffix}.properties"),
                               os.path.join(self.dir, f"connector{suffix}.properties")],
                              stdout=lf, stderr=lf, stdin=subprocess.DEVNULL, env=e)
         lf.close()
-        if not suffix:
+        if other:
+            self.others = getattr(self, "others", []) + [p]
+        elif not suffix:
             self.proc = p
         return p
 
@@ -624,6 +646,22 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
 
     def kafka_ids(self):
         return {r["headers"].get("id") for r in self.s.read_topic(self.topic)}
+
+    def unpublished(self):
+        """The poller's fixture: rows whose published_at is still NULL."""
+        return int(self.s.psql_retry(f"SELECT count(*) FROM {self.schema}.outbox "
+                                     f"WHERE published_at IS NULL").strip())
+
+    def marks(self):
+        """The poller's fixture: id -> published_at in Unix milliseconds (None: unmarked)."""
+        out = self.s.psql_retry(f"SELECT id, extract(epoch FROM published_at) * 1000 "
+                                f"FROM {self.schema}.outbox")
+        res = {}
+        for line in out.split("\n"):
+            if line:
+                i, _, t = line.partition("\t")
+                res[i] = float(t) if t else None
+        return res
 
     def mark_fault(self, what, confirmed=None):
         """Records the unconfirmed window at a fault: the slot's confirmed_flush_lsn, the WAL
@@ -679,6 +717,10 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
 
     def cleanup(self):
         self.sampler.stop()
+        for p in getattr(self, "others", []):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
         if self.proc and self.proc.poll() is None:
             self.kill()
         for _ in range(50):
@@ -729,7 +771,7 @@ class Generator:
     by querying PostgreSQL."""
 
     def __init__(self, fx, rng, sessions=3, max_rows=50, pause=(0.05, 0.3), naggs=8,
-                 own_aggs=False):
+                 own_aggs=None):
         self.fx = fx
         self.rng = rng
         self.sessions = sessions
@@ -737,8 +779,9 @@ class Generator:
         self.pause = pause
         self.naggs = naggs
         # each session writes aggregates of its own: one aggregate's writes are serialised,
-        # as an application that locks the aggregate does (the initial snapshot's order)
-        self.own_aggs = own_aggs
+        # as an application that locks the aggregate does (the initial snapshot's order, and
+        # the poller's: rows in seq order, which is commit order per aggregate only then)
+        self.own_aggs = fx.poll if own_aggs is None else own_aggs
         self.txns = []
         self.lock = threading.Lock()
         self.stop_ev = threading.Event()
@@ -940,7 +983,7 @@ def check(fx, gen, res, expect_ids=None, exclude_after_end=None, allow_no_side=F
     if orphans:
         res.failures.append(f"P: {len(orphans)} published ids of no committed transaction, e.g. "
                             f"{sorted(orphans)[:3]}")
-    for (part, key), lst in by_agg.items():
+    for (part, key), lst in by_agg.items() if getattr(fx, "ordered", True) else ():
         for a, b in zip(lst, lst[1:]):
             if b[0] <= a[0]:
                 res.O += 1
@@ -948,6 +991,9 @@ def check(fx, gen, res, expect_ids=None, exclude_after_end=None, allow_no_side=F
                     res.failures.append(
                         f"O: key {key} partition {part}: {b[1]} (commit end {lsn_fmt(b[0][0])} #{b[0][1]}) "
                         f"published after {a[1]} (commit end {lsn_fmt(a[0][0])} #{a[0][1]})")
+    if fx.poll:
+        check_poll_marks(fx, res, recs)
+        return res
     check_d(fx, res, dups, end_of, fx.fault_marks + session_windows(samples))
     check_w_samples(fx, res, recs, samples)
     check_holds(fx, res, samples)
@@ -961,6 +1007,49 @@ def check(fx, gen, res, expect_ids=None, exclude_after_end=None, allow_no_side=F
                 f"{len(bad)} transaction(s) not fully in Kafka, e.g. commit end {lsn_fmt(bad[0])}")
     res.faults = len(fx.fault_marks)
     return res
+
+
+def check_poll_marks(fx, res, recs):
+    """The poller's W and D, from its marks: a row is marked (published_at, PostgreSQL's now()
+    of the marking statement) only after its delivery report, so after the broker appended it
+    (LogAppendTime, the same machine clock, rounded down to the millisecond). W: a row marked
+    before its first copy was appended, or marked and never appended. D: a copy appended after
+    the row's mark is outside (the poller read a marked row again); copies before it are the
+    unmarked batches a crash or a failed delivery republishes, inside."""
+    if recs and fx.s.timestamp_type(fx.topic, recs[0]["partition"], recs[0]["offset"]) != "logappend":
+        res.failures.append(f"harness: {fx.topic} does not carry the broker's append time")
+        return
+    marks = fx.marks()
+    copies = {}
+    for r in recs:
+        i = r["headers"].get("id")
+        if i is not None:
+            copies.setdefault(i, []).append(r["ts"])
+    early, out = [], []
+    for i, m in marks.items():
+        ts = sorted(copies.get(i, []))
+        if m is None:
+            continue  # unmarked at the end: a halted poller's rows (L says if one was due)
+        if not ts or ts[0] > m:
+            early.append((i, m, ts[0] if ts else None))
+        for t in ts[1:]:
+            if t > m:
+                out.append((i, m, t))
+            else:
+                res.D_in += 1
+    res.D_out += len(out)
+    res.W += len(early)
+    res.info.append(f"{sum(1 for m in marks.values() if m is not None)} of {len(marks)} rows "
+                    f"marked; every copy's append time compared with its row's mark")
+    if early:
+        i, m, t = early[0]
+        res.failures.append(f"W: {len(early)} row(s) marked published before the broker appended "
+                            f"them, e.g. {i}: " + ("never appended" if t is None else
+                                                    f"appended {t - m:.0f} ms after its mark"))
+    if out:
+        i, m, t = out[0]
+        res.failures.append(f"D: {len(out)} copies appended after their row was marked, e.g. "
+                            f"{i} {t - m:.0f} ms after its mark")
 
 
 def check_d(fx, res, dups, end_of, windows):
@@ -1084,6 +1173,15 @@ def settle(fx, gen, timeout=90, expect_ids=None):
     last = fx.last_end()
     while True:
         have = fx.kafka_ids()
+        if fx.poll:
+            left = fx.unpublished()
+            if want <= have and left == 0:
+                return True, ""
+            if time.time() > deadline:
+                why = [f"{len(want - have)} ids still missing from Kafka"] if not want <= have else []
+                return False, "; ".join(why + ([f"{left} rows still unmarked"] if left else []))
+            time.sleep(1)
+            continue
         c = fx.confirmed() or 0
         if want <= have and c >= last:
             return True, ""
