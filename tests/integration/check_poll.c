@@ -243,6 +243,37 @@ START_TEST(test_poll_publishes_the_records_run_publishes)
 }
 END_TEST
 
+/* The rows of @recs (each partition in offset order) per aggregate: the first copy of each row
+ * comes in increasing k, as a consumer that dedupes by id sees them. Returns the distinct rows. */
+static long
+first_copies_in_order(const struct itest_record *recs, size_t n, long nrows)
+{
+	char *seen = xcalloc((size_t)nrows, 1);
+	long last[N_AGGS], distinct = 0;
+
+	for (int a = 0; a < N_AGGS; a++) {
+		last[a] = -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int a;
+		long k;
+
+		ck_assert_int_eq(sscanf(recs[i].key, "\"agg-%d\"", &a), 1);
+		k = strtol(strstr(recs[i].value, "\\\"k\\\": ") + 7, NULL, 10);
+		ck_assert(k >= 0 && k < nrows && a >= 0 && a < N_AGGS);
+		if (seen[k]) {
+			continue; /* a duplicate: published again after a crash before its mark */
+		}
+		ck_assert_msg(k > last[a], "aggregate %d: row %ld first seen after %ld", a, k,
+			      last[a]);
+		last[a] = k;
+		seen[k] = 1;
+		distinct++;
+	}
+	free(seen);
+	return distinct;
+}
+
 /* Two writer connections taking turns, batches smaller than a transaction: each aggregate's rows in order. */
 START_TEST(test_per_aggregate_order_with_interleaved_writers)
 {
@@ -251,7 +282,6 @@ START_TEST(test_per_aggregate_order_with_interleaved_writers)
 	PGconn *w2;
 	char *topic;
 	size_t n;
-	long last[N_AGGS];
 
 	poll_fixture(&f, "outboxd.poll.batch.size=7\n", &topic);
 	relayfix_start_command(&f, "poll");
@@ -265,19 +295,8 @@ START_TEST(test_per_aggregate_order_with_interleaved_writers)
 	ck_assert_msg(wait_published(&f, 1000, false, 60) >= 0, "%s", relayfix_log(&f));
 	n = itest_consume_all(topic, 1000, 60000, &recs);
 	ck_assert_uint_eq(n, 1000);
-	for (int a = 0; a < N_AGGS; a++) {
-		last[a] = -1;
-	}
-	/* itest_consume_all() returns each partition's records in offset order */
-	for (size_t i = 0; i < n; i++) {
-		int a;
-		long k;
-
-		ck_assert_int_eq(sscanf(recs[i].key, "\"agg-%d\"", &a), 1);
-		k = strtol(strstr(recs[i].value, "\\\"k\\\": ") + 7, NULL, 10);
-		ck_assert_msg(k > last[a], "aggregate %d: row %ld after %ld", a, k, last[a]);
-		last[a] = k;
-	}
+	/* itest_consume_all() returns each partition's records in offset order; no copy twice */
+	ck_assert_int_eq(first_copies_in_order(recs, n, 1000), 1000);
 	note("# 1000 rows of %d aggregates from two writers, batches of 7: in order\n", N_AGGS);
 	itest_records_free(recs, n);
 	PQfinish(w2);
@@ -440,37 +459,6 @@ START_TEST(test_missing_column_exits_2)
 	relayfix_fini(&f);
 }
 END_TEST
-
-/* The rows of @recs (each partition in offset order) per aggregate: the first copy of each row
- * comes in increasing k, as a consumer that dedupes by id sees them. Returns the distinct rows. */
-static long
-first_copies_in_order(const struct itest_record *recs, size_t n, long nrows)
-{
-	char *seen = xcalloc((size_t)nrows, 1);
-	long last[N_AGGS], distinct = 0;
-
-	for (int a = 0; a < N_AGGS; a++) {
-		last[a] = -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int a;
-		long k;
-
-		ck_assert_int_eq(sscanf(recs[i].key, "\"agg-%d\"", &a), 1);
-		k = strtol(strstr(recs[i].value, "\\\"k\\\": ") + 7, NULL, 10);
-		ck_assert(k >= 0 && k < nrows && a >= 0 && a < N_AGGS);
-		if (seen[k]) {
-			continue; /* a duplicate: published again after a crash before its mark */
-		}
-		ck_assert_msg(k > last[a], "aggregate %d: row %ld first seen after %ld", a, k,
-			      last[a]);
-		last[a] = k;
-		seen[k] = 1;
-		distinct++;
-	}
-	free(seen);
-	return distinct;
-}
 
 /* A metric's value in a /metrics body, or -1 if it is not there. */
 static double
