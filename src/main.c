@@ -53,6 +53,8 @@ usage(FILE *out)
 	      "                        same files and outboxd.poll.*\n"
 	      "  check FILE...         validate configuration, connectivity, slot, publication and\n"
 	      "                        privileges, and print a diagnosis\n"
+	      "  check --poll FILE...  the same for `outboxd poll`: table, columns, cleanup\n"
+	      "                        settings, privileges, index, NOTIFY trigger\n"
 	      "  slot create FILE...   create the configured pgoutput slot (operations staff)\n"
 	      "  slot drop FILE...     drop it\n"
 	      "  slot status FILE...   show it\n"
@@ -415,8 +417,20 @@ check_postgres(const struct config *cfg, const struct router *router)
 	return ok;
 }
 
+/* poll_check()'s lines, as diag() prints them; a warning does not fail the check. */
+static void
+poll_diag(void *arg, int level, const char *what, const char *detail)
+{
+	if (level == 1) {
+		printf("%-4s %-13s %s\n", "warn", what, detail);
+	} else {
+		diag(level == 0, what, detail);
+	}
+}
+
+/* @poll: `outboxd check --poll`, what `outboxd poll` needs instead of the slot's things. */
 static int
-cmd_check(int nfiles, char **files)
+cmd_check(int nfiles, char **files, bool poll)
 {
 	struct config *cfg = load_config(nfiles, files);
 	struct router *router = NULL;
@@ -434,12 +448,17 @@ cmd_check(int nfiles, char **files)
 	buf_fini(&desc);
 	ok = build_router(cfg, rid, &router) == 0;
 	diag(ok, "configuration", ok ? "valid" : "invalid (see the line above)");
-	if (ok) {
+	if (ok && poll) {
+		ok = poll_check(&(struct poll_params){ .cfg = cfg, .router = router }, poll_diag,
+				NULL);
+		ok = check_kafka(cfg) && ok;
+	} else if (ok) {
 		ok = check_postgres(cfg, router);
 		ok = check_kafka(cfg) && ok;
 	}
-	printf("%s\n", ok ? "outboxd can run with this configuration" :
-			    "outboxd cannot run with this configuration: fix the FAIL lines");
+	printf("%s %s\n", poll ? "outboxd poll" : "outboxd",
+	       ok ? "can run with this configuration" :
+		    "cannot run with this configuration: fix the FAIL lines");
 	router_free(router);
 	config_free(cfg);
 	return ok ? EXIT_OK : EXIT_USAGE;
@@ -534,7 +553,9 @@ main(int argc, char **argv)
 		return cmd_poll(argc - 2, argv + 2);
 	}
 	if (!strcmp(argv[1], "check")) {
-		return cmd_check(argc - 2, argv + 2);
+		bool poll = argc > 2 && strcmp(argv[2], "--poll") == 0;
+
+		return cmd_check(argc - 2 - poll, argv + 2 + poll, poll);
 	}
 	if (!strcmp(argv[1], "slot")) {
 		return cmd_slot(argc - 2, argv + 2);

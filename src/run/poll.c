@@ -499,8 +499,8 @@ cycle(struct poller *s, bool *ret_more)
 	return o;
 }
 
-static void
-session_close(struct poller *s)
+void
+poll_session_close(struct poller *s)
 {
 	publish_free(s->pub);
 	PQfinish(s->sql); /* ends the session: its advisory locks go with it */
@@ -521,23 +521,18 @@ session_close(struct poller *s)
 	buf_fini(&s->mark);
 }
 
-/* Connects, finds and describes the table, listens. */
-static enum outcome
-session_open(struct poller *s)
+enum outcome
+poll_session_prepare(struct poller *s)
 {
 	const struct config *cfg = s->cfg;
 	enum pgconn_failure f = PGCONN_TRANSIENT;
-	struct publish_source src = { .on_produced = on_produced,
-				      .on_delivery = on_delivery,
-				      .opaque = s };
 	char *schema = NULL, *table = NULL;
-	struct buf listen = BUF_INIT;
-	uint32_t oid = 0;
 	enum outcome o;
 	int rc;
 
 	s->rc = relcache_new();
 	s->owned = xcalloc((size_t)cfg->poll_partitions, sizeof(bool));
+	s->stage = "postgresql";
 	if (pgconn_open(&cfg->pg_conn, false, &s->sql, &f, s->why, sizeof(s->why)) < 0) {
 		return f == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
 	}
@@ -545,17 +540,36 @@ session_open(struct poller *s)
 					sizeof(s->why))) < 0) {
 		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
-	if ((o = find_table(s, &schema, &table, &oid)) != OUTCOME_OK) {
+	s->stage = "table";
+	if ((o = find_table(s, &schema, &table, &s->oid)) != OUTCOME_OK) {
 		return o;
 	}
 	buf_add_fmt(&s->name, "%s.%s", schema, table);
 	buf_add_fmt(&s->where, "of %s, polled, at", buf_cstr(&s->name));
-	o = describe(s, schema, table, oid);
+	s->stage = "columns";
+	o = describe(s, schema, table, s->oid);
 	o = o == OUTCOME_OK ? build_sql(s, schema, table) : o;
-	o = o == OUTCOME_OK ? poll_upkeep_prepare(s, schema) : o;
+	if (o == OUTCOME_OK) {
+		s->stage = "cleanup";
+		o = poll_upkeep_prepare(s, schema);
+	}
 	free(schema);
 	free(table);
-	if (o != OUTCOME_OK) {
+	return o;
+}
+
+/* Connects, finds and describes the table, listens. */
+static enum outcome
+session_open(struct poller *s)
+{
+	const struct config *cfg = s->cfg;
+	struct publish_source src = { .on_produced = on_produced,
+				      .on_delivery = on_delivery,
+				      .opaque = s };
+	struct buf listen = BUF_INIT;
+	enum outcome o;
+
+	if ((o = poll_session_prepare(s)) != OUTCOME_OK) {
 		return o;
 	}
 	buf_add_str(&listen, "LISTEN ");
@@ -728,7 +742,7 @@ poll_run(const struct poll_params *p)
 		o = session_run(&s);
 		if (o == OUTCOME_RESTART && should_halt(&fail, cfg, s.fail_id, s.why)) {
 			metrics_set_state(p->metrics, METRICS_STATE_HALTED, s.why);
-			session_close(&s);
+			poll_session_close(&s);
 			return OUTCOME_HALT;
 		}
 		if (o != OUTCOME_RESTART) {
@@ -736,7 +750,7 @@ poll_run(const struct poll_params *p)
 				log_error(MOD, "%s", s.why);
 				metrics_set_state(p->metrics, METRICS_STATE_HALTED, s.why);
 			}
-			session_close(&s);
+			poll_session_close(&s);
 			return o;
 		}
 		if (now_monotonic_us() - started > INT64_C(60) * 1000000) {
@@ -746,7 +760,7 @@ poll_run(const struct poll_params *p)
 			 "%s; polling again from the oldest unpublished row in %lld ms (nothing is "
 			 "marked before its delivery report: duplicates, never loss)",
 			 s.why, (long long)backoff);
-		session_close(&s);
+		poll_session_close(&s);
 		metrics_set_state(p->metrics, METRICS_STATE_RESTARTING, s.why);
 		metrics_count(p->metrics, METRICS_PIPELINE_RESTARTS, 1);
 		if (!loop_sleep(p->loop, backoff)) {

@@ -44,6 +44,8 @@ struct poller {
 	const char *poison_id;	   /* borrowed: the row whose dead letter this session sends */
 	const char *poison_reason; /* borrowed */
 	PGconn *sql;
+	uint32_t oid;	   /* the table's */
+	const char *stage; /* what poll_session_prepare() was doing: postgresql, table, ... */
 	struct publish_params pp;
 	struct publish *pub;
 	struct relcache *rc;
@@ -71,6 +73,15 @@ struct poller {
 	char fail_id[256]; /* the first row whose delivery failed in this session, or "" */
 	char why[2048];
 };
+
+/*
+ * poll_session_prepare() - connect, run database.initial.statements, find the table, describe
+ * it and build the statements (the columns checked), and the cleanup's (poll_upkeep_prepare);
+ * on failure s->stage names the step and s->why the reason. poll_session_close() undoes it
+ * (and whatever the session did after it), on success and failure alike.
+ */
+enum outcome poll_session_prepare(struct poller *s);
+void poll_session_close(struct poller *s);
 
 /* poll_exec() - run @q with @n text parameters; *@ret (may be NULL) the successful result. A
  * failure is a precondition (exit 2 with the fix) or transient (restart), its reason in s->why. */

@@ -695,6 +695,91 @@ START_TEST(test_refused_row_halts_naming_it)
 }
 END_TEST
 
+/* `outboxd check --poll` on the fixture's files: its exit status, its output in @out. */
+static int
+check_poll(const struct relayfix *f, char *out, size_t len)
+{
+	struct buf cmd = BUF_INIT;
+	char *first = NULL;
+	size_t n;
+	FILE *p;
+	int st;
+
+	/* stdout only: the diagnosis (the log on stderr lists accepted keys) */
+	buf_add_fmt(
+		&cmd,
+		"'%s' check --poll '%s/worker.properties' '%s/connector.properties' 2>/dev/null",
+		itest_env("OUTBOXD_BIN"), f->dir, f->dir);
+	p = popen(buf_cstr(&cmd), "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(out, 1, len - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	buf_fini(&cmd);
+	/* the diagnosis lines only, not the description of the configuration before them */
+	for (const char *const *w = (const char *const[]){ "\nok   ", "\nFAIL ", "\nwarn ", NULL };
+	     *w; w++) {
+		char *at = strstr(out, *w);
+
+		if (at && (!first || at < first)) {
+			first = at;
+		}
+	}
+	if (first) {
+		memmove(out, first + 1, strlen(first));
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* check --poll: ready is exit 0; a role without UPDATE fails naming the GRANT; no index warns. */
+START_TEST(test_check_poll_names_what_is_missing)
+{
+	struct relayfix f;
+	PGconn *admin;
+	char out[8192], *topic; /* printed cut: check's messages hold 4 KiB */
+	struct buf extra = BUF_INIT;
+
+	poll_fixture(&f, NULL, &topic);
+	ck_assert_msg(check_poll(&f, out, sizeof(out)) == 0, "%.3000s", out);
+	ck_assert_msg(strstr(out, "ok   table") && strstr(out, "ok   columns") &&
+			      strstr(out, "ok   privileges    SELECT, UPDATE on ") &&
+			      strstr(out, "ok   index") && strstr(out, "ok   notify") &&
+			      strstr(out, "ok   kafka") && !strstr(out, "warn"),
+		      "%.3000s", out);
+	sqlf(f.pg, "CREATE ROLE %s_r LOGIN PASSWORD 'poll-check-pw'", f.name);
+	sqlf(f.pg, "GRANT USAGE ON SCHEMA %s TO %s_r", f.name, f.name);
+	sqlf(f.pg, "GRANT SELECT ON %s.outbox TO %s_r", f.name, f.name);
+	buf_add_fmt(&extra, "database.user=%s_r\ndatabase.password=poll-check-pw\n", f.name);
+	{
+		struct buf w = BUF_INIT;
+
+		buf_add_fmt(&w, "outboxd.poll.notify.channel=%s\n", f.name);
+		relayfix_config(&f, buf_cstr(&w), buf_cstr(&extra));
+		buf_fini(&w);
+	}
+	ck_assert_msg(check_poll(&f, out, sizeof(out)) == 2, "%.3000s", out);
+	ck_assert_msg(strstr(out, "FAIL privileges    the role lacks UPDATE on ") &&
+			      strstr(out, "GRANT UPDATE ON ") && !strstr(out, "poll-check-pw"),
+		      "%.3000s", out);
+	sqlf(f.pg, "GRANT UPDATE ON %s.outbox TO %s_r", f.name, f.name);
+	sqlf(f.pg, "DROP INDEX %s.outbox_seq_idx", f.name);
+	ck_assert_msg(check_poll(&f, out, sizeof(out)) == 0, "%.3000s", out);
+	ck_assert_msg(strstr(out, "warn index         no partial index on seq"), "%.3000s", out);
+	note("# check --poll: ready, a role without UPDATE (FAIL, the GRANT named), no index (warn)\n");
+	buf_fini(&extra);
+	admin = itest_pg();
+	{
+		char *name = xstrdup(f.name);
+
+		relayfix_fini(&f);
+		sqlf(admin, "DROP ROLE %s_r", name);
+		free(name);
+	}
+	PQfinish(admin);
+	free(topic);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -715,6 +800,7 @@ main(void)
 	tcase_add_test(t, test_unordered_workers_share_the_table);
 	tcase_add_test(t, test_cleanup_deletes_then_archives);
 	tcase_add_test(t, test_refused_row_halts_naming_it);
+	tcase_add_test(t, test_check_poll_names_what_is_missing);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

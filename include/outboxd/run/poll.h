@@ -21,6 +21,8 @@
  * poll at once; the interval is the fallback.
  */
 
+#include <stdbool.h>
+
 #include "outboxd/config/config.h"
 #include "outboxd/connect/router.h"
 #include "outboxd/run/loop.h"
@@ -43,5 +45,18 @@ struct poll_params {
  * (a missing table, column or privilege: exit 2); the reason is logged.
  */
 enum outcome poll_run(const struct poll_params *p);
+
+/* A line of `outboxd check --poll`: @level 0 ok, 1 a warning, 2 a failure. */
+typedef void (*poll_check_diag)(void *arg, int level, const char *what, const char *detail);
+
+/**
+ * poll_check() - what `outboxd poll` needs of the database: the connection, the table
+ * table.include.list selects, its columns, the cleanup settings, the privileges the statements
+ * need, the partial index and the NOTIFY trigger (the last two warnings only). Each finding
+ * goes to @diag (with @arg). Kafka is not checked here.
+ * @p: borrowed; ->loop may be NULL.
+ * Return: true when nothing failed.
+ */
+bool poll_check(const struct poll_params *p, poll_check_diag diag, void *arg);
 
 #endif
