@@ -83,6 +83,10 @@ struct poller {
 enum outcome poll_session_prepare(struct poller *s);
 void poll_session_close(struct poller *s);
 
+/* poll_failed() - judge the failed result @r (may be NULL; cleared) of the statement @what, as
+ * poll_exec() does: OUTCOME_PRECONDITION or OUTCOME_RESTART, the reason in s->why. */
+enum outcome poll_failed(struct poller *s, PGresult *r, const char *what);
+
 /* poll_exec() - run @q with @n text parameters; *@ret (may be NULL) the successful result. A
  * failure is a precondition (exit 2 with the fix) or transient (restart), its reason in s->why. */
 enum outcome poll_exec(struct poller *s, const char *q, int n, const char *const *params,

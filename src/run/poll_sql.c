@@ -11,8 +11,8 @@
 #include "poll_int.h"
 
 /* A failed statement: a precondition (exit 2 with the fix) or transient (restart). */
-static enum outcome
-failed(struct poller *s, PGresult *r, const char *what)
+enum outcome
+poll_failed(struct poller *s, PGresult *r, const char *what)
 {
 	char line[1500];
 	enum pgconn_failure f;
@@ -35,7 +35,7 @@ poll_exec(struct poller *s, const char *q, int n, const char *const *params, con
 	PGresult *r = PQexecParams(s->sql, q, n, NULL, params, NULL, NULL, 0);
 
 	if (!r || (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)) {
-		return failed(s, r, what);
+		return poll_failed(s, r, what);
 	}
 	if (ret) {
 		*ret = r;

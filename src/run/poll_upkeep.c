@@ -31,28 +31,34 @@ archive_name(struct poller *s, const char *schema, struct buf *q)
 	free(sch);
 }
 
-/* outboxd.poll.retention is an interval PostgreSQL reads, and longer than nothing. */
+/*
+ * outboxd.poll.retention is an interval PostgreSQL reads, and longer than nothing. Not through
+ * poll_exec(): a value the server cannot read (class 22, a data exception) is transient in the
+ * shared classification, but here the data is the user's setting, so it is exit 2 naming it;
+ * any other failure is judged as every statement's is.
+ */
 static enum outcome
 check_retention(struct poller *s)
 {
 	const char *params[1] = { s->cfg->poll_retention };
 	PGresult *r = PQexecParams(s->sql, "SELECT $1::interval > interval '0'", 1, NULL, params,
 				   NULL, NULL, 0);
-	enum outcome o = OUTCOME_OK;
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
 
-	if (!r || PQstatus(s->sql) != CONNECTION_OK) {
-		PQclear(r);
-		return poll_exec(s, "SELECT 1", 0, NULL, "checking outboxd.poll.retention", NULL);
+	if (!ok && !(state && strncmp(state, "22", 2) == 0)) {
+		return poll_failed(s, r, "checking outboxd.poll.retention");
 	}
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+	ok = ok && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	if (!ok) {
 		errbuf_set(s->why, sizeof(s->why),
 			   "outboxd.poll.retention=%s is not a positive PostgreSQL interval: write "
 			   "it as PostgreSQL reads an interval, e.g. \"7 days\" or \"12 hours\"",
 			   s->cfg->poll_retention);
-		o = OUTCOME_PRECONDITION;
+		return OUTCOME_PRECONDITION;
 	}
-	PQclear(r);
-	return o;
+	return OUTCOME_OK;
 }
 
 /* The archive table exists (its columns are checked by the first move, which names them). */
