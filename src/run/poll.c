@@ -52,208 +52,58 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 	if (!ok && !s->fail_id[0]) {
 		snprintf(s->fail_id, sizeof(s->fail_id), "%s", s->rows[token - 1].id);
 		errbuf_set(s->why, sizeof(s->why), "delivery failed for row id=%s of %s: %s",
-			   s->rows[token - 1].id, buf_cstr(&s->name), reason ? reason : "unknown");
+			   s->rows[token - 1].id,
+			   buf_cstr(&s->tables[s->rows[token - 1].table].name),
+			   reason ? reason : "unknown");
 	}
 }
 
-/* The one table table.include.list selects (this version polls one). */
+/* Takes the advisory lock of every partition of @t no session holds yet. */
 static enum outcome
-find_table(struct poller *s, char **ret_schema, char **ret_table, uint32_t *ret_oid)
+take_table_partitions(struct poller *s, struct poll_table *t)
 {
-	PGresult *r = NULL;
-	struct buf names = BUF_INIT;
-	enum outcome o;
-	int found = 0;
-
-	if (!s->cfg->table_include_list) {
-		errbuf_set(s->why, sizeof(s->why),
-			   "outboxd poll needs table.include.list naming the outbox table "
-			   "(table.include.list=public.outbox)");
-		return OUTCOME_PRECONDITION;
-	}
-	o = poll_exec(
-		s,
-		"SELECT n.nspname, c.relname, c.oid FROM pg_class c JOIN pg_namespace n ON "
-		"n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN "
-		"('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' ORDER BY 1, 2",
-		0, NULL, "listing the tables", &r);
-	if (o != OUTCOME_OK) {
-		return o;
-	}
-	for (int i = 0; i < PQntuples(r); i++) {
-		if (router_selects(s->p->router, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1))) {
-			buf_add_fmt(&names, "%s%s.%s", found ? ", " : "", PQgetvalue(r, i, 0),
-				    PQgetvalue(r, i, 1));
-			if (!found++) {
-				*ret_schema = xstrdup(PQgetvalue(r, i, 0));
-				*ret_table = xstrdup(PQgetvalue(r, i, 1));
-				*ret_oid = (uint32_t)strtoul(PQgetvalue(r, i, 2), NULL, 10);
-			}
-		}
-	}
-	PQclear(r);
-	if (found > 1) {
-		errbuf_set(s->why, sizeof(s->why),
-			   "table.include.list selects %d tables (%s); outboxd poll reads one "
-			   "outbox table in this version: narrow table.include.list to it",
-			   found, buf_cstr(&names));
-	} else if (!found) {
-		errbuf_set(s->why, sizeof(s->why),
-			   "table.include.list \"%.200s\" selects no table of the database: create "
-			   "the outbox table (sql/outbox_poll.sql) or fix the list",
-			   s->cfg->table_include_list);
-	}
-	if (found != 1) {
-		buf_fini(&names);
-		if (found) {
-			free(*ret_schema);
-			free(*ret_table);
-		}
-		return OUTCOME_PRECONDITION;
-	}
-	buf_fini(&names);
-	return OUTCOME_OK;
-}
-
-/* The table's columns as pgoutput would describe them, into s->rel. */
-static enum outcome
-describe(struct poller *s, const char *schema, const char *table, uint32_t oid)
-{
-	struct pgsql_described d = { 0 };
-	char err[512];
-	int rc = pgsql_describe(s->sql, schema, table, oid, s->rc, &d, err, sizeof(err));
-
-	if (rc < 0) {
-		errbuf_set(s->why, sizeof(s->why), "reading the columns of %s.%s: %s", schema,
-			   table, err);
-		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
-	}
-	s->rel = d.rel;
-	s->notnull = d.notnull;
-	s->defaults = d.defaults;
-	s->ncols = d.rel->ncols;
-	return OUTCOME_OK;
-}
-
-/* A column the poll needs: missing is exit 2 naming it, the setting and the fix. */
-static bool
-require_column(struct poller *s, const char *name, const char *key, const char *add)
-{
-	if (poll_column(s, name) >= 0) {
-		return true;
-	}
-	errbuf_set(s->why, sizeof(s->why),
-		   "table %s has no column \"%s\" (%s): add it as sql/outbox_poll.sql does "
-		   "(ALTER TABLE %s ADD COLUMN %s %s) or set %s to the column that is",
-		   buf_cstr(&s->name), name, key, buf_cstr(&s->name), name, add, key);
-	return false;
-}
-
-static const char *
-transform_column(const struct config *cfg, const char *key, const char *def)
-{
-	const char *v = kv_get(&cfg->transform, key);
-
-	return v && *v ? v : def;
-}
-
-/* The statements of the session, with every identifier quoted. */
-static enum outcome
-build_sql(struct poller *s, const char *schema, const char *table)
-{
-	const struct config *cfg = s->cfg;
-	const char *id = transform_column(cfg, "table.field.event.id", "id");
-	const char *key = transform_column(cfg, "table.field.event.key", "aggregateid");
-	struct buf *qt = &s->quoted;
-	PGresult *r = NULL;
-	char oid[16];
-	const char *params[1] = { oid };
-	enum outcome o;
-
-	if (!require_column(s, cfg->poll_order_column, "outboxd.poll.order.column",
-			    "bigint GENERATED ALWAYS AS IDENTITY") ||
-	    !require_column(s, cfg->poll_published_column, "outboxd.poll.published.column",
-			    "timestamptz NULL") ||
-	    !require_column(s, id, "table.field.event.id", "uuid") ||
-	    !require_column(s, key, "table.field.event.key", "varchar(255)")) {
-		return OUTCOME_PRECONDITION;
-	}
-	snprintf(oid, sizeof(oid), "%u", s->rel->cols[poll_column(s, id)].type_oid);
-	if ((o = poll_exec(s, "SELECT format_type($1::oid, NULL)", 1, params,
-			   "the id column's type", &r)) != OUTCOME_OK) {
-		return o;
-	}
-	poll_add_ident(s, qt, schema);
-	buf_add_char(qt, '.');
-	poll_add_ident(s, qt, table);
-	buf_add_str(&s->select, "SELECT ");
-	for (int c = 0; c < s->rel->ncols; c++) {
-		buf_add_str(&s->select, c ? ", " : "");
-		poll_add_ident(s, &s->select, s->rel->cols[c].name);
-	}
-	buf_add_fmt(&s->select, " FROM ONLY %s WHERE ", buf_cstr(qt));
-	poll_add_ident(s, &s->select, cfg->poll_published_column);
-	if (s->unordered) {
-		/* a claim: the rows stay locked until the transaction that marks them commits */
-		buf_add_str(&s->select, " IS NULL ORDER BY ");
-	} else {
-		buf_add_str(&s->select, " IS NULL AND (hashtext(");
-		poll_add_ident(s, &s->select, key);
-		buf_add_fmt(&s->select, "::text) & 2147483647) %% %lld = $1::int ORDER BY ",
-			    (long long)cfg->poll_partitions);
-	}
-	poll_add_ident(s, &s->select, cfg->poll_order_column);
-	buf_add_fmt(&s->select, " LIMIT %lld", (long long)cfg->poll_batch_size);
-	if (s->unordered) {
-		buf_add_str(&s->select, " FOR UPDATE SKIP LOCKED");
-	}
-	if (strcmp(cfg->poll_after, "delete") == 0) {
-		buf_add_fmt(&s->mark, "DELETE FROM ONLY %s WHERE ", buf_cstr(qt));
-	} else {
-		buf_add_fmt(&s->mark, "UPDATE ONLY %s SET ", buf_cstr(qt));
-		poll_add_ident(s, &s->mark, cfg->poll_published_column);
-		buf_add_str(&s->mark, " = statement_timestamp() WHERE ");
-	}
-	poll_add_ident(s, &s->mark, id);
-	buf_add_fmt(&s->mark, " = ANY($1::%s[])", PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return OUTCOME_OK;
-}
-
-/* Takes the advisory lock of every partition no session holds yet. */
-static enum outcome
-take_partitions(struct poller *s)
-{
-	const struct config *cfg = s->cfg;
 	struct buf key = BUF_INIT;
-	int before = s->nowned;
+	int before = t->nowned;
 	enum outcome o = OUTCOME_OK;
 
-	buf_add_fmt(&key, "outboxd.poll %s", buf_cstr(&s->name));
-	for (int p = 0; p < cfg->poll_partitions && o == OUTCOME_OK; p++) {
+	buf_add_fmt(&key, "outboxd.poll %s", buf_cstr(&t->name));
+	for (int p = 0; p < s->cfg->poll_partitions && o == OUTCOME_OK; p++) {
 		char num[16];
 		const char *params[2] = { buf_cstr(&key), num };
 		PGresult *r = NULL;
 
-		if (s->owned[p]) {
+		if (t->owned[p]) {
 			continue;
 		}
 		snprintf(num, sizeof(num), "%d", p);
 		o = poll_exec(s, "SELECT pg_try_advisory_lock(hashtext($1), $2::int)", 2, params,
 			      "taking a partition's advisory lock", &r);
 		if (o == OUTCOME_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
-			s->owned[p] = true;
+			t->owned[p] = true;
+			t->nowned++;
 			s->nowned++;
 		}
 		PQclear(r);
 	}
 	buf_fini(&key);
-	if (o == OUTCOME_OK && s->nowned != before) {
+	if (o == OUTCOME_OK && t->nowned != before) {
 		metrics_poll_partitions(s->p->metrics, s->nowned);
-		log_info(MOD, "this process owns %d of %lld partitions of %s", s->nowned,
-			 (long long)cfg->poll_partitions, buf_cstr(&s->name));
+		log_info(MOD, "this process owns %d of %lld partitions of %s", t->nowned,
+			 (long long)s->cfg->poll_partitions, buf_cstr(&t->name));
 	}
-	s->next_lock_us = now_monotonic_us() + cfg->poll_interval_ms * 1000;
+	return o;
+}
+
+/* Every table's partitions no session holds yet; tried again every outboxd.poll.interval.ms. */
+static enum outcome
+take_partitions(struct poller *s)
+{
+	enum outcome o = OUTCOME_OK;
+
+	for (int i = 0; i < s->ntables && o == OUTCOME_OK; i++) {
+		o = take_table_partitions(s, &s->tables[i]);
+	}
+	s->next_lock_us = now_monotonic_us() + s->cfg->poll_interval_ms * 1000;
 	return o;
 }
 
@@ -312,21 +162,22 @@ wait_events(struct poller *s, int64_t us, bool *ret_notified)
 
 /* One fetched row through the publish path, waiting for queue space. */
 static enum outcome
-publish_fetched(struct poller *s, PGresult *r, int row, int part, struct pgoutput_col *cols)
+publish_fetched(struct poller *s, PGresult *r, int row, int ti, int part, struct pgoutput_col *cols)
 {
-	struct pgoutput_tuple tup = { .ncols = s->rel->ncols, .cols = cols };
-	struct publish_row pr = { .rel = s->rel,
-				  .notnull = s->notnull,
-				  .defaults = (const char *const *)s->defaults,
+	const struct poll_table *t = &s->tables[ti];
+	struct pgoutput_tuple tup = { .ncols = t->rel->ncols, .cols = cols };
+	struct publish_row pr = { .rel = t->rel,
+				  .notnull = t->notnull,
+				  .defaults = (const char *const *)t->defaults,
 				  .op = 'I', /* the records of `outboxd run`, which sees INSERTs */
 				  .tup = &tup,
-				  .where = buf_cstr(&s->where) };
+				  .where = buf_cstr(&t->where) };
 	struct poll_pending *pe;
 	struct buf id = BUF_INIT;
 	enum outcome o;
 	bool notified = false;
 
-	for (int c = 0; c < s->rel->ncols; c++) {
+	for (int c = 0; c < t->rel->ncols; c++) {
 		bool null = PQgetisnull(r, row, c);
 
 		cols[c].kind = null ? 'n' : 't';
@@ -338,9 +189,9 @@ publish_fetched(struct poller *s, PGresult *r, int row, int part, struct pgoutpu
 		s->cap = s->cap ? s->cap * 2 : 256;
 		s->rows = xrealloc(s->rows, s->cap * sizeof(*s->rows));
 	}
-	router_row_id(s->p->router, s->rel, &tup, &id);
+	router_row_id(s->p->router, t->rel, &tup, &id);
 	pe = &s->rows[s->nrows++];
-	*pe = (struct poll_pending){ .part = part, .id = buf_steal(&id) };
+	*pe = (struct poll_pending){ .table = ti, .part = part, .id = buf_steal(&id) };
 	o = publish_row(s->pub, &pr, s->nrows, s->why, sizeof(s->why));
 	while (o == OUTCOME_OK && publish_waiting(s->pub)) {
 		if ((o = wait_events(s, 100000, &notified)) == OUTCOME_OK) {
@@ -373,23 +224,26 @@ array_add(struct buf *a, const char *v)
 }
 
 /*
- * Marks (or deletes) the acknowledged rows of this cycle in one statement: per partition, the
- * rows before its first unacknowledged one, so a partition never has a published row after an
- * unpublished one of its batch.
+ * Marks (or deletes) the acknowledged rows of this cycle of @ti in one statement: per partition,
+ * the rows before its first unacknowledged one, so a partition never has a published row after
+ * an unpublished one of its batch.
  */
 static enum outcome
-mark(struct poller *s)
+mark_table(struct poller *s, int ti, bool *blocked)
 {
 	struct buf arr = BUF_INIT;
-	bool *blocked = xcalloc((size_t)s->cfg->poll_partitions, sizeof(bool));
 	const char *params[1];
 	enum outcome o = OUTCOME_OK;
 	uint64_t n = 0;
 
+	memset(blocked, 0, (size_t)s->cfg->poll_partitions * sizeof(bool));
 	buf_add_char(&arr, '{');
 	for (size_t i = 0; i < s->nrows; i++) {
 		struct poll_pending *pe = &s->rows[i];
 
+		if (pe->table != ti) {
+			continue;
+		}
 		/* unordered: no order to keep, every acknowledged row is marked */
 		blocked[pe->part] |= !pe->acked && !s->unordered;
 		if (pe->acked && !blocked[pe->part]) {
@@ -400,11 +254,26 @@ mark(struct poller *s)
 	buf_add_char(&arr, '}');
 	params[0] = buf_cstr(&arr);
 	if (n) {
-		o = poll_exec(s, buf_cstr(&s->mark), 1, params, "marking the published rows", NULL);
+		o = poll_exec(s, buf_cstr(&s->tables[ti].mark), 1, params,
+			      "marking the published rows", NULL);
 	}
 	if (o == OUTCOME_OK) {
 		s->marked += n;
 		metrics_poll_done(s->p->metrics, n);
+	}
+	buf_fini(&arr);
+	return o;
+}
+
+/* Marks every table's acknowledged rows of this cycle; the cycle's rows are forgotten. */
+static enum outcome
+mark(struct poller *s)
+{
+	bool *blocked = xcalloc((size_t)s->cfg->poll_partitions, sizeof(bool));
+	enum outcome o = OUTCOME_OK;
+
+	for (int ti = 0; ti < s->ntables && o == OUTCOME_OK; ti++) {
+		o = mark_table(s, ti, blocked);
 	}
 	for (size_t i = 0; i < s->nrows; i++) {
 		free(s->rows[i].id);
@@ -412,7 +281,6 @@ mark(struct poller *s)
 	s->nrows = 0;
 	s->produced = s->reported = 0;
 	free(blocked);
-	buf_fini(&arr);
 	return o;
 }
 
@@ -442,7 +310,7 @@ await_reports(struct poller *s)
 static enum outcome
 cycle(struct poller *s, bool *ret_more)
 {
-	struct pgoutput_col *cols = xcalloc((size_t)s->rel->ncols + 1, sizeof(*cols));
+	struct pgoutput_col *cols = NULL;
 	enum outcome o = OUTCOME_OK, m;
 	bool failed_delivery;
 
@@ -452,24 +320,30 @@ cycle(struct poller *s, bool *ret_more)
 		/* the claim's row locks last until the COMMIT after the marking */
 		o = poll_exec(s, "BEGIN", 0, NULL, "starting the claim's transaction", NULL);
 	}
-	for (int p = 0; p < (s->unordered ? 1 : s->cfg->poll_partitions) && o == OUTCOME_OK; p++) {
-		char num[16];
-		const char *params[1] = { num };
-		PGresult *r = NULL;
+	for (int ti = 0; ti < s->ntables && o == OUTCOME_OK; ti++) {
+		const struct poll_table *t = &s->tables[ti];
 
-		if (!s->unordered && !s->owned[p]) {
-			continue;
+		cols = xrealloc(cols, ((size_t)t->rel->ncols + 1) * sizeof(*cols));
+		for (int p = 0; p < (s->unordered ? 1 : s->cfg->poll_partitions) && o == OUTCOME_OK;
+		     p++) {
+			char num[16];
+			const char *params[1] = { num };
+			PGresult *r = NULL;
+
+			if (!s->unordered && !t->owned[p]) {
+				continue;
+			}
+			snprintf(num, sizeof(num), "%d", p);
+			if ((o = poll_exec(s, buf_cstr(&t->select), s->unordered ? 0 : 1, params,
+					   "reading unpublished rows", &r)) != OUTCOME_OK) {
+				break;
+			}
+			*ret_more |= PQntuples(r) >= s->cfg->poll_batch_size;
+			for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK; i++) {
+				o = publish_fetched(s, r, i, ti, p, cols);
+			}
+			PQclear(r);
 		}
-		snprintf(num, sizeof(num), "%d", p);
-		if ((o = poll_exec(s, buf_cstr(&s->select), s->unordered ? 0 : 1, params,
-				   "reading unpublished rows", &r)) != OUTCOME_OK) {
-			break;
-		}
-		*ret_more |= PQntuples(r) >= s->cfg->poll_batch_size;
-		for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK; i++) {
-			o = publish_fetched(s, r, i, p, cols);
-		}
-		PQclear(r);
 	}
 	free(cols);
 	/* What was produced before a halt or a failure is delivered and marked first. */
@@ -504,21 +378,12 @@ poll_session_close(struct poller *s)
 {
 	publish_free(s->pub);
 	PQfinish(s->sql); /* ends the session: its advisory locks go with it */
+	poll_tables_free(s);
 	relcache_free(s->rc, NULL);
-	free(s->notnull);
-	pgsql_defaults_free(s->defaults, s->ncols);
 	for (size_t i = 0; i < s->nrows; i++) {
 		free(s->rows[i].id);
 	}
 	free(s->rows);
-	free(s->owned);
-	buf_fini(&s->name);
-	buf_fini(&s->quoted);
-	buf_fini(&s->stats);
-	buf_fini(&s->clean);
-	buf_fini(&s->where);
-	buf_fini(&s->select);
-	buf_fini(&s->mark);
 }
 
 enum outcome
@@ -526,12 +391,9 @@ poll_session_prepare(struct poller *s)
 {
 	const struct config *cfg = s->cfg;
 	enum pgconn_failure f = PGCONN_TRANSIENT;
-	char *schema = NULL, *table = NULL;
-	enum outcome o;
 	int rc;
 
 	s->rc = relcache_new();
-	s->owned = xcalloc((size_t)cfg->poll_partitions, sizeof(bool));
 	s->stage = "postgresql";
 	if (pgconn_open(&cfg->pg_conn, false, &s->sql, &f, s->why, sizeof(s->why)) < 0) {
 		return f == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
@@ -540,25 +402,10 @@ poll_session_prepare(struct poller *s)
 					sizeof(s->why))) < 0) {
 		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
-	s->stage = "table";
-	if ((o = find_table(s, &schema, &table, &s->oid)) != OUTCOME_OK) {
-		return o;
-	}
-	buf_add_fmt(&s->name, "%s.%s", schema, table);
-	buf_add_fmt(&s->where, "of %s, polled, at", buf_cstr(&s->name));
-	s->stage = "columns";
-	o = describe(s, schema, table, s->oid);
-	o = o == OUTCOME_OK ? build_sql(s, schema, table) : o;
-	if (o == OUTCOME_OK) {
-		s->stage = "cleanup";
-		o = poll_upkeep_prepare(s, schema);
-	}
-	free(schema);
-	free(table);
-	return o;
+	return poll_tables_find(s);
 }
 
-/* Connects, finds and describes the table, listens. */
+/* Connects, finds and describes the tables, listens. */
 static enum outcome
 session_open(struct poller *s)
 {
@@ -590,13 +437,13 @@ session_open(struct poller *s)
 			MOD,
 			"polling %s (unordered: batches claimed with FOR UPDATE SKIP LOCKED, no "
 			"per-aggregate order; every %lld ms or on NOTIFY %s; after publishing: %s)",
-			buf_cstr(&s->name), (long long)cfg->poll_interval_ms,
+			buf_cstr(&s->names), (long long)cfg->poll_interval_ms,
 			cfg->poll_notify_channel, cfg->poll_after);
 	} else {
 		log_info(MOD,
 			 "polling %s (ordered, %lld partitions by hashtext(key), every %lld ms or "
 			 "on NOTIFY %s; after publishing: %s)",
-			 buf_cstr(&s->name), (long long)cfg->poll_partitions,
+			 buf_cstr(&s->names), (long long)cfg->poll_partitions,
 			 (long long)cfg->poll_interval_ms, cfg->poll_notify_channel,
 			 cfg->poll_after);
 	}
@@ -628,7 +475,7 @@ session_run(struct poller *s)
 
 	while (o == OUTCOME_OK) {
 		if (!s->unordered && now_monotonic_us() >= s->next_lock_us &&
-		    s->nowned < s->cfg->poll_partitions) {
+		    s->nowned < s->cfg->poll_partitions * s->ntables) {
 			o = take_partitions(s);
 		}
 		if (o == OUTCOME_OK) {

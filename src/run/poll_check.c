@@ -11,15 +11,15 @@
 #include "outboxd/util/mem.h"
 #include "poll_int.h"
 
-/* One yes/no question to the server about the table, "t" or "f". */
+/* One yes/no question to the server about the table @t, "t" or "f". */
 static bool
-ask(struct poller *s, const char *q, const char *p2, bool *ret)
+ask(struct poller *s, const struct poll_table *t, const char *q, const char *p2, bool *ret)
 {
 	char oid[16];
 	const char *params[2] = { oid, p2 };
 	PGresult *r = NULL;
 
-	snprintf(oid, sizeof(oid), "%u", s->oid);
+	snprintf(oid, sizeof(oid), "%u", t->oid);
 	if (poll_exec(s, q, p2 ? 2 : 1, params, "asking the server", &r) != OUTCOME_OK) {
 		return false;
 	}
@@ -30,7 +30,7 @@ ask(struct poller *s, const char *q, const char *p2, bool *ret)
 
 /* SELECT, and UPDATE or DELETE as the settings need them; INSERT on the archive. */
 static bool
-privileges(struct poller *s, poll_check_diag diag, void *arg)
+privileges(struct poller *s, const struct poll_table *t, poll_check_diag diag, void *arg)
 {
 	const struct config *cfg = s->cfg;
 	bool del = strcmp(cfg->poll_after, "delete") == 0;
@@ -45,7 +45,7 @@ privileges(struct poller *s, poll_check_diag diag, void *arg)
 		if (!need[i]) {
 			continue;
 		}
-		if (!ask(s, "SELECT has_table_privilege($1::oid, $2)", need[i], &yes)) {
+		if (!ask(s, t, "SELECT has_table_privilege($1::oid, $2)", need[i], &yes)) {
 			diag(arg, 2, "privileges", s->why);
 			ok = false;
 			break;
@@ -59,8 +59,8 @@ privileges(struct poller *s, poll_check_diag diag, void *arg)
 		buf_add_fmt(&d,
 			    "the role lacks %s on %s: GRANT %s ON %s TO <the role> (no REPLICATION "
 			    "is needed)",
-			    buf_cstr(&miss), buf_cstr(&s->name), buf_cstr(&miss),
-			    buf_cstr(&s->name));
+			    buf_cstr(&miss), buf_cstr(&t->name), buf_cstr(&miss),
+			    buf_cstr(&t->name));
 		diag(arg, 2, "privileges", buf_cstr(&d));
 		buf_fini(&d);
 		ok = false;
@@ -68,7 +68,7 @@ privileges(struct poller *s, poll_check_diag diag, void *arg)
 		struct buf d = BUF_INIT;
 
 		buf_add_fmt(&d, "%s on %s (no REPLICATION needed)", buf_cstr(&have),
-			    buf_cstr(&s->name));
+			    buf_cstr(&t->name));
 		diag(arg, 0, "privileges", buf_cstr(&d));
 		buf_fini(&d);
 	}
@@ -79,37 +79,37 @@ privileges(struct poller *s, poll_check_diag diag, void *arg)
 
 /* A partial index on the ordering column of the unpublished rows: a warning without one. */
 static void
-index_and_trigger(struct poller *s, poll_check_diag diag, void *arg)
+index_and_trigger(struct poller *s, const struct poll_table *t, poll_check_diag diag, void *arg)
 {
 	const struct config *cfg = s->cfg;
 	struct buf d = BUF_INIT;
 	bool yes = false;
 
-	if (ask(s,
+	if (ask(s, t,
 		"SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = "
 		"i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = $1::oid AND a.attname = $2 "
 		"AND i.indpred IS NOT NULL AND pg_get_expr(i.indpred, i.indrelid) LIKE '%IS NULL%')",
 		cfg->poll_order_column, &yes)) {
 		buf_add_fmt(&d,
-			    yes ? "a partial index on %s of the unpublished rows" :
-				  "no partial index on %s of the unpublished rows: the poll reads "
-				  "the whole table; CREATE INDEX ON %s (%s) WHERE %s IS NULL",
-			    cfg->poll_order_column, buf_cstr(&s->name), cfg->poll_order_column,
-			    cfg->poll_published_column);
+			    yes ? "a partial index on %s of the unpublished rows of %s" :
+				  "no partial index on %s of the unpublished rows of %s: the poll "
+				  "reads the whole table; CREATE INDEX ON %s (%s) WHERE %s IS NULL",
+			    cfg->poll_order_column, buf_cstr(&t->name), buf_cstr(&t->name),
+			    cfg->poll_order_column, cfg->poll_published_column);
 		diag(arg, yes ? 0 : 1, "index", buf_cstr(&d));
 	}
 	buf_reset(&d);
-	if (ask(s,
+	if (ask(s, t,
 		"SELECT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = $1::oid AND NOT "
 		"t.tgisinternal AND t.tgenabled <> 'D' AND pg_get_functiondef(t.tgfoid) LIKE '%' || "
 		"$2 || '%')",
 		cfg->poll_notify_channel, &yes)) {
 		buf_add_fmt(
 			&d,
-			yes ? "a trigger that names channel %s (NOTIFY wakes the poll)" :
-			      "no trigger names channel %s: rows wait up to "
+			yes ? "a trigger on %s that names channel %s (NOTIFY wakes the poll)" :
+			      "no trigger on %s names channel %s: rows wait up to "
 			      "outboxd.poll.interval.ms; add the trigger of sql/outbox_poll.sql",
-			cfg->poll_notify_channel);
+			buf_cstr(&t->name), cfg->poll_notify_channel);
 		diag(arg, yes ? 0 : 1, "notify", buf_cstr(&d));
 	}
 	buf_fini(&d);
@@ -129,7 +129,7 @@ poll_check(const struct poll_params *p, poll_check_diag diag, void *arg)
 		struct buf d = BUF_INIT;
 
 		diag(arg, 0, "postgresql", "connected");
-		buf_add_fmt(&d, "%s (selected by table.include.list)", buf_cstr(&s.name));
+		buf_add_fmt(&d, "%s (selected by table.include.list)", buf_cstr(&s.names));
 		diag(arg, 0, "table", buf_cstr(&d));
 		buf_reset(&d);
 		buf_add_fmt(&d, "%s (order), %s (published), the EventRouter's id and key",
@@ -145,8 +145,10 @@ poll_check(const struct poll_params *p, poll_check_diag diag, void *arg)
 		}
 		diag(arg, 0, "cleanup", buf_cstr(&d));
 		buf_fini(&d);
-		ok = privileges(&s, diag, arg);
-		index_and_trigger(&s, diag, arg);
+		for (int i = 0; i < s.ntables; i++) {
+			ok &= privileges(&s, &s.tables[i], diag, arg);
+			index_and_trigger(&s, &s.tables[i], diag, arg);
+		}
 	}
 	poll_session_close(&s);
 	return ok;

@@ -19,9 +19,9 @@
 #include "outboxd/run/stall.h"
 #include "outboxd/util/buf.h"
 
-/* One row produced in this cycle: its partition, id, and what its delivery report said. */
+/* One row produced in this cycle: its table, partition, id, and what its report said. */
 struct poll_pending {
-	int part;
+	int table, part;
 	char *id;
 	bool produced, acked;
 };
@@ -35,21 +35,10 @@ struct poll_failing {
 	bool poison; /* the next session sends dead_lettered's dead letter */
 };
 
-/* One session: the connection (its advisory locks), the table as pgoutput would describe it. */
-struct poller {
-	const struct poll_params *p;
-	const struct config *cfg;
-	bool unordered;		   /* outboxd.poll.mode=unordered: SKIP LOCKED, no partitions */
-	struct stall *stall;	   /* the watchdog, kept across sessions as in `outboxd run` */
-	const char *poison_id;	   /* borrowed: the row whose dead letter this session sends */
-	const char *poison_reason; /* borrowed */
-	PGconn *sql;
-	uint32_t oid;	   /* the table's */
-	const char *stage; /* what poll_session_prepare() was doing: postgresql, table, ... */
-	struct publish_params pp;
-	struct publish *pub;
-	struct relcache *rc;
-	const struct relcache_rel *rel;
+/* One outbox table a session polls: as pgoutput would describe it, and its statements. */
+struct poll_table {
+	uint32_t oid;
+	const struct relcache_rel *rel; /* borrowed from the session's relcache */
 	bool *notnull;
 	char **defaults;
 	int ncols;
@@ -62,6 +51,28 @@ struct poller {
 	struct buf clean;  /* one batch of the cleanup; empty without outboxd.poll.retention */
 	bool *owned;	   /* per partition: this session holds its advisory lock */
 	int nowned;
+};
+
+/*
+ * One session: the connection (its advisory locks) and the tables table.include.list selects,
+ * each polled and marked on its own; the producer and the pending rows are the session's.
+ */
+struct poller {
+	const struct poll_params *p;
+	const struct config *cfg;
+	bool unordered;		   /* outboxd.poll.mode=unordered: SKIP LOCKED, no partitions */
+	struct stall *stall;	   /* the watchdog, kept across sessions as in `outboxd run` */
+	const char *poison_id;	   /* borrowed: the row whose dead letter this session sends */
+	const char *poison_reason; /* borrowed */
+	PGconn *sql;
+	const char *stage; /* what poll_session_prepare() was doing: postgresql, table, ... */
+	struct publish_params pp;
+	struct publish *pub;
+	struct relcache *rc;
+	struct poll_table *tables;
+	int ntables;
+	struct buf names;      /* the tables' names, for messages */
+	int nowned;	       /* partitions owned, over every table */
 	int64_t next_lock_us;  /* when the partitions held elsewhere are tried again */
 	int64_t next_stats_us; /* when the unpublished rows are counted again */
 	int64_t next_clean_us; /* when the cleanup runs again */
@@ -75,8 +86,8 @@ struct poller {
 };
 
 /*
- * poll_session_prepare() - connect, run database.initial.statements, find the table, describe
- * it and build the statements (the columns checked), and the cleanup's (poll_upkeep_prepare);
+ * poll_session_prepare() - connect, run database.initial.statements, find the tables
+ * (poll_tables_find), describe each and build its statements (poll_table_prepare);
  * on failure s->stage names the step and s->why the reason. poll_session_close() undoes it
  * (and whatever the session did after it), on success and failure alike.
  */
@@ -92,18 +103,26 @@ enum outcome poll_failed(struct poller *s, PGresult *r, const char *what);
 enum outcome poll_exec(struct poller *s, const char *q, int n, const char *const *params,
 		       const char *what, PGresult **ret);
 
-/* poll_column() - the index of the column @name of s->rel, or -1. */
-int poll_column(const struct poller *s, const char *name);
+/* poll_column() - the index of the column @name of @t, or -1. */
+int poll_column(const struct poll_table *t, const char *name);
 
 /* poll_add_ident() - append @name to @q as a quoted identifier. */
 void poll_add_ident(struct poller *s, struct buf *q, const char *name);
 
 /*
- * poll_upkeep_prepare() - build the statements of the count and the cleanup, after s->rel,
- * s->name and s->quoted; checks outboxd.poll.retention and outboxd.poll.archive.table with the
+ * poll_tables_find() - the tables table.include.list selects into s->tables, each described
+ * and its statements built (the columns checked: a missing one is OUTCOME_PRECONDITION with
+ * the fix in s->why). poll_tables_free() frees them.
+ */
+enum outcome poll_tables_find(struct poller *s);
+void poll_tables_free(struct poller *s);
+
+/*
+ * poll_upkeep_prepare() - build @t's statements of the count and the cleanup, after its rel,
+ * name and quoted; checks outboxd.poll.retention and outboxd.poll.archive.table with the
  * server (either wrong: OUTCOME_PRECONDITION with the fix in s->why).
  */
-enum outcome poll_upkeep_prepare(struct poller *s, const char *schema);
+enum outcome poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema);
 
 /* poll_upkeep() - the count (every outboxd.poll.stats.interval.ms) and the cleanup (every
  * outboxd.poll.cleanup.interval.ms, in batches, each its own short transaction) when due. */

@@ -55,10 +55,10 @@ poll_add_ident(struct poller *s, struct buf *q, const char *name)
 }
 
 int
-poll_column(const struct poller *s, const char *name)
+poll_column(const struct poll_table *t, const char *name)
 {
-	for (int i = 0; i < s->rel->ncols; i++) {
-		if (strcmp(s->rel->cols[i].name, name) == 0) {
+	for (int i = 0; i < t->rel->ncols; i++) {
+		if (strcmp(t->rel->cols[i].name, name) == 0) {
 			return i;
 		}
 	}

@@ -63,7 +63,7 @@ check_retention(struct poller *s)
 
 /* The archive table exists (its columns are checked by the first move, which names them). */
 static enum outcome
-check_archive(struct poller *s, const struct buf *arch)
+check_archive(struct poller *s, const struct poll_table *t, const struct buf *arch)
 {
 	const char *params[1] = { buf_cstr(arch) };
 	PGresult *r = NULL;
@@ -75,7 +75,7 @@ check_archive(struct poller *s, const struct buf *arch)
 			   "outboxd.poll.archive.table=%s: no such table; create it with the "
 			   "outbox's columns (CREATE TABLE %s (LIKE %s), as sql/outbox_poll.sql "
 			   "shows) or remove the setting to delete published rows instead",
-			   s->cfg->poll_archive_table, buf_cstr(arch), buf_cstr(&s->quoted));
+			   s->cfg->poll_archive_table, buf_cstr(arch), buf_cstr(&t->quoted));
 		o = OUTCOME_PRECONDITION;
 	}
 	PQclear(r);
@@ -83,29 +83,29 @@ check_archive(struct poller *s, const struct buf *arch)
 }
 
 enum outcome
-poll_upkeep_prepare(struct poller *s, const char *schema)
+poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema)
 {
 	const struct config *cfg = s->cfg;
 	const char *created = cfg->poll_created_column;
 	struct buf arch = BUF_INIT, cols = BUF_INIT;
 	enum outcome o = OUTCOME_OK;
 
-	buf_add_str(&s->stats, "SELECT count(*), ");
-	if (poll_column(s, created) >= 0) {
-		buf_add_str(&s->stats,
+	buf_add_str(&t->stats, "SELECT count(*), ");
+	if (poll_column(t, created) >= 0) {
+		buf_add_str(&t->stats,
 			    "COALESCE((EXTRACT(EPOCH FROM GREATEST(clock_timestamp() - min(");
-		poll_add_ident(s, &s->stats, created);
-		buf_add_str(&s->stats, "), interval '0')) * 1000)::bigint, 0)");
+		poll_add_ident(s, &t->stats, created);
+		buf_add_str(&t->stats, "), interval '0')) * 1000)::bigint, 0)");
 	} else {
 		log_info(MOD,
 			 "%s has no column \"%s\" (outboxd.poll.created.column): "
 			 "outboxd_poll_oldest_unpublished_age_seconds is not reported",
-			 buf_cstr(&s->name), created);
-		buf_add_str(&s->stats, "-1");
+			 buf_cstr(&t->name), created);
+		buf_add_str(&t->stats, "-1");
 	}
-	buf_add_fmt(&s->stats, " FROM ONLY %s WHERE ", buf_cstr(&s->quoted));
-	poll_add_ident(s, &s->stats, cfg->poll_published_column);
-	buf_add_str(&s->stats, " IS NULL");
+	buf_add_fmt(&t->stats, " FROM ONLY %s WHERE ", buf_cstr(&t->quoted));
+	poll_add_ident(s, &t->stats, cfg->poll_published_column);
+	buf_add_str(&t->stats, " IS NULL");
 	if (!cfg->poll_retention) {
 		return OUTCOME_OK;
 	}
@@ -113,28 +113,28 @@ poll_upkeep_prepare(struct poller *s, const char *schema)
 		return o;
 	}
 	/* ctid: the batch's rows by their physical address, the cheapest way back to them */
-	buf_add_str(&s->clean, "DELETE FROM ONLY ");
-	buf_add_fmt(&s->clean, "%s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s WHERE ",
-		    buf_cstr(&s->quoted), buf_cstr(&s->quoted));
-	poll_add_ident(s, &s->clean, cfg->poll_published_column);
-	buf_add_str(&s->clean, " < now() - $1::interval LIMIT $2::int FOR UPDATE SKIP LOCKED))");
+	buf_add_str(&t->clean, "DELETE FROM ONLY ");
+	buf_add_fmt(&t->clean, "%s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s WHERE ",
+		    buf_cstr(&t->quoted), buf_cstr(&t->quoted));
+	poll_add_ident(s, &t->clean, cfg->poll_published_column);
+	buf_add_str(&t->clean, " < now() - $1::interval LIMIT $2::int FOR UPDATE SKIP LOCKED))");
 	if (cfg->poll_archive_table) {
 		struct buf del = BUF_INIT;
 
 		archive_name(s, schema, &arch);
-		if ((o = check_archive(s, &arch)) == OUTCOME_OK) {
-			for (int c = 0; c < s->rel->ncols; c++) {
+		if ((o = check_archive(s, t, &arch)) == OUTCOME_OK) {
+			for (int c = 0; c < t->rel->ncols; c++) {
 				buf_add_str(&cols, c ? ", " : "");
-				poll_add_ident(s, &cols, s->rel->cols[c].name);
+				poll_add_ident(s, &cols, t->rel->cols[c].name);
 			}
 			/* one statement: the move is atomic, a row is in one table or the other */
 			buf_add_fmt(&del,
 				    "WITH moved AS (%s RETURNING %s) INSERT INTO %s (%s) "
 				    "OVERRIDING SYSTEM VALUE SELECT %s FROM moved",
-				    buf_cstr(&s->clean), buf_cstr(&cols), buf_cstr(&arch),
+				    buf_cstr(&t->clean), buf_cstr(&cols), buf_cstr(&arch),
 				    buf_cstr(&cols), buf_cstr(&cols));
-			buf_reset(&s->clean);
-			buf_add_str(&s->clean, buf_cstr(&del));
+			buf_reset(&t->clean);
+			buf_add_str(&t->clean, buf_cstr(&del));
 		}
 		buf_fini(&del);
 	}
@@ -143,43 +143,66 @@ poll_upkeep_prepare(struct poller *s, const char *schema)
 	return o;
 }
 
+/* Every table's unpublished rows: their sum and the oldest's age over all tables. */
 static enum outcome
 count(struct poller *s)
 {
-	PGresult *r = NULL;
-	enum outcome o =
-		poll_exec(s, buf_cstr(&s->stats), 0, NULL, "counting the unpublished rows", &r);
+	enum outcome o = OUTCOME_OK;
+	int64_t rows = 0, oldest = -1;
 
-	if (o == OUTCOME_OK) {
-		metrics_poll_stats(s->p->metrics, strtoll(PQgetvalue(r, 0, 0), NULL, 10),
-				   strtoll(PQgetvalue(r, 0, 1), NULL, 10));
+	for (int i = 0; i < s->ntables && o == OUTCOME_OK; i++) {
+		PGresult *r = NULL;
+
+		o = poll_exec(s, buf_cstr(&s->tables[i].stats), 0, NULL,
+			      "counting the unpublished rows", &r);
+		if (o == OUTCOME_OK) {
+			int64_t age = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+
+			rows += strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+			oldest = age > oldest ? age : oldest;
+		}
+		PQclear(r);
 	}
-	PQclear(r);
+	if (o == OUTCOME_OK) {
+		metrics_poll_stats(s->p->metrics, rows, oldest);
+	}
 	s->next_stats_us = now_monotonic_us() + s->cfg->poll_stats_interval_ms * 1000;
 	return o;
 }
 
-/* Batches until one is short (nothing older is left) or a signal asks to stop. */
+/* @t's batches until one is short (nothing older is left) or a signal asks to stop. */
 static enum outcome
-clean(struct poller *s)
+clean_table(struct poller *s, const struct poll_table *t, long long *ret_total)
 {
 	char batch[24];
 	const char *params[2] = { s->cfg->poll_retention, batch };
 	enum outcome o = OUTCOME_OK;
-	long long total = 0, n;
+	long long n;
 
 	snprintf(batch, sizeof(batch), "%lld", (long long)s->cfg->poll_cleanup_batch_size);
 	do {
 		PGresult *r = NULL;
 
-		o = poll_exec(s, buf_cstr(&s->clean), 2, params,
+		o = poll_exec(s, buf_cstr(&t->clean), 2, params,
 			      s->cfg->poll_archive_table ? "moving published rows to the archive" :
 							   "deleting published rows",
 			      &r);
 		n = o == OUTCOME_OK ? strtoll(PQcmdTuples(r), NULL, 10) : 0;
-		total += n;
+		*ret_total += n;
 		PQclear(r);
 	} while (o == OUTCOME_OK && n >= s->cfg->poll_cleanup_batch_size && !s->p->loop->stopping);
+	return o;
+}
+
+static enum outcome
+clean(struct poller *s)
+{
+	enum outcome o = OUTCOME_OK;
+	long long total = 0;
+
+	for (int i = 0; i < s->ntables && o == OUTCOME_OK && !s->p->loop->stopping; i++) {
+		o = clean_table(s, &s->tables[i], &total);
+	}
 	if (total) {
 		log_info(MOD, "cleanup: %lld published rows older than %s %s", total,
 			 s->cfg->poll_retention,
@@ -199,7 +222,7 @@ poll_upkeep(struct poller *s)
 	if (now >= s->next_stats_us) {
 		o = count(s);
 	}
-	if (o == OUTCOME_OK && s->clean.len && now >= s->next_clean_us) {
+	if (o == OUTCOME_OK && s->cfg->poll_retention && now >= s->next_clean_us) {
 		o = clean(s);
 	}
 	return o;

@@ -192,29 +192,13 @@ by_id(const void *x, const void *y)
 	return c ? c : (a->offset > b->offset) - (a->offset < b->offset);
 }
 
-/* The same rows through `outboxd run`, then `outboxd poll`: record for record the same. */
-START_TEST(test_poll_publishes_the_records_run_publishes)
+/* @recs holds two copies of each row, run's then poll's: each pair equal in every byte that
+ * is the record's (runId aside). Returns the pairs compared. */
+static size_t
+same_pairs(struct itest_record *recs, size_t n)
 {
-	struct relayfix f;
-	struct itest_record *recs;
-	char *topic;
-	size_t n, compared = 0;
+	size_t compared = 0;
 
-	poll_fixture(&f, NULL, &topic);
-	relayfix_start(&f);
-	ck_assert_msg(relayfix_wait_log(&f, "streaming slot", 30), "%s", relayfix_log(&f));
-	insert_rows(&f, f.pg, 0, 100, 10);
-	n = itest_consume_all(topic, 1000, 60000, &recs);
-	ck_assert_uint_eq(n, 1000);
-	itest_records_free(recs, n);
-	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
-	relayfix_start_command(&f, "poll");
-	ck_assert_msg(wait_published(&f, 1000, false, 60) >= 0, "%s", relayfix_log(&f));
-	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
-	n = itest_consume_all(topic, 2000, 60000, &recs);
-	ck_assert_uint_eq(n, 2000);
-	sleep(1);
-	ck_assert_int_eq(itest_topic_count(topic), 2000); /* once each, nothing more */
 	qsort(recs, n, sizeof(*recs), by_id);
 	for (size_t i = 0; i + 1 < n; i += 2) {
 		const struct itest_record *r = &recs[i], *p = &recs[i + 1];
@@ -234,6 +218,33 @@ START_TEST(test_poll_publishes_the_records_run_publishes)
 		same_headers(r, p);
 		compared++;
 	}
+	return compared;
+}
+
+/* The same rows through `outboxd run`, then `outboxd poll`: record for record the same. */
+START_TEST(test_poll_publishes_the_records_run_publishes)
+{
+	struct relayfix f;
+	struct itest_record *recs;
+	char *topic;
+	size_t n, compared;
+
+	poll_fixture(&f, NULL, &topic);
+	relayfix_start(&f);
+	ck_assert_msg(relayfix_wait_log(&f, "streaming slot", 30), "%s", relayfix_log(&f));
+	insert_rows(&f, f.pg, 0, 100, 10);
+	n = itest_consume_all(topic, 1000, 60000, &recs);
+	ck_assert_uint_eq(n, 1000);
+	itest_records_free(recs, n);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_start_command(&f, "poll");
+	ck_assert_msg(wait_published(&f, 1000, false, 60) >= 0, "%s", relayfix_log(&f));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	n = itest_consume_all(topic, 2000, 60000, &recs);
+	ck_assert_uint_eq(n, 2000);
+	sleep(1);
+	ck_assert_int_eq(itest_topic_count(topic), 2000); /* once each, nothing more */
+	compared = same_pairs(recs, n);
 	note("# %zu record pairs (run, poll) equal in topic, partition, key, value, headers\n",
 	     compared);
 	ck_assert_uint_eq(compared, 1000);
@@ -495,6 +506,117 @@ wait_metric(int port, const char *name, double want, int timeout_s)
 	}
 	return false;
 }
+
+/*
+ * Two outbox tables selected by table.include.list: `outboxd run` over both, then `outboxd
+ * poll` over both (each table its own partitions and marks): per topic, record for record the
+ * same, every row of each table marked, each aggregate's rows in order.
+ */
+START_TEST(test_several_tables_publish_what_run_publishes)
+{
+	struct relayfix f;
+	struct itest_record *recs;
+	struct buf list = BUF_INIT, topic2 = BUF_INIT;
+	int port = itest_free_port(), st;
+	pid_t pb;
+	int64_t run_end[2][64];
+	char *topic;
+	size_t n, pairs = 0;
+
+	for (int i = 0; i < 64; i++) {
+		run_end[0][i] = run_end[1][i] = -1;
+	}
+
+	poll_fixture(&f, "outboxd.poll.partitions=4\n", &topic);
+	sqlf(f.pg, "CREATE TABLE %s.invoice_outbox (LIKE %s.outbox INCLUDING ALL)", f.name, f.name);
+	sqlf(f.pg,
+	     "CREATE TRIGGER outbox_notify AFTER INSERT ON %s.invoice_outbox FOR EACH STATEMENT "
+	     "EXECUTE FUNCTION %s.outbox_notify()",
+	     f.name, f.name);
+	sqlf(f.pg, "ALTER PUBLICATION %s ADD TABLE %s.invoice_outbox", f.pub, f.name);
+	buf_add_fmt(&list, "table.include.list=%s.outbox,%s.invoice_outbox\n", f.name, f.name);
+	{
+		struct buf w = BUF_INIT;
+
+		buf_add_fmt(&w, "outboxd.poll.notify.channel=%s\noutboxd.poll.partitions=4\n",
+			    f.name);
+		relayfix_config(&f, buf_cstr(&w), buf_cstr(&list));
+		buf_fini(&w);
+	}
+	buf_add_fmt(&topic2, "outbox.event.%s_invoice", f.name);
+	relayfix_start(&f);
+	ck_assert_msg(relayfix_wait_log(&f, "streaming slot", 30), "%s", relayfix_log(&f));
+	insert_rows(&f, f.pg, 0, 30, 10);
+	sqlf(f.pg,
+	     "INSERT INTO %s.invoice_outbox (id, aggregatetype, aggregateid, type, payload) "
+	     "SELECT gen_random_uuid(), '%s_invoice', 'agg-' || (k %% %d), 'Billed', "
+	     "jsonb_build_object('k', k) FROM generate_series(0, 199) AS k",
+	     f.name, f.name, N_AGGS);
+	for (int t = 0; t < 2; t++) {
+		n = itest_consume_all(t ? buf_cstr(&topic2) : topic, t ? 200 : 300, 60000, &recs);
+		ck_assert_uint_eq(n, t ? 200 : 300);
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_int_lt(recs[i].partition, 64);
+			if (recs[i].offset > run_end[t][recs[i].partition]) {
+				run_end[t][recs[i].partition] = recs[i].offset;
+			}
+		}
+		itest_records_free(recs, n);
+	}
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	pb = relayfix_spawn(&f, "poll", "poll.log", port);
+	ck_assert_msg(wait_metric(port, "outboxd_poll_partitions_owned", 8, 30), "%s",
+		      relayfix_log_named(&f, "poll.log"));
+	ck_assert_msg(wait_published(&f, 300, false, 60) >= 0, "%s",
+		      relayfix_log_named(&f, "poll.log"));
+	for (int i = 0; i < 600; i++) {
+		if (intf(f.pg, "SELECT count(*) FROM %s.invoice_outbox WHERE published_at IS NULL",
+			 f.name) == 0) {
+			break;
+		}
+		usleep(50 * 1000);
+	}
+	ck_assert_int_eq(intf(f.pg,
+			      "SELECT count(*) FROM %s.invoice_outbox WHERE published_at IS NULL",
+			      f.name),
+			 0);
+	ck_assert_msg(wait_metric(port, "outboxd_poll_rows_marked_total", 500, 30), "%s",
+		      relayfix_log_named(&f, "poll.log"));
+	kill(pb, SIGTERM);
+	ck_assert_int_eq(waitpid(pb, &st, 0), pb);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (int t = 0; t < 2; t++) {
+		const char *tp = t ? buf_cstr(&topic2) : topic;
+		size_t want = t ? 400 : 600;
+
+		struct itest_record *polled;
+		size_t np = 0;
+
+		n = itest_consume_all(tp, want, 60000, &recs);
+		ck_assert_uint_eq(n, want);
+		/* poll's copies, each partition in offset order, after run's: each row once, each
+		 * aggregate's rows in order */
+		polled = xcalloc(n, sizeof(*polled));
+		for (size_t i = 0; i < n; i++) {
+			if (recs[i].offset > run_end[t][recs[i].partition]) {
+				polled[np++] = recs[i];
+			}
+		}
+		ck_assert_uint_eq(np, want / 2);
+		ck_assert_int_eq(first_copies_in_order(polled, np, 300), (long)np);
+		free(polled); /* shallow copies: recs owns them */
+		pairs += same_pairs(recs, n);
+		itest_records_free(recs, n);
+	}
+	note("# two tables, 4 partitions each (8 owned): %zu record pairs (run, poll) equal\n",
+	     pairs);
+	ck_assert_uint_eq(pairs, 500);
+	buf_fini(&list);
+	buf_fini(&topic2);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
 
 /*
  * Two pollers in ordered mode: the second owns nothing while the first runs; the first killed
@@ -801,6 +923,7 @@ main(void)
 	tcase_add_test(t, test_cleanup_deletes_then_archives);
 	tcase_add_test(t, test_refused_row_halts_naming_it);
 	tcase_add_test(t, test_check_poll_names_what_is_missing);
+	tcase_add_test(t, test_several_tables_publish_what_run_publishes);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

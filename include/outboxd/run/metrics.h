@@ -114,8 +114,8 @@ void metrics_set_stalled(struct metrics *m, bool stalled, const char *reason);
 void metrics_poll_enable(struct metrics *m);
 
 /**
- * metrics_poll_stats() - the latest count of unpublished rows of the table and the age of the
- * oldest, in milliseconds (-1: the table has no creation time column).
+ * metrics_poll_stats() - the latest count of unpublished rows of the polled tables and the age
+ * of the oldest, in milliseconds (-1: no table has a creation time column).
  */
 void metrics_poll_stats(struct metrics *m, int64_t unpublished, int64_t oldest_age_ms);
 

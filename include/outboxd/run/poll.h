@@ -50,8 +50,8 @@ enum outcome poll_run(const struct poll_params *p);
 typedef void (*poll_check_diag)(void *arg, int level, const char *what, const char *detail);
 
 /**
- * poll_check() - what `outboxd poll` needs of the database: the connection, the table
- * table.include.list selects, its columns, the cleanup settings, the privileges the statements
+ * poll_check() - what `outboxd poll` needs of the database: the connection, the tables
+ * table.include.list selects, their columns, the cleanup settings, the privileges the statements
  * need, the partial index and the NOTIFY trigger (the last two warnings only). Each finding
  * goes to @diag (with @arg). Kafka is not checked here.
  * @p: borrowed; ->loop may be NULL.

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The outbox tables a polling session serves: the ones table.include.list selects, each
+ * described as pgoutput would describe it (so the publish path sees the relation `outboxd run`
+ * sees), its columns checked and its statements built with every identifier quoted. Each table
+ * has its own partitions (the advisory lock key names the table), batches and marks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/pg/pgsql.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/mem.h"
+#include "poll_int.h"
+
+/* The table's columns as pgoutput would describe them. */
+static enum outcome
+describe(struct poller *s, struct poll_table *t, const char *schema, const char *table)
+{
+	struct pgsql_described d = { 0 };
+	char err[512];
+	int rc = pgsql_describe(s->sql, schema, table, t->oid, s->rc, &d, err, sizeof(err));
+
+	if (rc < 0) {
+		errbuf_set(s->why, sizeof(s->why), "reading the columns of %s.%s: %s", schema,
+			   table, err);
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
+	}
+	t->rel = d.rel;
+	t->notnull = d.notnull;
+	t->defaults = d.defaults;
+	t->ncols = d.rel->ncols;
+	return OUTCOME_OK;
+}
+
+/* A column the poll needs: missing is exit 2 naming it, the setting and the fix. */
+static bool
+require_column(struct poller *s, struct poll_table *t, const char *name, const char *key,
+	       const char *add)
+{
+	if (poll_column(t, name) >= 0) {
+		return true;
+	}
+	errbuf_set(s->why, sizeof(s->why),
+		   "table %s has no column \"%s\" (%s): add it as sql/outbox_poll.sql does "
+		   "(ALTER TABLE %s ADD COLUMN %s %s) or set %s to the column that is",
+		   buf_cstr(&t->name), name, key, buf_cstr(&t->name), name, add, key);
+	return false;
+}
+
+static const char *
+transform_column(const struct config *cfg, const char *key, const char *def)
+{
+	const char *v = kv_get(&cfg->transform, key);
+
+	return v && *v ? v : def;
+}
+
+/* The batch's SELECT: every column, the oldest unpublished rows of a partition (or a claim). */
+static void
+build_select(struct poller *s, struct poll_table *t, const char *key)
+{
+	const struct config *cfg = s->cfg;
+
+	buf_add_str(&t->select, "SELECT ");
+	for (int c = 0; c < t->rel->ncols; c++) {
+		buf_add_str(&t->select, c ? ", " : "");
+		poll_add_ident(s, &t->select, t->rel->cols[c].name);
+	}
+	buf_add_fmt(&t->select, " FROM ONLY %s WHERE ", buf_cstr(&t->quoted));
+	poll_add_ident(s, &t->select, cfg->poll_published_column);
+	if (s->unordered) {
+		/* a claim: the rows stay locked until the transaction that marks them commits */
+		buf_add_str(&t->select, " IS NULL ORDER BY ");
+	} else {
+		buf_add_str(&t->select, " IS NULL AND (hashtext(");
+		poll_add_ident(s, &t->select, key);
+		buf_add_fmt(&t->select, "::text) & 2147483647) %% %lld = $1::int ORDER BY ",
+			    (long long)cfg->poll_partitions);
+	}
+	poll_add_ident(s, &t->select, cfg->poll_order_column);
+	buf_add_fmt(&t->select, " LIMIT %lld", (long long)cfg->poll_batch_size);
+	if (s->unordered) {
+		buf_add_str(&t->select, " FOR UPDATE SKIP LOCKED");
+	}
+}
+
+/* The table's statements, with every identifier quoted. */
+static enum outcome
+build_sql(struct poller *s, struct poll_table *t)
+{
+	const struct config *cfg = s->cfg;
+	const char *id = transform_column(cfg, "table.field.event.id", "id");
+	const char *key = transform_column(cfg, "table.field.event.key", "aggregateid");
+	PGresult *r = NULL;
+	char oid[16];
+	const char *params[1] = { oid };
+	enum outcome o;
+
+	if (!require_column(s, t, cfg->poll_order_column, "outboxd.poll.order.column",
+			    "bigint GENERATED ALWAYS AS IDENTITY") ||
+	    !require_column(s, t, cfg->poll_published_column, "outboxd.poll.published.column",
+			    "timestamptz NULL") ||
+	    !require_column(s, t, id, "table.field.event.id", "uuid") ||
+	    !require_column(s, t, key, "table.field.event.key", "varchar(255)")) {
+		return OUTCOME_PRECONDITION;
+	}
+	snprintf(oid, sizeof(oid), "%u", t->rel->cols[poll_column(t, id)].type_oid);
+	if ((o = poll_exec(s, "SELECT format_type($1::oid, NULL)", 1, params,
+			   "the id column's type", &r)) != OUTCOME_OK) {
+		return o;
+	}
+	build_select(s, t, key);
+	if (strcmp(cfg->poll_after, "delete") == 0) {
+		buf_add_fmt(&t->mark, "DELETE FROM ONLY %s WHERE ", buf_cstr(&t->quoted));
+	} else {
+		buf_add_fmt(&t->mark, "UPDATE ONLY %s SET ", buf_cstr(&t->quoted));
+		poll_add_ident(s, &t->mark, cfg->poll_published_column);
+		buf_add_str(&t->mark, " = statement_timestamp() WHERE ");
+	}
+	poll_add_ident(s, &t->mark, id);
+	buf_add_fmt(&t->mark, " = ANY($1::%s[])", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return OUTCOME_OK;
+}
+
+/* One selected table: named, described, its statements built. */
+static enum outcome
+prepare(struct poller *s, struct poll_table *t, const char *schema, const char *table)
+{
+	enum outcome o;
+
+	buf_add_fmt(&t->name, "%s.%s", schema, table);
+	buf_add_fmt(&t->where, "of %s, polled, at", buf_cstr(&t->name));
+	poll_add_ident(s, &t->quoted, schema);
+	buf_add_char(&t->quoted, '.');
+	poll_add_ident(s, &t->quoted, table);
+	t->owned = xcalloc((size_t)s->cfg->poll_partitions, sizeof(bool));
+	s->stage = "columns";
+	o = describe(s, t, schema, table);
+	o = o == OUTCOME_OK ? build_sql(s, t) : o;
+	if (o == OUTCOME_OK) {
+		s->stage = "cleanup";
+		o = poll_upkeep_prepare(s, t, schema);
+	}
+	return o;
+}
+
+enum outcome
+poll_tables_find(struct poller *s)
+{
+	PGresult *r = NULL;
+	enum outcome o;
+
+	s->stage = "table";
+	if (!s->cfg->table_include_list) {
+		errbuf_set(s->why, sizeof(s->why),
+			   "outboxd poll needs table.include.list naming the outbox table(s) "
+			   "(table.include.list=public.outbox)");
+		return OUTCOME_PRECONDITION;
+	}
+	o = poll_exec(
+		s,
+		"SELECT n.nspname, c.relname, c.oid FROM pg_class c JOIN pg_namespace n ON "
+		"n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN "
+		"('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' ORDER BY 1, 2",
+		0, NULL, "listing the tables", &r);
+	if (o != OUTCOME_OK) {
+		return o;
+	}
+	s->tables = xcalloc((size_t)PQntuples(r) + 1, sizeof(*s->tables));
+	for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK; i++) {
+		const char *schema = PQgetvalue(r, i, 0), *table = PQgetvalue(r, i, 1);
+		struct poll_table *t = &s->tables[s->ntables];
+
+		if (!router_selects(s->p->router, schema, table)) {
+			continue;
+		}
+		s->ntables++;
+		t->oid = (uint32_t)strtoul(PQgetvalue(r, i, 2), NULL, 10);
+		o = prepare(s, t, schema, table);
+		buf_add_fmt(&s->names, "%s%s", s->ntables > 1 ? ", " : "", buf_cstr(&t->name));
+	}
+	PQclear(r);
+	if (o == OUTCOME_OK && !s->ntables) {
+		errbuf_set(s->why, sizeof(s->why),
+			   "table.include.list \"%.200s\" selects no table of the database: create "
+			   "the outbox table (sql/outbox_poll.sql) or fix the list",
+			   s->cfg->table_include_list);
+		o = OUTCOME_PRECONDITION;
+	}
+	return o;
+}
+
+void
+poll_tables_free(struct poller *s)
+{
+	for (int i = 0; i < s->ntables; i++) {
+		struct poll_table *t = &s->tables[i];
+
+		free(t->notnull);
+		pgsql_defaults_free(t->defaults, t->ncols);
+		free(t->owned);
+		buf_fini(&t->name);
+		buf_fini(&t->quoted);
+		buf_fini(&t->where);
+		buf_fini(&t->select);
+		buf_fini(&t->mark);
+		buf_fini(&t->stats);
+		buf_fini(&t->clean);
+	}
+	free(s->tables);
+	s->tables = NULL;
+	s->ntables = 0;
+	buf_fini(&s->names);
+}
