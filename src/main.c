@@ -238,6 +238,8 @@ proc_start(struct proc *p, int nfiles, char **files)
 	/* Before any thread exists (libmicrohttpd, librdkafka): they inherit the blocked mask. */
 	p->sfd = signal_fd();
 	loop_init(&p->loop, p->sfd);
+	p->loop.metrics = p->metrics;
+	metrics_set_live_bound(p->metrics, p->cfg->health_live_ms);
 	run_id(p->rid);
 	if (build_router(p->cfg, p->rid, &p->router) < 0) {
 		return false;
@@ -248,7 +250,9 @@ proc_start(struct proc *p, int nfiles, char **files)
 			log_error(MOD, "%s", err);
 			return false;
 		}
-		log_info(MOD, "serving /metrics and /health on port %d", http_port(p->http));
+		log_info(MOD,
+			 "serving /metrics, /health, /health/live and /health/ready on port %d",
+			 http_port(p->http));
 	}
 	return true;
 }

@@ -101,8 +101,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		metrics_render(h->m, &body);
 		return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", &body);
 	}
-	if (strcmp(url, "/health") == 0) {
+	/* /health/ready is /health: streaming and not stalled; /health/live: not wedged */
+	if (strcmp(url, "/health") == 0 || strcmp(url, "/health/ready") == 0) {
 		status = metrics_health(h->m, &body);
+		return reply(conn, (unsigned)status, "application/json", &body);
+	}
+	if (strcmp(url, "/health/live") == 0) {
+		status = metrics_liveness(h->m, &body);
 		return reply(conn, (unsigned)status, "application/json", &body);
 	}
 	buf_add_str(&body, "not found\n");

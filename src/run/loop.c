@@ -90,6 +90,9 @@ loop_wait(struct loop *l, struct loop_wait *w, char *errbuf, size_t errlen)
 	}
 	w->wake_ready = fds[1].revents != 0;
 	w->source_ready = fds[2].revents != 0;
+	if (l->metrics) {
+		metrics_loop_turned(l->metrics);
+	}
 	return 0;
 }
 
@@ -105,7 +108,7 @@ loop_sleep(struct loop *l, int64_t ms)
 		if (now >= until) {
 			break;
 		}
-		w.max_us = until - now;
+		w.max_us = until - now > 1000000 ? 1000000 : until - now;
 		if (loop_wait(l, &w, NULL, 0) < 0) {
 			break;
 		}

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,9 @@ struct metrics {
 	char *stall_reason; /* owned; NULL for none */
 	metrics_clock now_us;
 	void *clock_arg;
+	/* outside the lock: stamped on every turn of the main loop */
+	_Atomic int64_t turned_us;
+	_Atomic int64_t live_bound_us;
 };
 
 static const char *const counter_names[METRICS_COUNTER_COUNT_][2] = {
@@ -110,6 +114,8 @@ metrics_new(void)
 	m->now_us = monotonic_us;
 	m->v.state = METRICS_STATE_STARTING;
 	m->v.last_ack_us = m->now_us(NULL);
+	atomic_store(&m->turned_us, m->v.last_ack_us);
+	atomic_store(&m->live_bound_us, INT64_C(120000) * 1000);
 	return m;
 }
 
@@ -403,6 +409,44 @@ json_text(struct buf *out, const char *s)
 	}
 	(void)jsonw_string(out, copy, len); /* pure ASCII now: cannot fail */
 	free(copy);
+}
+
+void
+metrics_loop_turned(struct metrics *m)
+{
+	atomic_store_explicit(&m->turned_us, m->now_us(m->clock_arg), memory_order_relaxed);
+}
+
+void
+metrics_set_live_bound(struct metrics *m, int64_t ms)
+{
+	atomic_store(&m->live_bound_us, ms * 1000);
+}
+
+int
+metrics_liveness(const struct metrics *m, struct buf *out)
+{
+	struct metrics *w = lock(m);
+	int64_t now = w->now_us(w->clock_arg);
+
+	unlock(w);
+	{
+		int64_t age = now - atomic_load(&w->turned_us);
+		int64_t bound = atomic_load(&w->live_bound_us);
+		bool live = age <= bound;
+
+		buf_add_fmt(out, "{\"status\":\"%s\",\"loop_age_seconds\":%.3f,\"reason\":",
+			    live ? "live" : "wedged", (double)(age > 0 ? age : 0) / 1e6);
+		if (live) {
+			buf_add_str(out, "null}");
+		} else {
+			buf_add_fmt(out,
+				    "\"the main loop has not turned for %.1f s "
+				    "(outboxd.health.live.ms=%lld)\"}",
+				    (double)age / 1e6, (long long)(bound / 1000));
+		}
+		return live ? 200 : 503;
+	}
 }
 
 int

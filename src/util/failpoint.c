@@ -24,6 +24,7 @@ static const char *const names[FAILPOINT_COUNT_] = {
  */
 static int armed = -1;	   /* the armed failpoint, or -1 */
 static long remaining = 0; /* passes left before it fires */
+static bool hang = false;  /* ":hang": the thread stops there for good instead of a SIGKILL */
 
 const char *
 failpoint_name(enum failpoint fp)
@@ -35,20 +36,26 @@ int
 failpoint_init(const char *spec)
 {
 	const char *colon;
-	size_t len;
+	size_t len, slen;
 	long n = 1;
 
 	armed = -1;
+	hang = false;
 	if (!spec || !*spec) {
 		return 0;
 	}
-	colon = strchr(spec, ':');
-	len = colon ? (size_t)(colon - spec) : strlen(spec);
+	slen = strlen(spec);
+	if (slen > 5 && strcmp(spec + slen - 5, ":hang") == 0) {
+		hang = true;
+		slen -= 5;
+	}
+	colon = memchr(spec, ':', slen);
+	len = colon ? (size_t)(colon - spec) : slen;
 	if (colon) {
 		char *end;
 
 		n = strtol(colon + 1, &end, 10);
-		if (end == colon + 1 || *end || n < 1) {
+		if (end == colon + 1 || end != spec + slen || n < 1) {
 			return -EINVAL;
 		}
 	}
@@ -67,6 +74,12 @@ failpoint_hit(enum failpoint fp)
 {
 	if ((int)fp != armed || --remaining > 0) {
 		return;
+	}
+	if (hang) {
+		/* A wedged thread (the liveness endpoint's case): the others, HTTP's, go on. */
+		for (;;) {
+			pause();
+		}
 	}
 	/* A crash: no cleanup, no flush, nothing confirmed beyond what was already sent. */
 	kill(getpid(), SIGKILL);

@@ -341,6 +341,8 @@ START_TEST(test_frozen_broker_marks_nothing)
 	code = itest_http_wait(port, "/health", 503, 15, &body);
 	ck_assert_msg(code == 503 && strstr(body, "\"stalled\":true"), "%d %s", code, body);
 	free(body);
+	ck_assert_int_eq(itest_http_get(port, "/health/live", &body), 200); /* alive, not ready */
+	free(body);
 	for (int i = 0; i < 10; i++) {
 		ck_assert_int_eq(intf(f.pg,
 				      "SELECT count(*) FROM %s.outbox WHERE published_at IS NOT "

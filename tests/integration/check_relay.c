@@ -340,6 +340,12 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	ck_assert_int_eq(itest_http_wait(port, "/health", 503, 10, &body), 503);
 	ck_assert_ptr_nonnull(strstr(body, "\"stalled\":true"));
 	free(body);
+	/* not ready, yet alive: a liveness probe must not restart a relay that waits for Kafka */
+	ck_assert_int_eq(itest_http_get(port, "/health/ready", &body), 503);
+	free(body);
+	ck_assert_int_eq(itest_http_get(port, "/health/live", &body), 200);
+	ck_assert_msg(strstr(body, "\"status\":\"live\""), "%s", body);
+	free(body);
 	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
 	took = wait_confirmed(&f, end, 15);
 	ck_assert_msg(took >= 0, "confirmed_flush_lsn did not reach the last commit within 15 s");
@@ -351,6 +357,36 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	ck_assert_ptr_nonnull(strstr(body, "outboxd_records_acknowledged_total 600"));
 	free(body);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/*
+ * A wedged main loop (the failpoint's hang: the relay thread stops after its first delivery
+ * report, the HTTP thread goes on): /health/live turns 503 within outboxd.health.live.ms and
+ * a bit, naming the bound; until then it was 200.
+ */
+START_TEST(test_wedged_loop_fails_liveness)
+{
+	struct relayfix f;
+	int port = itest_free_port(), code;
+	struct buf worker = BUF_INIT;
+	char *body = NULL;
+
+	buf_add_fmt(&worker, "outboxd.http.port=%d\noutboxd.health.live.ms=2000", port);
+	setenv("OUTBOXD_FAILPOINT", "after_delivery:1:hang", 1);
+	start_relay_with(&f, 0, buf_cstr(&worker), NULL);
+	unsetenv("OUTBOXD_FAILPOINT");
+	buf_fini(&worker);
+	ck_assert_int_eq(itest_http_wait(port, "/health/live", 200, 10, NULL), 200);
+	insert_load(&f, f.pg, 0, 1, 1);
+	code = itest_http_wait(port, "/health/live", 503, 20, &body);
+	ck_assert_msg(code == 503 && strstr(body, "\"status\":\"wedged\"") &&
+			      strstr(body, "outboxd.health.live.ms=2000"),
+		      "%d %s\n%s", code, body ? body : "", relayfix_log(&f));
+	free(body);
+	ck_assert_int_eq(relayfix_stop(&f, SIGKILL), 128 + SIGKILL);
 	relayfix_fini(&f);
 	free_types();
 }
@@ -1634,6 +1670,7 @@ relay_suite(void)
 	tcase_add_loop_test(flow, test_selected_logical_messages_go_to_the_message_topic, 0, 2);
 	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
+	tcase_add_test(confirm, test_wedged_loop_fails_liveness);
 	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);
 	tcase_add_loop_test(faults, test_broker_down_20s_keeps_the_relay_running_and_it_catches_up,
 			    0, 2);

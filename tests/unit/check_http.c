@@ -173,6 +173,19 @@ START_TEST(test_health_is_200_only_while_streaming_with_the_state_as_json)
 	ck_assert_str_eq(r.body, "{\"status\":\"halted\",\"stalled\":false,"
 				 "\"reason\":\"poison row \\\"7\\\"\"}");
 	reply_fini(&r);
+
+	/* readiness is /health; liveness is not about the state: halted is alive */
+	exchange(port, "GET /health/ready HTTP/1.0\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 503 Service Unavailable");
+	ck_assert_str_eq(r.body, "{\"status\":\"halted\",\"stalled\":false,"
+				 "\"reason\":\"poison row \\\"7\\\"\"}");
+	reply_fini(&r);
+	metrics_loop_turned(m);
+	exchange(port, "GET /health/live HTTP/1.0\r\n\r\n", &r);
+	assert_status(&r, "HTTP/1.1 200 OK");
+	assert_header(&r, "Content-Type", "application/json");
+	ck_assert_msg(strncmp(r.body, "{\"status\":\"live\",", 17) == 0, "%s", r.body);
+	reply_fini(&r);
 }
 END_TEST
 

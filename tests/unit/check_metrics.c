@@ -335,6 +335,51 @@ START_TEST(test_health_is_200_only_when_streaming_and_not_stalled)
 }
 END_TEST
 
+static char *
+liveness(const struct metrics *m, int *status)
+{
+	struct buf b = BUF_INIT;
+
+	*status = metrics_liveness(m, &b);
+	return buf_steal(&b);
+}
+
+/* Liveness follows the loop's turns alone: restarting or halted is alive, a silent loop is not. */
+START_TEST(test_liveness_fails_only_when_the_loop_stops_turning)
+{
+	struct metrics *m = metrics_new();
+	int64_t now = 1000000;
+	int status;
+	char *j;
+
+	metrics_set_clock(m, fake_clock, &now);
+	metrics_set_live_bound(m, 5000);
+	metrics_loop_turned(m);
+	now += 4999000;
+	metrics_set_state(m, METRICS_STATE_RESTARTING, "broker unreachable");
+	j = liveness(m, &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(j, "{\"status\":\"live\",\"loop_age_seconds\":4.999,\"reason\":null}");
+	free(j);
+	now += 1002000;
+	j = liveness(m, &status);
+	ck_assert_int_eq(status, 503);
+	ck_assert_str_eq(
+		j, "{\"status\":\"wedged\",\"loop_age_seconds\":6.001,\"reason\":"
+		   "\"the main loop has not turned for 6.0 s (outboxd.health.live.ms=5000)\"}");
+	free(j);
+	metrics_loop_turned(m);
+	metrics_set_state(m, METRICS_STATE_HALTED, "poison row");
+	j = liveness(m, &status);
+	ck_assert_int_eq(status, 200);
+	free(j);
+	j = health(m, &status); /* readiness is another question */
+	ck_assert_int_eq(status, 503);
+	free(j);
+	metrics_free(m);
+}
+END_TEST
+
 START_TEST(test_health_reason_escaped)
 {
 	struct metrics *m = metrics_new();
@@ -433,6 +478,7 @@ metrics_suite(void)
 	tcase_add_test(state, test_exactly_one_state_series_is_1_after_each_transition);
 	tcase_add_test(state, test_health_is_200_only_when_streaming_and_not_stalled);
 	tcase_add_test(state, test_health_reason_escaped);
+	tcase_add_test(state, test_liveness_fails_only_when_the_loop_stops_turning);
 	tcase_add_test(state, test_free_accepts_null);
 	tcase_add_test(threads, test_concurrent_update_and_render);
 	tcase_set_timeout(threads, 30);

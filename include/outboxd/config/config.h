@@ -91,6 +91,7 @@ struct config {
 	int64_t restart_backoff_max_ms; /* 30000 */
 	int64_t halt_after_failures;	/* 5 */
 	int64_t stall_warn_ms;		/* 60000 */
+	int64_t health_live_ms;		/* 120000 */
 	char *dlq_topic;		/* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
 	char *java_double_format;	/* "jdk17" or "shortest" */
 	/* outboxd.poll.* (`outboxd poll`, README "Polling publisher") */

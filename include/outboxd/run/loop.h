@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outboxd/run/metrics.h"
+
 /* The named deadlines of a session. */
 enum loop_deadline {
 	LOOP_STATUS,	/* the next standby status update */
@@ -32,10 +34,14 @@ struct loop_deadlines {
 	int64_t at_us[LOOP_NDEADLINES];
 };
 
-/* The process side: the signalfd and whether a stop was asked for. */
+/*
+ * The process side: the signalfd, whether a stop was asked for, and the metrics every turn of
+ * the loop is stamped in (the liveness endpoint's evidence; NULL = none).
+ */
 struct loop {
 	int signal_fd;
 	bool stopping;
+	struct metrics *metrics;
 };
 
 /* One wait: what to watch, and what was found ready. */
@@ -62,7 +68,8 @@ void loop_init(struct loop *l, int signal_fd);
 int loop_wait(struct loop *l, struct loop_wait *w, char *errbuf, size_t errlen);
 
 /**
- * loop_sleep() - sleep @ms, ending early on SIGTERM/SIGINT.
+ * loop_sleep() - sleep @ms, ending early on SIGTERM/SIGINT; the loop turns at least once a
+ * second meanwhile (a long backoff is not a wedged process).
  * Return: false if a stop was asked for (before or during the sleep).
  */
 bool loop_sleep(struct loop *l, int64_t ms);

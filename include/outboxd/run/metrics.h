@@ -106,6 +106,23 @@ void metrics_set_state(struct metrics *m, enum metrics_state state, const char *
 void metrics_set_stalled(struct metrics *m, bool stalled, const char *reason);
 
 /*
+ * metrics_loop_turned() - the main loop turned now (loop_wait() returned): the liveness
+ * endpoint's evidence that the process is not wedged. Lock-free: called on every turn.
+ */
+void metrics_loop_turned(struct metrics *m);
+
+/* metrics_set_live_bound() - the longest the loop may go without turning (outboxd.health.live.ms). */
+void metrics_set_live_bound(struct metrics *m, int64_t ms);
+
+/**
+ * metrics_liveness() - the body of /health/live into @out: the seconds since the loop last
+ * turned, and whether that is within the bound. It says nothing of PostgreSQL or Kafka: a
+ * relay that waits for either is alive (its backoff sleeps and waits turn the loop).
+ * Return: 200 while the loop turned within the bound, 503 when it did not (wedged).
+ */
+int metrics_liveness(const struct metrics *m, struct buf *out);
+
+/*
  * The polling publisher's gauges (`outboxd poll`), rendered only after metrics_poll_enable():
  * outboxd_poll_unpublished_rows, outboxd_poll_oldest_unpublished_age_seconds (absent while
  * unknown), outboxd_poll_partitions_owned, outboxd_poll_last_poll_age_seconds,

@@ -5,7 +5,9 @@
 /*
  * Crash points for the fault suite (tests/fault): with OUTBOXD_FAILPOINT=NAME[:N] in the
  * environment, the N-th time (default 1st) the relay passes NAME it kills itself with SIGKILL,
- * as a crash would at that instant. Without the variable every call is a cheap no-op.
+ * as a crash would at that instant. NAME[:N]:hang stops the passing thread there for good
+ * instead (a wedged main loop, for the liveness endpoint's test). Without the variable every
+ * call is a cheap no-op.
  */
 
 #include <stdbool.h>
@@ -23,7 +25,8 @@ enum failpoint {
 };
 
 /**
- * failpoint_init() - arm the failpoint named in @spec ("after_begin" or "after_begin:3").
+ * failpoint_init() - arm the failpoint named in @spec ("after_begin", "after_begin:3",
+ * "after_begin:3:hang").
  * @spec: borrowed; NULL or "" disarms.
  * Return: 0, or -EINVAL for an unknown name or count.
  */
