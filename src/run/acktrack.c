@@ -13,6 +13,7 @@ struct txn {
 	bool committed;
 	bool failed;		   /* a row's delivery failed: never confirmable */
 	int64_t first_produced_us; /* when its first row went to the producer */
+	int64_t commit_us;	   /* its commit time (Unix us, from Begin), 0 = unknown */
 };
 
 /* A ring of transactions; ring[(head + i) % cap] has sequence number head_seq + i. */
@@ -23,6 +24,7 @@ struct acktrack {
 	uint64_t in_flight;
 	lsn_t confirmed, received;
 	bool failed;
+	int64_t confirmed_commit_us; /* commit time of the newest confirmed transaction, 0 = none */
 };
 
 struct acktrack *
@@ -198,11 +200,53 @@ acktrack_confirmed(struct acktrack *at)
 		if (t->end_lsn > at->confirmed) {
 			at->confirmed = t->end_lsn;
 		}
+		if (t->commit_us) {
+			at->confirmed_commit_us = t->commit_us;
+		}
 		at->head = (at->head + 1) % at->cap;
 		at->count--;
 		at->head_seq++;
 	}
 	return at->confirmed;
+}
+
+int
+acktrack_set_commit_time(struct acktrack *at, uint64_t seq, int64_t commit_us)
+{
+	struct txn *t = lookup(at, seq);
+
+	if (!t) {
+		return -EINVAL;
+	}
+	t->commit_us = commit_us;
+	return 0;
+}
+
+int64_t
+acktrack_commit_time(const struct acktrack *at, uint64_t seq)
+{
+	const struct txn *t = lookup(at, seq);
+
+	return t ? t->commit_us : 0;
+}
+
+int64_t
+acktrack_oldest_commit_time(const struct acktrack *at)
+{
+	for (size_t i = 0; i < at->count; i++) {
+		const struct txn *t = nth(at, i);
+
+		if (t->commit_us) {
+			return t->commit_us;
+		}
+	}
+	return 0;
+}
+
+int64_t
+acktrack_confirmed_commit_time(const struct acktrack *at)
+{
+	return at->confirmed_commit_us;
 }
 
 int64_t

@@ -12,6 +12,15 @@
 #include "outboxd/util/now.h"
 #include "outboxd/util/version.h"
 
+/* The commit-to-acknowledgement histogram's upper bounds (1 ms to 60 s), and their labels. */
+static const int64_t ack_bounds_us[] = { 1000,	  2500,	   5000,     10000,    25000,
+					 50000,	  100000,  250000,   500000,   1000000,
+					 2500000, 5000000, 10000000, 30000000, 60000000 };
+static const char *const ack_le[] = { "0.001", "0.0025", "0.005", "0.01", "0.025",
+				      "0.05",  "0.1",	 "0.25",  "0.5",  "1",
+				      "2.5",   "5",	 "10",	  "30",	  "60" };
+#define ACK_BUCKETS (sizeof(ack_bounds_us) / sizeof(ack_bounds_us[0]))
+
 /* What one rendering needs, copied under the lock so formatting happens outside it. */
 struct snapshot {
 	uint64_t counters[METRICS_COUNTER_COUNT_];
@@ -26,6 +35,12 @@ struct snapshot {
 	int poll_owned;
 	uint64_t poll_marked, poll_cleaned;
 	int64_t poll_done_us;
+	/* the relay's commit-time view (metrics_observe_ack, metrics_lag) */
+	uint64_t ack_buckets[ACK_BUCKETS]; /* per bucket, not cumulative */
+	uint64_t ack_count;
+	int64_t ack_sum_us;
+	bool lag_known;
+	int64_t lag_us, confirmed_commit_us;
 };
 
 struct metrics {
@@ -328,6 +343,38 @@ render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
 	buf_add_fmt(out, "outboxd_stalled %d\n", s->stalled ? 1 : 0);
 }
 
+/* The relay's lag and latency, from PostgreSQL's commit times (`outboxd run` only). */
+static void
+render_lag(const struct snapshot *s, struct buf *out)
+{
+	uint64_t cum = 0;
+
+	if (!s->lag_known) {
+		return;
+	}
+	header(out, "outboxd_lag_seconds", "gauge",
+	       "Age of the oldest transaction received and not yet confirmed (by its commit time); "
+	       "0 when none is pending.");
+	seconds(out, "outboxd_lag_seconds", s->lag_us);
+	if (s->confirmed_commit_us) {
+		header(out, "outboxd_last_confirmed_commit_timestamp_seconds", "gauge",
+		       "Commit time (Unix seconds) of the newest transaction confirmed to the slot.");
+		seconds(out, "outboxd_last_confirmed_commit_timestamp_seconds",
+			s->confirmed_commit_us);
+	}
+	header(out, "outboxd_commit_to_ack_seconds", "histogram",
+	       "Per record: the transaction's commit time to the broker's delivery report.");
+	for (size_t b = 0; b < ACK_BUCKETS; b++) {
+		cum += s->ack_buckets[b];
+		buf_add_fmt(out, "outboxd_commit_to_ack_seconds_bucket{le=\"%s\"} %" PRIu64 "\n",
+			    ack_le[b], cum);
+	}
+	buf_add_fmt(out, "outboxd_commit_to_ack_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
+		    s->ack_count);
+	seconds(out, "outboxd_commit_to_ack_seconds_sum", s->ack_sum_us);
+	buf_add_fmt(out, "outboxd_commit_to_ack_seconds_count %" PRIu64 "\n", s->ack_count);
+}
+
 static void
 render_poll(const struct snapshot *s, int64_t now, struct buf *out)
 {
@@ -387,6 +434,7 @@ metrics_render(const struct metrics *m, struct buf *out)
 	unlock(w);
 	render_counters(&s, out);
 	render_gauges(&s, now, out);
+	render_lag(&s, out);
 	render_poll(&s, now, out);
 	render_info(&s, out);
 }
@@ -409,6 +457,39 @@ json_text(struct buf *out, const char *s)
 	}
 	(void)jsonw_string(out, copy, len); /* pure ASCII now: cannot fail */
 	free(copy);
+}
+
+void
+metrics_observe_ack(struct metrics *m, int64_t us)
+{
+	size_t b = 0;
+
+	us = us > 0 ? us : 0;
+	while (b < ACK_BUCKETS && us > ack_bounds_us[b]) {
+		b++;
+	}
+	lock(m);
+	if (b < ACK_BUCKETS) {
+		m->v.ack_buckets[b]++;
+	}
+	m->v.ack_count++;
+	m->v.ack_sum_us += us;
+	unlock(m);
+}
+
+void
+metrics_lag(struct metrics *m, int64_t now_unix_us, int64_t oldest_commit_us,
+	    int64_t confirmed_commit_us)
+{
+	lock(m);
+	m->v.lag_known = true;
+	m->v.lag_us = oldest_commit_us && now_unix_us > oldest_commit_us ?
+			      now_unix_us - oldest_commit_us :
+			      0;
+	if (confirmed_commit_us) {
+		m->v.confirmed_commit_us = confirmed_commit_us;
+	}
+	unlock(m);
 }
 
 void

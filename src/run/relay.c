@@ -368,6 +368,8 @@ tick(struct session *s, int64_t now)
 	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, (int64_t)acktrack_in_flight(at));
 	metrics_gauge(m, METRICS_PENDING_TRANSACTIONS, (int64_t)acktrack_pending_txns(at));
 	metrics_gauge(m, METRICS_PRODUCER_QUEUE_RECORDS, publish_queue_len(s->pub));
+	metrics_lag(m, now_unix_us(), acktrack_oldest_commit_time(at),
+		    acktrack_confirmed_commit_time(at));
 	loop_arm(&s->dl, LOOP_TICK, now + TICK_US);
 }
 

@@ -102,11 +102,15 @@ static void
 on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 {
 	struct stream *st = opaque;
+	int64_t committed = acktrack_commit_time(st->at, token);
 
 	if (acktrack_row_delivered(st->at, token, ok) < 0) {
 		return;
 	}
 	if (ok) {
+		if (committed) {
+			metrics_observe_ack(st->p->metrics, now_unix_us() - committed);
+		}
 		st->delivered++;
 		failpoint_hit(FAILPOINT_AFTER_DELIVERY);
 	} else if (!st->delivery_failed) {
@@ -259,6 +263,7 @@ on_begin(struct stream *st, const struct pgoutput_msg *m, char *why, size_t whyl
 		errbuf_set(why, whylen, "protocol: Begin inside a transaction");
 		return OUTCOME_RESTART;
 	}
+	(void)acktrack_set_commit_time(st->at, st->cur_seq, st->commit_time_us);
 	failpoint_hit(FAILPOINT_AFTER_BEGIN);
 	return OUTCOME_OK;
 }

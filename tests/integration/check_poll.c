@@ -473,42 +473,6 @@ START_TEST(test_missing_column_exits_2)
 }
 END_TEST
 
-/* A metric's value in a /metrics body, or -1 if it is not there. */
-static double
-metric(const char *body, const char *name)
-{
-	const char *p = body;
-	size_t len = strlen(name);
-
-	while ((p = strstr(p, name)) != NULL) {
-		if ((p == body || p[-1] == '\n') && p[len] == ' ') {
-			return strtod(p + len + 1, NULL);
-		}
-		p += len;
-	}
-	return -1;
-}
-
-/* Waits until @name in @port's /metrics equals @want; true if it did within @timeout_s. */
-static bool
-wait_metric(int port, const char *name, double want, int timeout_s)
-{
-	double t0 = now_s();
-
-	while (now_s() - t0 < timeout_s) {
-		char *body = NULL;
-		bool ok = itest_http_get(port, "/metrics", &body) == 200 &&
-			  metric(body, name) == want;
-
-		free(body);
-		if (ok) {
-			return true;
-		}
-		usleep(100 * 1000);
-	}
-	return false;
-}
-
 /*
  * Two outbox tables selected by table.include.list: `outboxd run` over both, then `outboxd
  * poll` over both (each table its own partitions and marks): per topic, record for record the
@@ -567,7 +531,7 @@ START_TEST(test_several_tables_publish_what_run_publishes)
 	}
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
 	pb = relayfix_spawn(&f, "poll", "poll.log", port);
-	ck_assert_msg(wait_metric(port, "outboxd_poll_partitions_owned", 8, 30), "%s",
+	ck_assert_msg(itest_wait_metric(port, "outboxd_poll_partitions_owned", 8, 30), "%s",
 		      relayfix_log_named(&f, "poll.log"));
 	ck_assert_msg(wait_published(&f, 300, false, 60) >= 0, "%s",
 		      relayfix_log_named(&f, "poll.log"));
@@ -582,7 +546,7 @@ START_TEST(test_several_tables_publish_what_run_publishes)
 			      "SELECT count(*) FROM %s.invoice_outbox WHERE published_at IS NULL",
 			      f.name),
 			 0);
-	ck_assert_msg(wait_metric(port, "outboxd_poll_rows_marked_total", 500, 30), "%s",
+	ck_assert_msg(itest_wait_metric(port, "outboxd_poll_rows_marked_total", 500, 30), "%s",
 		      relayfix_log_named(&f, "poll.log"));
 	kill(pb, SIGTERM);
 	ck_assert_int_eq(waitpid(pb, &st, 0), pb);
@@ -642,7 +606,7 @@ START_TEST(test_second_poller_takes_over_and_keeps_order)
 	b = relayfix_spawn(&f, "poll", "b.log", port);
 	ck_assert_msg(relayfix_wait_log_named(&f, "b.log", "polling", 30), "%s",
 		      relayfix_log_named(&f, "b.log"));
-	ck_assert(wait_metric(port, "outboxd_poll_partitions_owned", 0, 10));
+	ck_assert(itest_wait_metric(port, "outboxd_poll_partitions_owned", 0, 10));
 	insert_rows(&f, f.pg, 0, 20, 1000);
 	/* the first poller is busy with the backlog: kill it in the middle */
 	while (intf(f.pg, "SELECT count(*) FROM %s.outbox WHERE published_at IS NOT NULL", f.name) <
@@ -656,13 +620,14 @@ START_TEST(test_second_poller_takes_over_and_keeps_order)
 	ck_assert_msg(relayfix_wait_log_named(&f, "b.log", "owns 16 of 16 partitions", 10), "%s",
 		      relayfix_log_named(&f, "b.log"));
 	took = now_s() - t_kill;
-	ck_assert(wait_metric(port, "outboxd_poll_partitions_owned", 16, 5));
+	ck_assert(itest_wait_metric(port, "outboxd_poll_partitions_owned", 16, 5));
 	ck_assert_msg(wait_published(&f, 20000, false, 120) >= 0, "%s",
 		      relayfix_log_named(&f, "b.log"));
-	ck_assert(wait_metric(port, "outboxd_poll_unpublished_rows", 0, 15));
+	ck_assert(itest_wait_metric(port, "outboxd_poll_unpublished_rows", 0, 15));
 	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
-	ck_assert_msg(metric(body, "outboxd_poll_rows_marked_total") > 0, "%s", body);
-	ck_assert_msg(metric(body, "outboxd_poll_oldest_unpublished_age_seconds") == 0, "%s", body);
+	ck_assert_msg(itest_metric(body, "outboxd_poll_rows_marked_total") > 0, "%s", body);
+	ck_assert_msg(itest_metric(body, "outboxd_poll_oldest_unpublished_age_seconds") == 0, "%s",
+		      body);
 	free(body);
 	kill(b, SIGTERM);
 	ck_assert_int_eq(waitpid(b, &st, 0), b);

@@ -346,6 +346,10 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	ck_assert_int_eq(itest_http_get(port, "/health/live", &body), 200);
 	ck_assert_msg(strstr(body, "\"status\":\"live\""), "%s", body);
 	free(body);
+	/* the lag: the oldest unconfirmed transaction committed before the 12 s of the freeze */
+	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
+	ck_assert_msg(itest_metric(body, "outboxd_lag_seconds") >= 10, "%s", body);
+	free(body);
 	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
 	took = wait_confirmed(&f, end, 15);
 	ck_assert_msg(took >= 0, "confirmed_flush_lsn did not reach the last commit within 15 s");
@@ -353,8 +357,15 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	ck_assert_uint_eq(check_topics(&f, 600, 60000).distinct, 600);
 	ck_assert(relayfix_wait_log(&f, "deliveries resumed", 5));
 	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 10, NULL), 200);
+	ck_assert_msg(itest_wait_metric(port, "outboxd_lag_seconds", 0, 10), "lag not back to 0");
 	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
 	ck_assert_ptr_nonnull(strstr(body, "outboxd_records_acknowledged_total 600"));
+	/* every record's commit-to-acknowledgement time, the freeze's in the upper buckets */
+	ck_assert_msg(itest_metric(body, "outboxd_commit_to_ack_seconds_count") == 600, "%s", body);
+	ck_assert_msg(strstr(body, "outboxd_commit_to_ack_seconds_bucket{le=\"10\"} 100\n"), "%s",
+		      body);
+	ck_assert_msg(itest_metric(body, "outboxd_last_confirmed_commit_timestamp_seconds") > 1.7e9,
+		      "%s", body);
 	free(body);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
 	relayfix_fini(&f);

@@ -371,3 +371,35 @@ itest_http_wait(int port, const char *path, int want, int timeout_s, char **ret_
 	}
 	return code;
 }
+
+double
+itest_metric(const char *body, const char *name)
+{
+	const char *p = body;
+	size_t len = strlen(name);
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == body || p[-1] == '\n') && p[len] == ' ') {
+			return strtod(p + len + 1, NULL);
+		}
+		p += len;
+	}
+	return -1;
+}
+
+bool
+itest_wait_metric(int port, const char *name, double want, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		char *body = NULL;
+		bool ok = itest_http_get(port, "/metrics", &body) == 200 &&
+			  itest_metric(body, name) == want;
+
+		free(body);
+		if (ok) {
+			return true;
+		}
+		usleep(100 * 1000);
+	}
+	return false;
+}

@@ -80,4 +80,10 @@ int itest_http_wait(int port, const char *path, int want, int timeout_s, char **
 /* itest_kafka_pid() - the stack's broker process. */
 int itest_kafka_pid(void);
 
+/* itest_metric() - the value of the unlabelled series @name in a /metrics @body, or -1. */
+double itest_metric(const char *body, const char *name);
+
+/* itest_wait_metric() - GET /metrics until @name equals @want; true if it did within @timeout_s. */
+bool itest_wait_metric(int port, const char *name, double want, int timeout_s);
+
 #endif

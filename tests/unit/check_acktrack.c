@@ -164,6 +164,36 @@ START_TEST(test_oldest_wait)
 }
 END_TEST
 
+/* Commit times: the oldest pending one (the lag), the newest confirmed one, per transaction. */
+START_TEST(test_commit_times_of_pending_and_confirmed)
+{
+	struct acktrack *at = acktrack_new(0);
+	uint64_t a = acktrack_begin(at, 0x10), b;
+
+	ck_assert_int_eq(acktrack_oldest_commit_time(at), 0);
+	ck_assert_int_eq(acktrack_set_commit_time(at, a, 1000), 0);
+	ck_assert_int_eq(acktrack_set_commit_time(at, a + 7, 1000), -EINVAL);
+	acktrack_row_produced(at, a, 1);
+	acktrack_commit(at, 0x10, 0x40);
+	b = acktrack_begin(at, 0x50);
+	acktrack_set_commit_time(at, b, 2000);
+	acktrack_row_produced(at, b, 2);
+	acktrack_commit(at, 0x50, 0x60);
+	ck_assert_int_eq(acktrack_oldest_commit_time(at), 1000);
+	ck_assert_int_eq(acktrack_commit_time(at, b), 2000);
+	ck_assert_int_eq(acktrack_confirmed_commit_time(at), 0);
+	acktrack_row_delivered(at, b, true); /* b waits for a: nothing confirmed */
+	ck_assert_uint_eq(acktrack_confirmed(at), 0);
+	ck_assert_int_eq(acktrack_oldest_commit_time(at), 1000);
+	acktrack_row_delivered(at, a, true);
+	ck_assert_uint_eq(acktrack_confirmed(at), 0x60);
+	ck_assert_int_eq(acktrack_confirmed_commit_time(at), 2000);
+	ck_assert_int_eq(acktrack_oldest_commit_time(at), 0); /* nothing pending: no lag */
+	ck_assert_int_eq(acktrack_commit_time(at, a), 0);     /* popped */
+	acktrack_free(at);
+}
+END_TEST
+
 START_TEST(test_protocol_misuse)
 {
 	struct acktrack *at = acktrack_new(0);
@@ -218,6 +248,7 @@ acktrack_suite(void)
 	tcase_add_test(fail, test_failed_delivery_blocks);
 	tcase_add_test(fail, test_protocol_misuse);
 	tcase_add_test(keep, test_oldest_wait);
+	tcase_add_test(keep, test_commit_times_of_pending_and_confirmed);
 	suite_add_tcase(s, confirm);
 	suite_add_tcase(s, keep);
 	suite_add_tcase(s, fail);

@@ -335,6 +335,46 @@ START_TEST(test_health_is_200_only_when_streaming_and_not_stalled)
 }
 END_TEST
 
+/* The lag families appear with the first metrics_lag(); the histogram is cumulative. */
+START_TEST(test_lag_and_commit_to_ack_histogram)
+{
+	struct metrics *m = metrics_new();
+	char *t = render(m);
+
+	ck_assert_ptr_null(strstr(t, "outboxd_lag_seconds"));
+	ck_assert_ptr_null(strstr(t, "outboxd_commit_to_ack_seconds"));
+	free(t);
+	metrics_observe_ack(m, 800);	  /* <= 1 ms */
+	metrics_observe_ack(m, 1000);	  /* <= 1 ms: the bound is inclusive */
+	metrics_observe_ack(m, 7000);	  /* <= 10 ms */
+	metrics_observe_ack(m, -50);	  /* clock skew: 0 */
+	metrics_observe_ack(m, 90000000); /* beyond 60 s: only +Inf */
+	metrics_lag(m, 10000000, 7500000, 0);
+	t = render(m);
+	ck_assert_line(t, "# TYPE outboxd_commit_to_ack_seconds histogram");
+	ck_assert_line(t, "outboxd_commit_to_ack_seconds_bucket{le=\"0.001\"} 3");
+	ck_assert_line(t, "outboxd_commit_to_ack_seconds_bucket{le=\"0.005\"} 3");
+	ck_assert_line(t, "outboxd_commit_to_ack_seconds_bucket{le=\"0.01\"} 4");
+	ck_assert_line(t, "outboxd_commit_to_ack_seconds_bucket{le=\"60\"} 4");
+	ck_assert_line(t, "outboxd_commit_to_ack_seconds_bucket{le=\"+Inf\"} 5");
+	ck_assert_line(t, "outboxd_commit_to_ack_seconds_count 5");
+	ck_assert_line(t, "outboxd_commit_to_ack_seconds_sum 90.008");
+	ck_assert_line(t, "outboxd_lag_seconds 2.500");
+	ck_assert_ptr_null(strstr(t, "outboxd_last_confirmed_commit_timestamp_seconds"));
+	free(t);
+	metrics_lag(m, 20000000, 0, 1764806400123456);
+	t = render(m);
+	ck_assert_line(t, "outboxd_lag_seconds 0.000");
+	ck_assert_line(t, "outboxd_last_confirmed_commit_timestamp_seconds 1764806400.123");
+	free(t);
+	metrics_lag(m, 30000000, 0, 0); /* nothing newer confirmed: the last time stays */
+	t = render(m);
+	ck_assert_line(t, "outboxd_last_confirmed_commit_timestamp_seconds 1764806400.123");
+	free(t);
+	metrics_free(m);
+}
+END_TEST
+
 static char *
 liveness(const struct metrics *m, int *status)
 {
@@ -475,6 +515,7 @@ metrics_suite(void)
 		       test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored);
 	tcase_add_test(render_tc, test_last_ack_age_counts_from_the_start_of_the_wait);
 	tcase_add_test(render_tc, test_poll_families_only_for_the_poller);
+	tcase_add_test(render_tc, test_lag_and_commit_to_ack_histogram);
 	tcase_add_test(state, test_exactly_one_state_series_is_1_after_each_transition);
 	tcase_add_test(state, test_health_is_200_only_when_streaming_and_not_stalled);
 	tcase_add_test(state, test_health_reason_escaped);

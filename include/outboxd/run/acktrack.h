@@ -47,6 +47,26 @@ uint64_t acktrack_open_txn(const struct acktrack *at);
  */
 int acktrack_row_produced(struct acktrack *at, uint64_t seq, int64_t now_us);
 
+/**
+ * acktrack_set_commit_time() - the commit time of transaction @seq (Unix microseconds, from its
+ * Begin message), for the lag and latency metrics. Unknown (0) by default: a logical decoding
+ * message outside a transaction has none.
+ * Return: 0, or -EINVAL if @seq is not tracked.
+ */
+int acktrack_set_commit_time(struct acktrack *at, uint64_t seq, int64_t commit_us);
+
+/* acktrack_commit_time() - the commit time of tracked transaction @seq, 0 if unknown. */
+int64_t acktrack_commit_time(const struct acktrack *at, uint64_t seq);
+
+/*
+ * acktrack_oldest_commit_time() - the commit time of the oldest transaction received and not
+ * yet confirmed (the open one included), 0 when none is pending (or none has a time).
+ */
+int64_t acktrack_oldest_commit_time(const struct acktrack *at);
+
+/* acktrack_confirmed_commit_time() - the commit time of the newest confirmed transaction, 0 if none. */
+int64_t acktrack_confirmed_commit_time(const struct acktrack *at);
+
 /*
  * acktrack_oldest_wait_since() - the @now_us given for the first row of the oldest transaction
  * that still waits for a delivery report; 0 when nothing is in flight.

@@ -105,6 +105,22 @@ void metrics_set_state(struct metrics *m, enum metrics_state state, const char *
  */
 void metrics_set_stalled(struct metrics *m, bool stalled, const char *reason);
 
+/**
+ * metrics_observe_ack() - a record's delivery report came @us after its transaction committed
+ * (PostgreSQL's commit time against this host's clock; a negative skew counts as 0): one
+ * observation of the outboxd_commit_to_ack_seconds histogram (1 ms to 60 s).
+ */
+void metrics_observe_ack(struct metrics *m, int64_t us);
+
+/**
+ * metrics_lag() - the relay's lag at @now_unix_us: @oldest_commit_us, the commit time of the
+ * oldest transaction received and not yet confirmed (0: none pending, the lag is 0), and
+ * @confirmed_commit_us, that of the newest confirmed one (0: none yet). Renders
+ * outboxd_lag_seconds and outboxd_last_confirmed_commit_timestamp_seconds from the first call.
+ */
+void metrics_lag(struct metrics *m, int64_t now_unix_us, int64_t oldest_commit_us,
+		 int64_t confirmed_commit_us);
+
 /*
  * metrics_loop_turned() - the main loop turned now (loop_wait() returned): the liveness
  * endpoint's evidence that the process is not wedged. Lock-free: called on every turn.
