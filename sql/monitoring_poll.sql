@@ -34,7 +34,7 @@ WHERE published_at IS NULL;
 WITH parts AS (
 	SELECT p FROM generate_series(0, :partitions - 1) AS p
 ), waiting AS (
-	SELECT (hashtext(aggregateid::text) & 2147483647) % :partitions AS p,
+	SELECT (COALESCE(hashtext(aggregateid::text), 0) & 2147483647) % :partitions AS p,  -- NULL key: 0
 		count(*) AS unpublished, min(created_at) AS oldest
 	FROM ONLY :table
 	WHERE published_at IS NULL

@@ -75,9 +75,13 @@ build_select(struct poller *s, struct poll_table *t, const char *key)
 		/* a claim: the rows stay locked until the transaction that marks them commits */
 		buf_add_str(&t->select, " IS NULL ORDER BY ");
 	} else {
-		buf_add_str(&t->select, " IS NULL AND (hashtext(");
+		/*
+		 * A NULL key (nullable in Debezium's outbox; the record's key is then null) has
+		 * no hash: without the COALESCE its row would be in no partition, never read.
+		 */
+		buf_add_str(&t->select, " IS NULL AND (COALESCE(hashtext(");
 		poll_add_ident(s, &t->select, key);
-		buf_add_fmt(&t->select, "::text) & 2147483647) %% %lld = $1::int ORDER BY ",
+		buf_add_fmt(&t->select, "::text), 0) & 2147483647) %% %lld = $1::int ORDER BY ",
 			    (long long)cfg->poll_partitions);
 	}
 	poll_add_ident(s, &t->select, cfg->poll_order_column);

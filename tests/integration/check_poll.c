@@ -416,6 +416,33 @@ START_TEST(test_after_delete_deletes_published_rows)
 }
 END_TEST
 
+/*
+ * A NULL key (Debezium's outbox allows one; the record's key is then null) is published: it
+ * has no hashtext(), and a partition query that compared NULL % N with p read it in none.
+ */
+START_TEST(test_null_key_rows_are_published)
+{
+	struct relayfix f;
+	char *topic;
+
+	poll_fixture(&f, NULL, &topic);
+	sqlf(f.pg, "ALTER TABLE %s.outbox ALTER COLUMN aggregateid DROP NOT NULL", f.name);
+	insert_rows(&f, f.pg, 0, 1, 10);
+	sqlf(f.pg,
+	     "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) SELECT "
+	     "gen_random_uuid(), '%s_order', NULL, 'Created', jsonb_build_object('k', k) FROM "
+	     "generate_series(10, 14) AS k",
+	     f.name, f.name);
+	relayfix_start_command(&f, "poll");
+	ck_assert_msg(wait_published(&f, 15, false, 30) >= 0, "%s", relayfix_log(&f));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	sleep(1);
+	ck_assert_int_eq(itest_topic_count(topic), 15);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
 /* kill -9 at any time: every row is published at least once, a duplicate only if unmarked. */
 START_TEST(test_sigkill_loses_nothing)
 {
@@ -884,6 +911,7 @@ main(void)
 	tcase_add_test(t, test_out_of_order_commit_is_not_skipped_and_notify_wakes);
 	tcase_add_test(t, test_after_delete_deletes_published_rows);
 	tcase_add_test(t, test_frozen_broker_marks_nothing);
+	tcase_add_test(t, test_null_key_rows_are_published);
 	tcase_add_test(t, test_sigkill_loses_nothing);
 	tcase_add_test(t, test_second_poller_takes_over_and_keeps_order);
 	tcase_add_test(t, test_unordered_workers_share_the_table);

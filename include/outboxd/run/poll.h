@@ -7,8 +7,8 @@
  * that table.include.list selects, read with SQL instead of logical replication, through the
  * same publish path as `outboxd run`, so the records are the same.
  *
- * Ordered mode: rows are hashed by their key column (hashtext(aggregateid)) into
- * outboxd.poll.partitions partitions. A partition is served only while this process' session
+ * Ordered mode: rows are hashed by their key column (hashtext(aggregateid), 0 for a NULL key)
+ * into outboxd.poll.partitions partitions. A partition is served only while this process' session
  * holds its advisory lock (pg_try_advisory_lock on the table and the partition); partitions
  * another session holds are tried again every outboxd.poll.interval.ms, so they are taken
  * over when that session ends. Within a partition a batch always starts at the oldest

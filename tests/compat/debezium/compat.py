@@ -13,7 +13,8 @@ Java 19+ runtime under /usr/lib/jvm is used when there is one):
 
 or through meson: `meson test -C build --suite compat debezium --print-errorlogs`
 (scripts/test runs the whole compat suite). --keep leaves the work folder (worker log, outboxd
-logs, dumps, configuration files) in /tmp; --only runs the named configurations.
+logs, dumps, configuration files) in /tmp; --only runs the named configurations; --no-poll
+leaves out the outboxd poll side (3b).
 
 How it works:
   1. A private schema cx<run> with the outbox tables and their row corpus; one publication per
@@ -31,6 +32,24 @@ How it works:
      confirmed_flush_lsn reached the end of the table's last transaction, or expected to exit 1
      by itself (configurations where Debezium's task fails). Its records are dumped from the
      offsets where Debezium's ended (the topics are the same: outboxd runs after Debezium).
+  3b. outboxd poll (the polling publisher; --no-poll leaves it out, scripts/test runs it): once
+     both other sides are done, every table gets sql/outbox_poll.sql's columns (seq numbered in
+     the harness's insertion order, published_at), and a row updated or deleted after its INSERT
+     is put back as inserted (run publishes the INSERT; a poller reads the row as it is). Then
+     `outboxd poll` per configuration with the run side's files plus outboxd.poll.partitions=1
+     (a poison row then halts after exactly the rows inserted before it, as Debezium does), up
+     to 3 at a time on distinct tables, published_at reset before each; stopped with SIGTERM
+     once every row of its tables is marked, or expected to exit 1 by itself where Debezium's
+     task fails. Its records are dumped from the offsets where outboxd run's ended and compared
+     with Debezium's by the same compare(). Debezium == outboxd run is what the rest of the
+     suite proves, so Debezium == poll means poll == run, byte for byte (issue 12).
+     POLL_NOT_COMPARABLE lists what poll cannot reproduce by nature, printed with each run:
+     heartbeat records and heartbeat.action.query (poll emits none; the rows of the heartbeat
+     configurations and database.initial.statements' effects are compared), logical decoding
+     messages (only in the WAL; the rows of ob_msg are compared), and the selection lists
+     (POLL_SELECTION: poll reads the tables a table.include.list names and exits 2 without one;
+     that refusal is checked, and a configuration poll no longer refuses is compared and
+     reported as a stale entry).
   4. Records are assigned to configurations by their topic (cx<run>cNN) or their
      __debezium.context.connectorLogicalName header (topic.prefix is cx<run>cNN), to rows by the
      row id in the `id` header, and compared: topic, partition (non-null keys, or a partition
@@ -68,7 +87,8 @@ How it works:
        partition, key, headers and value with only the top-level ts_ms (processing time) masked;
        the source block (commit time, txId, lsn, sequence) must match, since both sides read the
        same WAL from the same slot position and start without offsets.
-Exit status 1 on any difference or harness failure; it never skips.
+The last lines are "compat: ..." (Debezium against outboxd run) and "compat poll: ..." (Debezium
+against outboxd poll). Exit status 1 on any difference or harness failure; it never skips.
 """
 
 import argparse
@@ -116,6 +136,8 @@ def need_env(name):
 ap = argparse.ArgumentParser()
 ap.add_argument("--keep", action="store_true", help="keep the work folder")
 ap.add_argument("--only", default="", help="comma separated configuration names")
+ap.add_argument("--no-poll", action="store_true",
+                help="leave out the outboxd poll side (quicker; scripts/test always runs it)")
 ap.add_argument("--no-java19", action="store_true",
                 help="act as if no Java 19+ runtime existed (checks the recorded-expectation path)")
 ARGS = ap.parse_args()
@@ -830,9 +852,10 @@ CONFIGS += [
 
 # heartbeats, heartbeat.action.query, database.initial.statements ({who}: the side and config)
 EFFECT = "INSERT INTO %s.%s (who, what) VALUES ('{who}', '%%s')" % (S, HB_LOG)
+HB_EFFECT = "heartbeat"   # what heartbeat.action.query writes (outboxd poll runs no such query)
 CONFIGS += [
     Config("heartbeat_json_schemas", "ob_route",
-           {**J1, "heartbeat.interval.ms": "500", "heartbeat.action.query": EFFECT % "heartbeat",
+           {**J1, "heartbeat.interval.ms": "500", "heartbeat.action.query": EFFECT % HB_EFFECT,
             "database.initial.statements": (EFFECT % "init a;;b") + ";" + (EFFECT % "init 2")},
            heartbeat=True, effects=True, min_run=4),
     Config("heartbeat_json_noschemas_prefix", "ob_route",
@@ -1457,6 +1480,180 @@ def run_outboxd(already):
 
 
 # --------------------------------------------------------------------------------------------
+# the outboxd poll side
+
+POLL_SIDE = "poll"
+
+
+def poll_tables(cfg):
+    """The tables outboxd poll reads for cfg: those of its selection with rows to publish."""
+    ts = cfg.table.tables if isinstance(cfg.table, Group) else [cfg.table]
+    return [t for t in ts if not set(t.order) <= cfg.absent]
+
+
+def poll_key(cfg):
+    return tuple(sorted("%s.%s" % (t.schema, t.name) for t in poll_tables(cfg)))
+
+
+# What outboxd poll cannot reproduce by nature: (part, configurations, reason). Printed in the
+# output and not counted as passing; the rows of these configurations are compared all the same,
+# except those of POLL_SELECTION, whose selection poll refuses (checked: exit 2 saying so).
+POLL_SELECTION = [c.name for c in CONFIGS if c.select is not None]
+POLL_REFUSALS = ("outboxd poll needs table.include.list",)
+POLL_NOT_COMPARABLE = [
+    ("heartbeat records and heartbeat.action.query", [c.name for c in CONFIGS if c.heartbeat],
+     "outboxd poll emits no heartbeats (heartbeat.* is accepted without effect): their rows are "
+     "compared, and poll must publish no heartbeat record; database.initial.statements is compared "
+     "(poll runs it)"),
+    ("logical decoding messages", [c.name for c in CONFIGS if c.messages],
+     "they exist only in the WAL, poll reads the table: their rows are compared, and poll must "
+     "publish no <topic.prefix>.message record"),
+    ("selection lists", POLL_SELECTION,
+     "outboxd poll reads the tables a table.include.list names, on purpose (it marks the rows "
+     "of every table it selects): exit 2 for schema.include.list, schema.exclude.list or "
+     "table.exclude.list without it; the harness checks "
+     "that refusal, and once poll runs one it is compared and this entry reported as stale (a "
+     "difference), to be removed"),
+]
+
+
+def prepare_poll_tables(configs):
+    """Makes the compat tables outboxd poll tables (sql/outbox_poll.sql's seq and published_at),
+    after Debezium and outboxd run are done with them. seq follows the harness's insertion order
+    (explicitly, not the heap order an UPDATE has changed), and a row that was updated or deleted
+    after its INSERT is put back as inserted: outboxd run publishes the INSERT, a poller the row
+    as it is when read, and an outbox row is insert-only by contract."""
+    tables = {}
+    for cfg in configs:
+        for t in poll_tables(cfg):
+            tables[(t.schema, t.name)] = t
+    sql = []
+    for t in tables.values():
+        q = "%s.%s" % (t.schema, t.name)
+        sql.append("ALTER TABLE %s ADD COLUMN seq bigint, ADD COLUMN published_at timestamptz;" % q)
+        # a transaction's first element may be its mode ("AUTOCOMMIT", "ROLLBACK"), a string
+        touched = [st[2] for tx in t.txs for st in tx if isinstance(st, tuple) and st[0] in ("update", "delete")]
+        if touched:
+            sql.append("DELETE FROM %s WHERE %s::text IN (%s);" % (q, t.idcol, ",".join("'%s'" % r for r in touched)))
+            sql.append(t.sql([[("insert", t.rows[r][0], r, t.rows[r][1]) for r in dict.fromkeys(touched)]]))
+        sql.append("UPDATE %s t SET seq = v.n FROM (VALUES %s) v(rid, n) WHERE t.%s::text = v.rid;" % (
+            q, ",".join("('%s', %d)" % (rid, i) for i, rid in enumerate(t.order, 1)), t.idcol))
+        # NOT NULL fails on a row the harness does not know of: seq then orders nothing known
+        sql.append("ALTER TABLE %s ALTER COLUMN seq SET NOT NULL, ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY;" % q)
+    psql("\n".join(sql))
+    log("poll: %d tables given seq (insertion order) and published_at" % len(tables))
+
+
+def poll_files(cfg):
+    """(arguments, environment) of `outboxd poll` for cfg: the files of the run side (the slot
+    keys are accepted without effect) plus the poll settings."""
+    # One partition: a poison row then halts after exactly the rows inserted before it, which is
+    # what Debezium publishes (WAL order). With N partitions the rows of the partitions read
+    # before the poison row's would be published too, whatever their order.
+    poll_set = {"outboxd.poll.partitions": "1", "outboxd.poll.interval.ms": "200"}
+    slot = cfg.tag + "_o"
+    if cfg.runtime == "server":
+        ap_ = os.path.join(WORK, cfg.tag + "-poll-application.properties")
+        write_props(ap_, server_props(cfg, slot), "Debezium Server flavour (outboxd poll): " + cfg.name)
+        env = dict(OUTBOXD_ENV, OUTBOXD_HTTP_PORT="0")
+        env.update({k.upper().replace(".", "_"): v for k, v in poll_set.items()})
+        return [ap_], env
+    wp = os.path.join(WORK, cfg.tag + "-poll-worker.properties")
+    write_props(wp, worker_props({"outboxd.http.port": "0", **poll_set, **cfg.o_worker}),
+                "outboxd poll worker: " + cfg.name)
+    cp = os.path.join(WORK, cfg.tag + "-poll.properties")
+    write_props(cp, connector_props(cfg, slot, "p"), cfg.name + " (outboxd poll)")
+    return [wp, cp], OUTBOXD_ENV
+
+
+def unpublished(ents):
+    """{config name: rows of its tables without published_at}, one query for every poller."""
+    parts = []
+    for cfg in ents:
+        for t in poll_tables(cfg):
+            parts.append("SELECT '%s', count(*) FROM %s.%s WHERE published_at IS NULL" % (cfg.name, t.schema, t.name))
+    res = {c.name: 0 for c in ents}
+    if parts:
+        for line in psql(" UNION ALL ".join(parts)).splitlines():
+            if "|" in line:
+                n, c = line.split("|")
+                res[n] += int(c)
+    return res
+
+
+def run_poll(configs):
+    """outboxd poll per configuration, up to 3 at a time on distinct tables (pollers of one
+    table would share its rows); published_at is reset before each. A poller is stopped with
+    SIGTERM once every row of its tables is marked, or is expected to exit 1 by itself where
+    Debezium's task failed, or 2 where it refuses the selection (POLL_SELECTION)."""
+    prepare_poll_tables(configs)
+    outcome = {}
+    pending = list(configs)
+    running = []   # [cfg, proc, logpath, started, all_marked_at]
+    busy = set()
+    while pending or running:
+        while len(running) < 3:
+            free = [c for c in pending if not set(poll_key(c)) & busy]
+            if not free:
+                break
+            # the table with the most configurations left first: it is the critical path
+            left = {}
+            for c in pending:
+                left[poll_key(c)] = left.get(poll_key(c), 0) + 1
+            cfg = max(free, key=lambda c: left[poll_key(c)])
+            pending.remove(cfg)
+            busy |= set(poll_key(cfg))
+            psql("\n".join("UPDATE %s SET published_at = NULL WHERE published_at IS NOT NULL;" % q
+                           for q in poll_key(cfg)))
+            args, env = poll_files(cfg)
+            lp = os.path.join(WORK, cfg.tag + "-poll.log")
+            proc = subprocess.Popen([OUTBOXD, "poll"] + args, stdout=subprocess.DEVNULL,
+                                    stderr=open(lp, "w"), env=env)
+            children.append(proc)
+            running.append([cfg, proc, lp, time.time(), None])
+        time.sleep(0.2)
+        left_rows = unpublished([e[0] for e in running if e[1].poll() is None])
+        for ent in list(running):
+            cfg, proc, lp, started, marked_at = ent
+            rc = proc.poll()
+            if rc is None:
+                if left_rows.get(cfg.name, 1) == 0 and marked_at is None:
+                    ent[4] = marked_at = time.time()
+                # a failing configuration gets a few seconds to halt (it should not mark every row)
+                grace = 3 if cfg.fails else 0
+                if marked_at is not None and time.time() - marked_at >= grace:
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        rc = proc.wait(30)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        rc = "killed after SIGTERM"
+                    outcome[cfg.name] = ("marked every row, then SIGTERM: exit %s" % rc, rc, lp)
+                elif time.time() - started > 60:
+                    proc.kill()
+                    proc.wait()
+                    outcome[cfg.name] = ("did not mark every row within 60 s (killed)", "timeout", lp)
+                else:
+                    continue
+            else:
+                outcome[cfg.name] = ("exited by itself with %d" % rc, rc, lp)
+            running.remove(ent)
+            busy -= set(poll_key(cfg))
+            log("poll    %-40s %s" % (cfg.name, outcome[cfg.name][0]))
+    return outcome
+
+
+def poll_refused(cfg, outcome):
+    """Whether poll refused cfg's selection as POLL_SELECTION expects (exit 2 saying why)."""
+    desc, rc, lp = outcome.get(cfg.name, ("not run", None, None))
+    if cfg.name not in POLL_SELECTION or rc != 2 or not lp:
+        return False
+    with open(lp, errors="replace") as f:
+        text = f.read()
+    return any(r in text for r in POLL_REFUSALS)
+
+
+# --------------------------------------------------------------------------------------------
 # comparison
 
 UUID_RE = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -1471,16 +1668,16 @@ def show(b, limit=160):
     return r
 
 
-def bytes_diff(a, b):
+def bytes_diff(a, b, other="outboxd"):
     if a is None or b is None:
-        return "debezium=%s outboxd=%s" % (show(a), show(b))
+        return "debezium=%s %s=%s" % (show(a), other, show(b))
     i = 0
     n = min(len(a), len(b))
     while i < n and a[i] == b[i]:
         i += 1
     lo = max(0, i - 40)
-    return ("%d vs %d bytes, first difference at byte %d: debezium ...%s... outboxd ...%s..."
-            % (len(a), len(b), i, show(a[lo:i + 60], 300), show(b[lo:i + 60], 300)))
+    return ("%d vs %d bytes, first difference at byte %d: debezium ...%s... %s ...%s..."
+            % (len(a), len(b), i, show(a[lo:i + 60], 300), other, show(b[lo:i + 60], 300)))
 
 
 def assign(records):
@@ -1603,31 +1800,32 @@ def norm_headers(hs):
     return res, bad
 
 
-def compare_record(cfg, row, d, o, diffs):
+def compare_record(cfg, row, d, o, diffs, other="outboxd"):
+    """d: Debezium's record of the row, o: the other side's (outboxd run, or outboxd poll)."""
     def diff(what, text):
         diffs.append("%s | row %s | %s: %s" % (cfg.name, row, what, text))
 
     if d["topic"] != o["topic"]:
-        diff("topic", "debezium=%r outboxd=%r" % (d["topic"], o["topic"]))
+        diff("topic", "debezium=%r %s=%r" % (d["topic"], other, o["topic"]))
     part_matters = d["key"] is not None
     if cfg.partition_col:
         rowvals = cfg.table.rows[row_id(cfg.table, row)][1]
         part_matters = part_matters or rowvals.get(cfg.partition_col) is not None
     if part_matters and d["partition"] != o["partition"]:
-        diff("partition", "debezium=%d outboxd=%d" % (d["partition"], o["partition"]))
+        diff("partition", "debezium=%d %s=%d" % (d["partition"], other, o["partition"]))
     if d["key"] != o["key"]:
-        diff("key", bytes_diff(d["key"], o["key"]))
+        diff("key", bytes_diff(d["key"], o["key"], other))
     if row == HEARTBEAT:
         dv, ov = norm_heartbeat(d["value"]), norm_heartbeat(o["value"])
         if dv != ov:
-            diff("heartbeat value (ts_ms masked)", bytes_diff(dv, ov))
+            diff("heartbeat value (ts_ms masked)", bytes_diff(dv, ov, other))
         if d["value"] is not None and not re.search(rb'ts_ms("|=)?:?\d{13}', d["value"] or b""):
             diff("heartbeat value", "no ts_ms in Debezium's %s" % show(d["value"]))
     elif row in cfg.fieldset_rows:
         if canonical(d["value"]) != canonical(o["value"]):
-            diff("value (compared as field sets)", bytes_diff(d["value"], o["value"]))
+            diff("value (compared as field sets)", bytes_diff(d["value"], o["value"], other))
     elif d["value"] != o["value"]:
-        diff("value", bytes_diff(d["value"], o["value"]))
+        diff("value", bytes_diff(d["value"], o["value"], other))
     if cfg.runtime == "server" and row != HEARTBEAT:
         rid = row_id(cfg.table, row)
         hs = {n: v for n, v in o["headers"]}
@@ -1635,23 +1833,23 @@ def compare_record(cfg, row, d, o, diffs):
             ('{"schema":{"type":"string","optional":false,"name":"io.debezium.data.Uuid","version":1},'
              '"payload":"%s"}' % rid).encode()
         if hs.get("id") != want:
-            diff("header id (the reference's recorded form, section 3.6)", bytes_diff(want, hs.get("id")))
+            diff("header id (the reference's recorded form, section 3.6)", bytes_diff(want, hs.get("id"), other))
     dh, dbad = norm_headers(d["headers"])
     oh, obad = norm_headers(o["headers"])
     if dbad:
         diff("header __debezium.context.runId", "debezium's is not a UUID: %s" % show(dbad[0]))
     if obad:
-        diff("header __debezium.context.runId", "outboxd's is not a UUID: %s" % show(obad[0]))
+        diff("header __debezium.context.runId", "%s's is not a UUID: %s" % (other, show(obad[0])))
     if [n for n, _ in dh] != [n for n, _ in oh]:
-        diff("header names/order", "debezium=%s outboxd=%s" % ([n for n, _ in dh], [n for n, _ in oh]))
+        diff("header names/order", "debezium=%s %s=%s" % ([n for n, _ in dh], other, [n for n, _ in oh]))
     else:
         for (n, dv), (_, ov) in zip(dh, oh):
             if dv != ov:
-                diff("header %s" % n, bytes_diff(dv, ov))
+                diff("header %s" % n, bytes_diff(dv, ov, other))
     # with a NULL timestamp column both fall back to processing time: not comparable
     if cfg.ts and row != HEARTBEAT and cfg.table.rows[row_id(cfg.table, row)][1].get(cfg.ts) is not None \
             and d["ts"] != o["ts"]:
-        diff("timestamp", "debezium=%d outboxd=%d" % (d["ts"], o["ts"]))
+        diff("timestamp", "debezium=%d %s=%d" % (d["ts"], other, o["ts"]))
 
 
 MSGS_COMPARED = [0]
@@ -1795,13 +1993,18 @@ def compare_messages(cfg, dl, ol, diffs):
                 diffs.append("%s | value (top-level ts_ms masked): %s" % (where, bytes_diff(dv, ov)))
 
 
-def compare(d_recs, o_recs, d_outcome, o_outcome):
+def compare(d_recs, o_recs, d_outcome, o_outcome, side="outboxd", configs=None):
+    """Debezium's records against the other side's: side "outboxd" (outboxd run, every
+    configuration) or POLL_SIDE (outboxd poll over configs: no heartbeat record, no logical
+    decoding messages, database.initial.statements' effects only, POLL_SELECTION's refusal)."""
+    poll = side == POLL_SIDE
+    other = "outboxd poll" if poll else "outboxd"
     d_by, d_stray = assign(d_recs)
     o_by, o_stray = assign(o_recs)
     diffs = []
     rows_compared = 0
     per_config = []
-    for cfg in CONFIGS:
+    for cfg in CONFIGS if configs is None else configs:
         n_before = len(diffs)
         dst, dtrace = d_outcome.get(cfg.name, ("NOT RUN", ""))
         odesc, orc, olog = o_outcome.get(cfg.name, ("not run", None, None))
@@ -1812,8 +2015,20 @@ def compare(d_recs, o_recs, d_outcome, o_outcome):
             with open(olog, errors="replace") as f:
                 lines = [x for x in f.read().splitlines() if " error " in x]
             owhy = (lines[-1].split(": ", 1)[-1] if lines else "")[:300]
-        outcome_text = "debezium task %s%s; outboxd %s%s" % (dst, (": " + dwhy) if dwhy else "", odesc,
-                                                             (": " + owhy) if owhy else "")
+        outcome_text = "debezium task %s%s; %s %s%s" % (dst, (": " + dwhy) if dwhy else "", other, odesc,
+                                                        (": " + owhy) if owhy else "")
+        dmap, omap = d_by[cfg.name], o_by[cfg.name]
+        if poll and poll_refused(cfg, o_outcome):
+            # POLL_NOT_COMPARABLE: the refusal is the expected outcome, and it publishes nothing
+            if omap:
+                diffs.append("%s | refused its selection (exit 2), yet published records for %d rows"
+                             % (cfg.name, len(omap)))
+            per_config.append((cfg, len(diffs) - n_before, len(dmap), len(omap),
+                               "not comparable (POLL_NOT_COMPARABLE): %s %s: %s" % (other, odesc, owhy)))
+            continue
+        if poll and cfg.name in POLL_SELECTION:
+            diffs.append("%s | POLL_NOT_COMPARABLE is stale: outboxd poll did not refuse this "
+                         "configuration's selection (%s); remove it from POLL_SELECTION" % (cfg.name, odesc))
         d_failed = dst == "FAILED"
         o_failed = orc == 1
         if d_failed != o_failed or (not d_failed and orc != 0):
@@ -1821,52 +2036,61 @@ def compare(d_recs, o_recs, d_outcome, o_outcome):
         elif cfg.fails is not d_failed:
             diffs.append("%s | harness | Debezium's task was expected to %s: %s" % (
                 cfg.name, "fail" if cfg.fails else "run", outcome_text))
-        dmap, omap = d_by[cfg.name], o_by[cfg.name]
         for rid in cfg.table.order + ([HEARTBEAT] if cfg.heartbeat else []):
             rowname = HEARTBEAT if rid == HEARTBEAT else cfg.table.rows[rid][0]
             dl, ol = dmap.get(rid, []), omap.get(rid, [])
             if rid == HEARTBEAT:
-                if not dl or not ol:
+                if poll:
+                    if ol:
+                        diffs.append("%s | heartbeat | outboxd poll emits none, yet %d records" % (cfg.name, len(ol)))
+                elif not dl or not ol:
                     diffs.append("%s | heartbeat | records: debezium %d, outboxd %d" % (cfg.name, len(dl), len(ol)))
                 else:
                     rows_compared += 1
-                    compare_record(cfg, rowname, dl[0], ol[0], diffs)
+                    compare_record(cfg, rowname, dl[0], ol[0], diffs, other)
                 continue
             if rid in cfg.absent:
                 if dl or ol:
-                    diffs.append("%s | row %s | its table is not selected, yet records: debezium %d, outboxd %d"
-                                 % (cfg.name, rowname, len(dl), len(ol)))
+                    diffs.append("%s | row %s | its table is not selected, yet records: debezium %d, %s %d"
+                                 % (cfg.name, rowname, len(dl), other, len(ol)))
                 continue
             if not dl and not ol:
                 if not cfg.fails:
                     diffs.append("%s | row %s | neither side published it" % (cfg.name, rowname))
                 continue
             if len(dl) != len(ol):
-                diffs.append("%s | row %s | records: debezium %d, outboxd %d" % (cfg.name, rowname, len(dl), len(ol)))
+                diffs.append("%s | row %s | records: debezium %d, %s %d" % (cfg.name, rowname, len(dl), other, len(ol)))
             if dl and ol:
                 rows_compared += 1
-                compare_record(cfg, rowname, dl[0], ol[0], diffs)
+                compare_record(cfg, rowname, dl[0], ol[0], diffs, other)
         dm, om = dmap.pop(MESSAGES, []), omap.pop(MESSAGES, [])
-        if cfg.messages:
+        if poll and om:
+            diffs.append("%s | messages | outboxd poll cannot see logical decoding messages, yet %d records"
+                         % (cfg.name, len(om)))
+        elif cfg.messages and not poll:
             compare_messages(cfg, dm, om, diffs)
-        elif dm or om:
-            diffs.append("%s | messages | published though message.prefix.exclude.list=.*: debezium %d, outboxd %d"
-                         % (cfg.name, len(dm), len(om)))
+        elif (dm or om) and not cfg.messages:
+            diffs.append("%s | messages | published though message.prefix.exclude.list=.*: debezium %d, %s %d"
+                         % (cfg.name, len(dm), other, len(om)))
         nd = len(diffs) - n_before
         if cfg.effects:
-            dset, oset = EFFECTS.get("d:" + cfg.tag, set()), EFFECTS.get("o:" + cfg.tag, set())
+            dset, oset = EFFECTS.get("d:" + cfg.tag, set()), EFFECTS.get(("p:" if poll else "o:") + cfg.tag, set())
+            what = "database.initial.statements" if poll else "heartbeat.action.query, database.initial.statements"
+            if poll:
+                dset = dset - {HB_EFFECT}   # poll runs no heartbeat.action.query
             if dset != oset or not dset:
-                diffs.append("%s | effects in PostgreSQL (heartbeat.action.query, database.initial.statements) | "
-                             "debezium %s, outboxd %s" % (cfg.name, sorted(dset), sorted(oset)))
+                diffs.append("%s | effects in PostgreSQL (%s) | debezium %s, %s %s"
+                             % (cfg.name, what, sorted(dset), other, sorted(oset)))
         per_config.append((cfg, nd if not cfg.effects else len(diffs) - n_before, len(dmap) + len(dm),
                            len(omap) + len(om),
                            outcome_text if (cfg.fails or d_failed or orc != 0) else ""))
-    for side, stray in (("debezium", d_stray), ("outboxd", o_stray)):
+    for who, stray in (("debezium", d_stray), (other, o_stray)):
         for r in stray:
             diffs.append("(unassigned) | %s record on %r partition %d: key %s, headers %s" % (
-                side, r["topic"], r["partition"], show(r["key"]), [n for n, _ in r["headers"]]))
+                who, r["topic"], r["partition"], show(r["key"]), [n for n, _ in r["headers"]]))
+    if poll:
+        diffs = ["poll | " + d for d in diffs]
     return diffs, rows_compared, per_config
-
 
 # --------------------------------------------------------------------------------------------
 # main
@@ -2013,9 +2237,20 @@ def main_():
     log("Debezium: %d records" % len(d_recs))
     o_outcome = run_outboxd(o_pre)
     log("dumping outboxd's records")
-    o_recs = dump(d_end, os.path.join(WORK, "outboxd.jsonl"), os.path.join(WORK, "outboxd.end"))
+    o_end = os.path.join(WORK, "outboxd.end")
+    o_recs = dump(d_end, os.path.join(WORK, "outboxd.jsonl"), o_end)
     log("outboxd: %d records" % len(o_recs))
     read_effects()
+    p_outcome, p_recs, p_secs = {}, [], 0.0
+    if not ARGS.no_poll:
+        # after both other sides, so that altering the tables changes nothing they read
+        t_poll = time.time()
+        p_outcome = run_poll(CONFIGS)
+        log("dumping outboxd poll's records")
+        p_recs = dump(o_end, os.path.join(WORK, "poll.jsonl"), os.path.join(WORK, "poll.end"))
+        log("outboxd poll: %d records" % len(p_recs))
+        p_secs = time.time() - t_poll
+        read_effects()
     # the snapshot pair's records are all in the Debezium dump: outboxd's carry the runId of the
     # earliest record (outboxd ran first)
     tagged = by_tag(d_recs)
@@ -2031,6 +2266,8 @@ def main_():
         d_recs += derive(d_recs, cfg, tagged)
         d_outcome[cfg.name] = d_outcome.get(cfg.base, ("NOT RUN", ""))
     diffs, rows_compared, per_config = compare(d_recs, o_recs, d_outcome, o_outcome)
+    if not ARGS.no_poll:
+        p_diffs, p_rows, p_per = compare(d_recs, p_recs, d_outcome, p_outcome, POLL_SIDE)
 
     print()
     print("configurations (Debezium records / outboxd records / differences):")
@@ -2039,11 +2276,28 @@ def main_():
                                                    dn, on, "" if nd == 0 else "%d differences" % nd))
         if outcome_text:
             print("         " + outcome_text)
+    if not ARGS.no_poll:
+        print()
+        print("outboxd poll, configurations (Debezium records / outboxd poll records / differences):")
+        for cfg, nd, dn, on, outcome_text in p_per:
+            nc = poll_refused(cfg, p_outcome)
+            print("  %-4s %-42s %-18s %3d / %3d  %s" % ("n/c" if nc and nd == 0 else "ok" if nd == 0 else "FAIL",
+                                                       cfg.name, cfg.table.name, dn, on,
+                                                       "" if nd == 0 else "%d differences" % nd))
+            if outcome_text:
+                print("         " + outcome_text)
     print()
     print("not yet comparable (not counted as passing):")
     for opt, why in NOT_YET_COMPARABLE:
         print("  - %s: %s" % (opt, why))
+    if not ARGS.no_poll:
+        print()
+        print("not comparable by outboxd poll (POLL_NOT_COMPARABLE; not counted as passing):")
+        for part, names, why in POLL_NOT_COMPARABLE:
+            print("  - %s (%s): %s" % (part, ", ".join(names) or "none in this run", why))
     print()
+    if not ARGS.no_poll:
+        diffs += p_diffs
     if diffs:
         print("differences:")
         for d in diffs:
@@ -2064,7 +2318,14 @@ def main_():
     print("logical decoding messages: %d compared byte for byte, top-level ts_ms (processing time) masked"
           % MSGS_COMPARED[0])
     print("compat: %d configurations, %d rows and %d logical decoding messages compared, %d differences (%.0f s)"
-          % (len(CONFIGS), rows_compared, MSGS_COMPARED[0], len(diffs), time.time() - T0))
+          % (len(CONFIGS), rows_compared, MSGS_COMPARED[0], len(diffs) - (len(p_diffs) if not ARGS.no_poll else 0),
+             time.time() - T0))
+    if ARGS.no_poll:
+        print("compat poll: not run (--no-poll)")
+    else:
+        n_nc = sum(1 for c in CONFIGS if poll_refused(c, p_outcome))
+        print("compat poll: %d configurations, %d rows compared, %d differences; %d not comparable, listed (%.0f s)"
+              % (len(CONFIGS) - n_nc, p_rows, len(p_diffs), n_nc, p_secs))
     return 1 if diffs else 0
 
 
