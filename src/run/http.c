@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "outboxd/run/procstat.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
@@ -98,7 +99,12 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", &body);
 	}
 	if (strcmp(url, "/metrics") == 0) {
+		struct procstat ps;
+
 		metrics_render(h->m, &body);
+		if (procstat_read(&ps)) {
+			procstat_render(&ps, &body);
+		}
 		return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", &body);
 	}
 	/* /health/ready is /health: streaming and not stalled; /health/live: not wedged */
