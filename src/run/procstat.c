@@ -124,7 +124,8 @@ family(struct buf *out, const char *name, const char *type, const char *help)
 void
 procstat_render(const struct procstat *ps, struct buf *out)
 {
-	family(out, "process_cpu_seconds_total", "counter", "User and system CPU time, in seconds.");
+	family(out, "process_cpu_seconds_total", "counter",
+	       "User and system CPU time, in seconds.");
 	buf_add_fmt(out, "process_cpu_seconds_total %.2f\n", ps->cpu_seconds);
 	family(out, "process_resident_memory_bytes", "gauge", "Resident memory, in bytes.");
 	buf_add_fmt(out, "process_resident_memory_bytes %" PRIu64 "\n", ps->resident_bytes);

@@ -14,8 +14,8 @@
 #include "outboxd/util/buf.h"
 
 struct procstat {
-	double cpu_seconds;	/* utime + stime */
-	double start_time;	/* Unix seconds */
+	double cpu_seconds; /* utime + stime */
+	double start_time;  /* Unix seconds */
 	uint64_t resident_bytes;
 	uint64_t virtual_bytes;
 	int64_t open_fds;
