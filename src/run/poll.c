@@ -129,16 +129,30 @@ tick(struct poller *s)
 	s->next_tick_us = now + 1000000;
 }
 
+/*
+ * Notifications libpq has read (during any statement, too): s->notified, until the next cycle
+ * starts. Kept, not dropped, so a NOTIFY that arrives while a cycle is running wakes the next
+ * one instead of waiting for outboxd.poll.interval.ms.
+ */
+static void
+take_notifies(struct poller *s)
+{
+	PGnotify *n;
+
+	while ((n = PQnotifies(s->sql)) != NULL) {
+		s->notified = true;
+		PQfreemem(n);
+	}
+}
+
 /* Waits at most @us for delivery reports, a notification or a signal. */
 static enum outcome
-wait_events(struct poller *s, int64_t us, bool *ret_notified)
+wait_events(struct poller *s, int64_t us)
 {
 	struct loop_wait w = { .source_fd = PQsocket(s->sql),
 			       .source_read = true,
 			       .wake_fd = s->pub ? publish_wake_fd(s->pub) : -1,
 			       .max_us = us };
-	PGnotify *n;
-
 	tick(s);
 	if (w.max_us > 1000000) {
 		w.max_us = 1000000; /* the watchdog looks once a second */
@@ -153,10 +167,7 @@ wait_events(struct poller *s, int64_t us, bool *ret_notified)
 		pgconn_error_line(s->sql, s->why, sizeof(s->why));
 		return OUTCOME_RESTART;
 	}
-	while ((n = PQnotifies(s->sql)) != NULL) {
-		*ret_notified = true;
-		PQfreemem(n);
-	}
+	take_notifies(s);
 	return publish_serve(s->pub, s->why, sizeof(s->why));
 }
 
@@ -175,7 +186,6 @@ publish_fetched(struct poller *s, PGresult *r, int row, int ti, int part, struct
 	struct poll_pending *pe;
 	struct buf id = BUF_INIT;
 	enum outcome o;
-	bool notified = false;
 
 	for (int c = 0; c < t->rel->ncols; c++) {
 		bool null = PQgetisnull(r, row, c);
@@ -194,7 +204,7 @@ publish_fetched(struct poller *s, PGresult *r, int row, int ti, int part, struct
 	*pe = (struct poll_pending){ .table = ti, .part = part, .id = buf_steal(&id) };
 	o = publish_row(s->pub, &pr, s->nrows, s->why, sizeof(s->why));
 	while (o == OUTCOME_OK && publish_waiting(s->pub)) {
-		if ((o = wait_events(s, 100000, &notified)) == OUTCOME_OK) {
+		if ((o = wait_events(s, 100000)) == OUTCOME_OK) {
 			o = publish_retry(s->pub, s->why, sizeof(s->why));
 		}
 	}
@@ -289,10 +299,9 @@ static enum outcome
 await_reports(struct poller *s)
 {
 	enum outcome o = OUTCOME_OK;
-	bool notified = false;
 
 	while (o == OUTCOME_OK && s->reported < s->produced) {
-		o = wait_events(s, 500000, &notified);
+		o = wait_events(s, 500000);
 	}
 	if (o == OUTCOME_STOP && publish_flush(s->pub, s->cfg->shutdown_flush_ms) < 0) {
 		log_warn(MOD,
@@ -315,6 +324,8 @@ cycle(struct poller *s, bool *ret_more)
 	bool failed_delivery;
 
 	*ret_more = false;
+	take_notifies(s);
+	s->notified = false; /* what is notified from here on may be after this cycle's reads */
 	s->fail_id[0] = '\0';
 	if (s->unordered) {
 		/* the claim's row locks last until the COMMIT after the marking */
@@ -323,27 +334,42 @@ cycle(struct poller *s, bool *ret_more)
 	for (int ti = 0; ti < s->ntables && o == OUTCOME_OK; ti++) {
 		const struct poll_table *t = &s->tables[ti];
 
-		cols = xrealloc(cols, ((size_t)t->rel->ncols + 1) * sizeof(*cols));
-		for (int p = 0; p < (s->unordered ? 1 : s->cfg->poll_partitions) && o == OUTCOME_OK;
-		     p++) {
-			char num[16];
-			const char *params[1] = { num };
-			PGresult *r = NULL;
+		struct buf owned = BUF_INIT;
+		char limit[32];
+		const char *params[2] = { NULL, limit };
+		int64_t max = s->cfg->poll_batch_size;
+		PGresult *r = NULL;
 
-			if (!s->unordered && !t->owned[p]) {
+		cols = xrealloc(cols, ((size_t)t->rel->ncols + 1) * sizeof(*cols));
+
+		if (!s->unordered) {
+			if (!t->nowned) {
 				continue;
 			}
-			snprintf(num, sizeof(num), "%d", p);
-			if ((o = poll_exec(s, buf_cstr(&t->select), s->unordered ? 0 : 1, params,
-					   "reading unpublished rows", &r)) != OUTCOME_OK) {
-				break;
+			buf_add_char(&owned, '{');
+			for (int p = 0; p < s->cfg->poll_partitions; p++) {
+				if (t->owned[p]) {
+					buf_add_fmt(&owned, "%s%d", owned.len > 1 ? "," : "", p);
+				}
 			}
-			*ret_more |= PQntuples(r) >= s->cfg->poll_batch_size;
-			for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK; i++) {
-				o = publish_fetched(s, r, i, ti, p, cols);
-			}
-			PQclear(r);
+			buf_add_char(&owned, '}');
+			params[0] = buf_cstr(&owned);
+			max *= t->nowned; /* batch.size rows per owned partition */
 		}
+		snprintf(limit, sizeof(limit), "%lld", (long long)max);
+		o = poll_exec(s, buf_cstr(&t->select), s->unordered ? 0 : 2, params,
+			      "reading unpublished rows", &r);
+		buf_fini(&owned);
+		if (o != OUTCOME_OK) {
+			break;
+		}
+		*ret_more |= PQntuples(r) >= max;
+		for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK; i++) {
+			int part = s->unordered ? 0 : atoi(PQgetvalue(r, i, t->rel->ncols));
+
+			o = publish_fetched(s, r, i, ti, part, cols);
+		}
+		PQclear(r);
 	}
 	free(cols);
 	/* What was produced before a halt or a failure is delivered and marked first. */
@@ -457,12 +483,12 @@ static enum outcome
 idle(struct poller *s)
 {
 	int64_t until = now_monotonic_us() + s->cfg->poll_interval_ms * 1000;
-	bool notified = false;
 	enum outcome o = OUTCOME_OK;
 	int64_t now;
 
-	while (o == OUTCOME_OK && !notified && (now = now_monotonic_us()) < until) {
-		o = wait_events(s, until - now, &notified);
+	take_notifies(s); /* read by the cycle's statements: the socket no longer says so */
+	while (o == OUTCOME_OK && !s->notified && (now = now_monotonic_us()) < until) {
+		o = wait_events(s, until - now);
 	}
 	return o;
 }

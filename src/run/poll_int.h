@@ -81,6 +81,7 @@ struct poller {
 	struct poll_pending *rows;
 	size_t nrows, cap;
 	uint64_t produced, reported, acked, marked;
+	bool notified;	   /* a NOTIFY arrived since the current cycle started */
 	char fail_id[256]; /* the first row whose delivery failed in this session, or "" */
 	char why[2048];
 };

@@ -58,7 +58,26 @@ transform_column(const struct config *cfg, const char *key, const char *def)
 	return v && *v ? v : def;
 }
 
-/* The batch's SELECT: every column, the oldest unpublished rows of a partition (or a claim). */
+/* @t's partition of a row: (hash of the key & 2^31-1) % partitions. */
+static void
+add_partition_expr(struct poller *s, struct buf *q, const char *key)
+{
+	/*
+	 * A NULL key (nullable in Debezium's outbox; the record's key is then null) has no hash:
+	 * without the COALESCE its row would be in no partition, never read.
+	 */
+	buf_add_str(q, "(COALESCE(hashtext(");
+	poll_add_ident(s, q, key);
+	buf_add_fmt(q, "::text), 0) & 2147483647) %% %lld", (long long)s->cfg->poll_partitions);
+}
+
+/*
+ * The batch's SELECT: every column, the oldest unpublished rows. Ordered: of every partition
+ * the session owns ($1, an int[]) in one statement, at most $2 rows, the row's partition as
+ * the last column; one statement instead of one per partition keeps an idle poller at one
+ * query per interval and a woken one at one round trip. Ordering column order over all the
+ * owned partitions is that order within each of them. Unordered: a claim.
+ */
 static void
 build_select(struct poller *s, struct poll_table *t, const char *key)
 {
@@ -69,25 +88,26 @@ build_select(struct poller *s, struct poll_table *t, const char *key)
 		buf_add_str(&t->select, c ? ", " : "");
 		poll_add_ident(s, &t->select, t->rel->cols[c].name);
 	}
+	if (!s->unordered) {
+		buf_add_str(&t->select, ", ");
+		add_partition_expr(s, &t->select, key);
+	}
 	buf_add_fmt(&t->select, " FROM ONLY %s WHERE ", buf_cstr(&t->quoted));
 	poll_add_ident(s, &t->select, cfg->poll_published_column);
 	if (s->unordered) {
 		/* a claim: the rows stay locked until the transaction that marks them commits */
 		buf_add_str(&t->select, " IS NULL ORDER BY ");
 	} else {
-		/*
-		 * A NULL key (nullable in Debezium's outbox; the record's key is then null) has
-		 * no hash: without the COALESCE its row would be in no partition, never read.
-		 */
-		buf_add_str(&t->select, " IS NULL AND (COALESCE(hashtext(");
-		poll_add_ident(s, &t->select, key);
-		buf_add_fmt(&t->select, "::text), 0) & 2147483647) %% %lld = $1::int ORDER BY ",
-			    (long long)cfg->poll_partitions);
+		buf_add_str(&t->select, " IS NULL AND ");
+		add_partition_expr(s, &t->select, key);
+		buf_add_str(&t->select, " = ANY($1::int[]) ORDER BY ");
 	}
 	poll_add_ident(s, &t->select, cfg->poll_order_column);
-	buf_add_fmt(&t->select, " LIMIT %lld", (long long)cfg->poll_batch_size);
 	if (s->unordered) {
-		buf_add_str(&t->select, " FOR UPDATE SKIP LOCKED");
+		buf_add_fmt(&t->select, " LIMIT %lld FOR UPDATE SKIP LOCKED",
+			    (long long)cfg->poll_batch_size);
+	} else {
+		buf_add_str(&t->select, " LIMIT $2::int");
 	}
 }
 

@@ -398,6 +398,38 @@ START_TEST(test_out_of_order_commit_is_not_skipped_and_notify_wakes)
 }
 END_TEST
 
+/*
+ * A NOTIFY that arrives while a cycle waits for its reports wakes the next cycle: it is not
+ * consumed and forgotten (the row would wait for the 60 s interval). linger.ms=500 holds the
+ * first row's cycle in its wait for half a second; the second row commits 200 ms into it.
+ */
+START_TEST(test_notify_during_a_cycle_wakes_the_next)
+{
+	struct relayfix f;
+	char *topic;
+	double t0, t1;
+
+	poll_fixture(&f, "outboxd.poll.interval.ms=60000\nproducer.linger.ms=500\n", &topic);
+	relayfix_start_command(&f, "poll");
+	ck_assert(relayfix_wait_log(&f, "owns 16 of 16", 30));
+	sleep(1);
+	t0 = now_s();
+	insert_rows(&f, f.pg, 0, 1, 1);
+	usleep(200 * 1000);
+	insert_rows(&f, f.pg, 1, 1, 1);
+	t1 = wait_published(&f, 2, false, 30);
+	ck_assert_msg(t1 >= 0 && t1 < 5,
+		      "the row committed during a cycle waited for the interval (%.2f s)", t1);
+	note("# NOTIFY during a cycle (linger 500 ms): both rows published %.0f ms after the "
+	     "first commit\n",
+	     (now_s() - t0) * 1000);
+	ck_assert_int_eq(itest_topic_count(topic), 2);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
 /* outboxd.poll.after=delete: published rows are deleted, after their acknowledgement. */
 START_TEST(test_after_delete_deletes_published_rows)
 {
@@ -909,6 +941,7 @@ main(void)
 	tcase_add_test(t, test_poll_publishes_the_records_run_publishes);
 	tcase_add_test(t, test_per_aggregate_order_with_interleaved_writers);
 	tcase_add_test(t, test_out_of_order_commit_is_not_skipped_and_notify_wakes);
+	tcase_add_test(t, test_notify_during_a_cycle_wakes_the_next);
 	tcase_add_test(t, test_after_delete_deletes_published_rows);
 	tcase_add_test(t, test_frozen_broker_marks_nothing);
 	tcase_add_test(t, test_null_key_rows_are_published);

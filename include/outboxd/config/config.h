@@ -98,7 +98,7 @@ struct config {
 	char *poll_mode;		  /* "ordered" or "unordered" (SKIP LOCKED) */
 	int64_t poll_partitions;	  /* 16: rows hashed by aggregateid, one owner each */
 	int64_t poll_interval_ms;	  /* 1000: the fallback poll (NOTIFY wakes at once) */
-	int64_t poll_batch_size;	  /* 500 rows per partition per query */
+	int64_t poll_batch_size;	  /* 500 rows per owned partition per query */
 	char *poll_order_column;	  /* "seq" */
 	char *poll_published_column;	  /* "published_at" */
 	char *poll_after;		  /* "mark" or "delete" */
