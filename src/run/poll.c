@@ -294,6 +294,9 @@ mark(struct poller *s)
 	return o;
 }
 
+/* one flush's bound while a cycle waits: how soon a stop or a NOTIFY is seen meanwhile */
+#define AWAIT_FLUSH_SLICE_MS 100
+
 /* Waits until every produced row has its report; a stop flushes for a bounded time. */
 static enum outcome
 await_reports(struct poller *s)
@@ -301,7 +304,14 @@ await_reports(struct poller *s)
 	enum outcome o = OUTCOME_OK;
 
 	while (o == OUTCOME_OK && s->reported < s->produced) {
-		o = wait_events(s, 500000);
+		/*
+		 * The cycle's batch is complete: no record joins it before its reports are in, so
+		 * lingering for more (linger.ms) would only add that delay to every row. librdkafka
+		 * ignores linger.ms only while a flush is under way, so a bounded flush (which also
+		 * serves the reports) comes before each wait for the loop's other events.
+		 */
+		(void)publish_flush(s->pub, AWAIT_FLUSH_SLICE_MS);
+		o = wait_events(s, 0);
 	}
 	if (o == OUTCOME_STOP && publish_flush(s->pub, s->cfg->shutdown_flush_ms) < 0) {
 		log_warn(MOD,

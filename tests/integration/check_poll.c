@@ -399,31 +399,65 @@ START_TEST(test_out_of_order_commit_is_not_skipped_and_notify_wakes)
 END_TEST
 
 /*
- * A NOTIFY that arrives while a cycle waits for its reports wakes the next cycle: it is not
- * consumed and forgotten (the row would wait for the 60 s interval). linger.ms=500 holds the
- * first row's cycle in its wait for half a second; the second row commits 200 ms into it.
+ * A NOTIFY that libpq reads while a cycle is under way (here: while the cycle's marking waits
+ * for a row lock the test holds) wakes the next cycle at once; it was dropped, and the row
+ * waited for the fallback interval (60 s here).
  */
 START_TEST(test_notify_during_a_cycle_wakes_the_next)
 {
 	struct relayfix f;
+	PGconn *lock = itest_pg();
 	char *topic;
 	double t0, t1;
+	long blocked = 0;
 
-	poll_fixture(&f, "outboxd.poll.interval.ms=60000\nproducer.linger.ms=500\n", &topic);
-	relayfix_start_command(&f, "poll");
-	ck_assert(relayfix_wait_log(&f, "owns 16 of 16", 30));
-	sleep(1);
-	t0 = now_s();
+	poll_fixture(&f, "outboxd.poll.interval.ms=60000\n", &topic);
 	insert_rows(&f, f.pg, 0, 1, 1);
-	usleep(200 * 1000);
-	insert_rows(&f, f.pg, 1, 1, 1);
+	sqlf(lock, "BEGIN");
+	sqlf(lock, "SELECT 1 FROM %s.outbox FOR UPDATE", f.name);
+	relayfix_start_command(&f, "poll");
+	for (int i = 0; i < 1500 && !blocked; i++) { /* the marking waits for the lock */
+		usleep(20 * 1000);
+		blocked =
+			intf(f.pg, "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+				   "'outboxd' AND wait_event_type = 'Lock'");
+	}
+	ck_assert_msg(blocked, "the poller's marking never waited for the row lock: %s",
+		      relayfix_log(&f));
+	insert_rows(&f, f.pg, 1, 1, 1); /* its NOTIFY comes with the marking's result */
+	t0 = now_s();
+	sqlf(lock, "COMMIT");
 	t1 = wait_published(&f, 2, false, 30);
 	ck_assert_msg(t1 >= 0 && t1 < 5,
 		      "the row committed during a cycle waited for the interval (%.2f s)", t1);
-	note("# NOTIFY during a cycle (linger 500 ms): both rows published %.0f ms after the "
-	     "first commit\n",
+	note("# NOTIFY during a cycle: the second row published %.0f ms after the lock's release\n",
 	     (now_s() - t0) * 1000);
 	ck_assert_int_eq(itest_topic_count(topic), 2);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	PQfinish(lock);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/*
+ * A cycle's batch is complete once read, so it is sent at once: with linger.ms at 20 s a row is
+ * published within 5 s (it waited the whole linger, and so did every cycle's rows, before).
+ */
+START_TEST(test_a_cycle_does_not_wait_for_linger)
+{
+	struct relayfix f;
+	char *topic;
+	double t1;
+
+	poll_fixture(&f, "producer.linger.ms=20000\n", &topic);
+	relayfix_start_command(&f, "poll");
+	ck_assert(relayfix_wait_log(&f, "owns 16 of 16", 30));
+	insert_rows(&f, f.pg, 0, 1, 3);
+	t1 = wait_published(&f, 3, false, 60);
+	ck_assert_msg(t1 >= 0 && t1 < 5, "the cycle's rows waited for linger.ms (%.2f s)", t1);
+	note("# linger.ms 20000: 3 rows published %.0f ms after their commit\n", t1 * 1000);
+	ck_assert_int_eq(itest_topic_count(topic), 3);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
 	free(topic);
 	relayfix_fini(&f);
@@ -942,6 +976,7 @@ main(void)
 	tcase_add_test(t, test_per_aggregate_order_with_interleaved_writers);
 	tcase_add_test(t, test_out_of_order_commit_is_not_skipped_and_notify_wakes);
 	tcase_add_test(t, test_notify_during_a_cycle_wakes_the_next);
+	tcase_add_test(t, test_a_cycle_does_not_wait_for_linger);
 	tcase_add_test(t, test_after_delete_deletes_published_rows);
 	tcase_add_test(t, test_frozen_broker_marks_nothing);
 	tcase_add_test(t, test_null_key_rows_are_published);
