@@ -24,12 +24,11 @@ void
 heartbeat_fini(struct heartbeat *hb)
 {
 	record_fini(&hb->rec);
-	hb->query_busy = false;
 }
 
-/* One result of the action query. */
+/* One result of the action query (sqlq_result_fn). */
 static enum outcome
-on_result(PGresult *r, char *why, size_t whylen)
+on_result(void *arg, const PGresult *r, char *why, size_t whylen)
 {
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	char err[512];
@@ -49,49 +48,6 @@ on_result(PGresult *r, char *why, size_t whylen)
 	log_warn(MOD, "heartbeat.action.query failed: %s; it runs again at the next heartbeat",
 		 err);
 	return OUTCOME_OK;
-}
-
-/* Reads the results; with @wait, until the query is done, else only what has arrived. */
-static enum outcome
-results(struct heartbeat *hb, PGconn *sql, bool wait, char *why, size_t whylen)
-{
-	enum outcome o = OUTCOME_OK;
-	PGresult *r;
-
-	if (!hb->query_busy) {
-		return OUTCOME_OK;
-	}
-	if (!wait && PQconsumeInput(sql) == 0) {
-		pgconn_error_line(sql, why, whylen);
-		return OUTCOME_RESTART;
-	}
-	while (wait || !PQisBusy(sql)) {
-		if (!(r = PQgetResult(sql))) {
-			hb->query_busy = false;
-			if (wait && PQstatus(sql) == CONNECTION_BAD) {
-				pgconn_error_line(sql, why, whylen);
-				return OUTCOME_RESTART;
-			}
-			return o;
-		}
-		if (o == OUTCOME_OK) {
-			o = on_result(r, why, whylen);
-		}
-		PQclear(r);
-	}
-	return o;
-}
-
-enum outcome
-heartbeat_poll(struct heartbeat *hb, PGconn *sql, char *why, size_t whylen)
-{
-	return results(hb, sql, false, why, whylen);
-}
-
-enum outcome
-heartbeat_settle(struct heartbeat *hb, PGconn *sql, char *why, size_t whylen)
-{
-	return results(hb, sql, true, why, whylen);
 }
 
 /*
@@ -118,7 +74,7 @@ report_failures(struct heartbeat *hb, struct publish *pub)
 }
 
 enum outcome
-heartbeat_beat(struct heartbeat *hb, struct publish *pub, PGconn *sql, char *why, size_t whylen)
+heartbeat_beat(struct heartbeat *hb, struct publish *pub, struct sqlq *q, char *why, size_t whylen)
 {
 	char err[512];
 
@@ -130,12 +86,9 @@ heartbeat_beat(struct heartbeat *hb, struct publish *pub, PGconn *sql, char *why
 	report_failures(hb, pub);
 	/* It confirms nothing: a full queue, or the previous beat still in flight, skips a beat. */
 	(void)publish_heartbeat(pub, &hb->rec, NULL, 0);
-	if (hb->p->query && !hb->query_busy) {
-		if (PQsendQuery(sql, hb->p->query) == 0) {
-			pgconn_error_line(sql, why, whylen);
-			return OUTCOME_RESTART;
-		}
-		hb->query_busy = true;
+	if (hb->p->query) {
+		/* false: the previous beat's query is still queued or running; this beat skips it */
+		(void)sqlq_submit(q, SQLQ_HEARTBEAT, hb->p->query, NULL, 0, on_result, NULL);
 	}
-	return heartbeat_poll(hb, sql, why, whylen);
+	return OUTCOME_OK;
 }

@@ -41,6 +41,10 @@ struct snapshot {
 	int64_t ack_sum_us;
 	bool lag_known;
 	int64_t lag_us, confirmed_commit_us;
+	/* the slot's row of pg_replication_slots (metrics_slot) */
+	bool slot_known;
+	struct slotstat slot;
+	int64_t slot_read_us;
 };
 
 struct metrics {
@@ -221,6 +225,16 @@ metrics_set_stalled(struct metrics *m, bool stalled, const char *reason)
 	lock(m);
 	m->v.stalled = stalled;
 	set_reason(&m->stall_reason, reason);
+	unlock(m);
+}
+
+void
+metrics_slot(struct metrics *m, const struct slotstat *st)
+{
+	lock(m);
+	m->v.slot_known = true;
+	m->v.slot = *st;
+	m->v.slot_read_us = m->now_us(m->clock_arg);
 	unlock(m);
 }
 
@@ -435,6 +449,9 @@ metrics_render(const struct metrics *m, struct buf *out)
 	render_counters(&s, out);
 	render_gauges(&s, now, out);
 	render_lag(&s, out);
+	if (s.slot_known) {
+		slotstat_render(&s.slot, now - s.slot_read_us, out);
+	}
 	render_poll(&s, now, out);
 	render_info(&s, out);
 }

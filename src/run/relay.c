@@ -11,6 +11,8 @@
 #include "outboxd/pg/pgstream.h"
 #include "outboxd/run/heartbeat.h"
 #include "outboxd/run/publish.h"
+#include "outboxd/run/slotwatch.h"
+#include "outboxd/run/sqlq.h"
 #include "outboxd/run/stall.h"
 #include "outboxd/run/stream.h"
 #include "outboxd/util/errbuf.h"
@@ -42,7 +44,8 @@ struct relay;
 /* One pipeline session. It starts zeroed, so nothing of the previous one carries over. */
 struct session {
 	struct relay *r;
-	PGconn *sql;	       /* the ordinary connection: checks, catalog facts, heartbeat */
+	PGconn *sql;	       /* the ordinary connection: checks, catalog facts, the queue's */
+	struct sqlq q;	       /* the asynchronous statements on it: heartbeat, slot health */
 	struct pgstream *conn; /* the replication connection */
 	struct stream *st;     /* the stream as a source of rows, and the confirm rule */
 	struct publish *pub;
@@ -77,6 +80,7 @@ struct relay {
 	struct publish_params pp;
 	struct heartbeat_params hp;
 	struct stall stall; /* a broker outage outlives sessions: so does its clock */
+	struct slotwatch sw;
 	struct failing fail;
 	char poison_reason[2048];
 	struct session s;
@@ -92,8 +96,8 @@ column_facts(void *opaque, const struct relcache_rel *rel, bool **ret_notnull, c
 	enum outcome o;
 	int rc;
 
-	/* The heartbeat's query may be running on this connection: PQexec would drop its result. */
-	if ((o = heartbeat_settle(&s->hb, s->sql, why, whylen)) != OUTCOME_OK) {
+	/* A queued statement may be running on this connection: PQexec would drop its result. */
+	if ((o = sqlq_settle(&s->q, why, whylen)) != OUTCOME_OK) {
 		return o;
 	}
 	/*
@@ -202,6 +206,7 @@ session_open(struct relay *r, struct session *s)
 	if (pgconn_open(&cfg->pg_conn, false, &s->sql, &cf, s->why, sizeof(s->why)) < 0) {
 		return cf == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
 	}
+	sqlq_init(&s->q, s->sql);
 	if ((rc = pgconn_run_statements(s->sql, cfg->database_initial_statements, s->why,
 					sizeof(s->why))) < 0) {
 		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
@@ -247,6 +252,7 @@ session_close(struct session *s, bool orderly)
 	s->pub = NULL;
 	pgstream_free(s->conn, orderly);
 	s->conn = NULL;
+	sqlq_fini(&s->q);
 	PQfinish(s->sql);
 	s->sql = NULL;
 	stream_free(s->st);
@@ -370,20 +376,25 @@ tick(struct session *s, int64_t now)
 	metrics_gauge(m, METRICS_PRODUCER_QUEUE_RECORDS, publish_queue_len(s->pub));
 	metrics_lag(m, now_unix_us(), acktrack_oldest_commit_time(at),
 		    acktrack_confirmed_commit_time(at));
+	slotwatch_due(&s->r->sw, &s->q, now);
 	loop_arm(&s->dl, LOOP_TICK, now + TICK_US);
 }
 
-/* heartbeat.interval.ms: the record and the action query when due; the query's results. */
+/* heartbeat.interval.ms when due; then the queued statements' results, and the next one. */
 static enum outcome
 heartbeat(struct session *s, int64_t now)
 {
 	int64_t interval_ms = s->r->cfg->heartbeat_interval_ms;
+	enum outcome o;
 
-	if (!interval_ms || !loop_due(&s->dl, LOOP_HEARTBEAT, now)) {
-		return heartbeat_poll(&s->hb, s->sql, s->why, sizeof(s->why));
+	if (interval_ms && loop_due(&s->dl, LOOP_HEARTBEAT, now)) {
+		loop_arm(&s->dl, LOOP_HEARTBEAT, now + interval_ms * 1000);
+		if ((o = heartbeat_beat(&s->hb, s->pub, &s->q, s->why, sizeof(s->why))) !=
+		    OUTCOME_OK) {
+			return o;
+		}
 	}
-	loop_arm(&s->dl, LOOP_HEARTBEAT, now + interval_ms * 1000);
-	return heartbeat_beat(&s->hb, s->pub, s->sql, s->why, sizeof(s->why));
+	return sqlq_poll(&s->q, s->why, sizeof(s->why));
 }
 
 /* One turn of the main loop. */
@@ -557,6 +568,7 @@ relay_init(struct relay *r, const struct relay_params *p, struct loop *loop)
 					   .topic = cfg->heartbeat_topic,
 					   .query = cfg->heartbeat_action_query,
 					   .metrics = p->metrics };
+	slotwatch_init(&r->sw, cfg->slot_name, cfg->slot_poll_ms, p->metrics);
 }
 
 enum relay_exit

@@ -299,6 +299,49 @@ START_TEST(test_rows_arrive_once_in_order)
 END_TEST
 
 /* The broker frozen: no confirm past the last acknowledged transaction; afterwards it catches up. */
+/*
+ * The slot's health on /metrics while the broker is frozen (outboxd.slot.poll.ms=1000): the slot
+ * exists and is active, its walsender is the one PostgreSQL names, and the WAL written since its
+ * confirmed position covers at least the @unconfirmed bytes of the transactions that wait.
+ */
+static void
+expect_slot_health(struct relayfix *f, int port, lsn_t unconfirmed)
+{
+	struct buf q = BUF_INIT;
+	char *body = NULL;
+	PGresult *r;
+	double pid;
+
+	buf_add_fmt(&q, "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '%s'",
+		    f->slot);
+	r = PQexec(f->pg, buf_cstr(&q));
+	ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+	pid = atof(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	/* read once a second: a read after the freeze's transactions is at most ~2 s away */
+	for (int i = 0; i < 50; i++) {
+		free(body);
+		ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
+		if (itest_metric(body, "outboxd_slot_unconfirmed_wal_bytes") >=
+		    (double)unconfirmed) {
+			break;
+		}
+		usleep(100 * 1000);
+	}
+	ck_assert_msg(itest_metric(body, "outboxd_slot_unconfirmed_wal_bytes") >=
+			      (double)unconfirmed,
+		      "want >= %lu unconfirmed bytes: %s", (unsigned long)unconfirmed, body);
+	ck_assert_msg(itest_metric(body, "outboxd_slot_retained_wal_bytes") >= (double)unconfirmed,
+		      "%s", body);
+	ck_assert_msg(itest_metric(body, "outboxd_slot_exists") == 1, "%s", body);
+	ck_assert_msg(itest_metric(body, "outboxd_slot_active") == 1, "%s", body);
+	ck_assert_msg(itest_metric(body, "outboxd_slot_active_pid") == pid, "%s", body);
+	ck_assert_msg(itest_metric(body, "outboxd_slot_stats_age_seconds") < 5, "%s", body);
+	ck_assert_msg(strstr(body, "outboxd_slot_wal_status{status=\"reserved\"} 1\n"), "%s", body);
+	free(body);
+	buf_fini(&q);
+}
+
 START_TEST(test_frozen_broker_never_confirms_ahead)
 {
 	struct relayfix f;
@@ -309,7 +352,9 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	char *body;
 
 	/* The stall watchdog and /health watch the same freeze. */
-	buf_add_fmt(&worker, "outboxd.http.port=%d\noutboxd.stall.warn.ms=2000", port);
+	buf_add_fmt(&worker,
+		    "outboxd.http.port=%d\noutboxd.stall.warn.ms=2000\noutboxd.slot.poll.ms=1000",
+		    port);
 	start_relay_with(&f, _i, buf_cstr(&worker), NULL);
 	buf_fini(&worker);
 	/* "streaming slot" is logged just before the state that /health serves changes */
@@ -350,6 +395,7 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
 	ck_assert_msg(itest_metric(body, "outboxd_lag_seconds") >= 10, "%s", body);
 	free(body);
+	expect_slot_health(&f, port, end - first_unacked);
 	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
 	took = wait_confirmed(&f, end, 15);
 	ck_assert_msg(took >= 0, "confirmed_flush_lsn did not reach the last commit within 15 s");

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "outboxd/run/slotstat.h"
 #include "outboxd/util/buf.h"
 
 struct metrics;
@@ -137,6 +138,13 @@ void metrics_set_live_bound(struct metrics *m, int64_t ms);
  * Return: 200 while the loop turned within the bound, 503 when it did not (wedged).
  */
 int metrics_liveness(const struct metrics *m, struct buf *out);
+
+/**
+ * metrics_slot() - the replication slot's row as last read (slotwatch): rendered from the first
+ * call on as the outboxd_slot_* families, with its age counted from this call.
+ * @st: borrowed and copied.
+ */
+void metrics_slot(struct metrics *m, const struct slotstat *st);
 
 /*
  * The polling publisher's gauges (`outboxd poll`), rendered only after metrics_poll_enable():
