@@ -112,6 +112,7 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.health.live.ms", CF_INT, health_live_ms, "120000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.slot.poll.ms", CF_INT, slot_poll_ms, "10000", NULL, 0, DAY_MS),
+	CF_ABS("outboxd.kafka.stats.ms", CF_INT, kafka_stats_ms, "10000", NULL, 0, DAY_MS),
 	CF_ABS("outboxd.errors.deadletterqueue.topic.name", CF_STR, dlq_topic, NULL, NULL, 0, 0),
 	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest",
 	       0, 0),
@@ -570,6 +571,13 @@ derive(struct config *cfg)
 		       cfg->producer.v[i].origin);
 	}
 	kv_set(&cfg->librdkafka, "bootstrap.servers", cfg->bootstrap_servers, NULL);
+	/* the outboxd_kafka_* metrics; a statistics.interval.ms given as a producer key wins */
+	if (cfg->kafka_stats_ms && !kv_get(&cfg->librdkafka, "statistics.interval.ms")) {
+		char ms[24];
+
+		snprintf(ms, sizeof(ms), "%lld", (long long)cfg->kafka_stats_ms);
+		kv_set(&cfg->librdkafka, "statistics.interval.ms", ms, NULL);
+	}
 	buf_add_fmt(&topic, "%s%s%s", cfg->topic_heartbeat_prefix, cfg->topic_delimiter,
 		    cfg->topic_prefix);
 	cfg->heartbeat_topic = buf_steal(&topic);

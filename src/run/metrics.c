@@ -45,6 +45,10 @@ struct snapshot {
 	bool slot_known;
 	struct slotstat slot;
 	int64_t slot_read_us;
+	/* librdkafka's statistics (metrics_kafka) */
+	bool kafka_known;
+	struct rdstats kafka;
+	int64_t kafka_read_us;
 };
 
 struct metrics {
@@ -74,6 +78,9 @@ static const char *const counter_names[METRICS_COUNTER_COUNT_][2] = {
 	[METRICS_HEARTBEAT_FAILURES] = { "outboxd_heartbeat_failures_total",
 					 "Heartbeat records the broker refused (they confirm "
 					 "nothing; see the log)." },
+	[METRICS_DEAD_LETTERS] = { "outboxd_dead_letter_records_total",
+				   "Poison rows produced to the dead-letter topic "
+				   "(outboxd.errors.deadletterqueue.topic.name)." },
 };
 
 static const char *const skip_names[METRICS_SKIP_COUNT_] = {
@@ -235,6 +242,16 @@ metrics_slot(struct metrics *m, const struct slotstat *st)
 	m->v.slot_known = true;
 	m->v.slot = *st;
 	m->v.slot_read_us = m->now_us(m->clock_arg);
+	unlock(m);
+}
+
+void
+metrics_kafka(struct metrics *m, const struct rdstats *st)
+{
+	lock(m);
+	m->v.kafka_known = true;
+	m->v.kafka = *st;
+	m->v.kafka_read_us = m->now_us(m->clock_arg);
 	unlock(m);
 }
 
@@ -451,6 +468,9 @@ metrics_render(const struct metrics *m, struct buf *out)
 	render_lag(&s, out);
 	if (s.slot_known) {
 		slotstat_render(&s.slot, now - s.slot_read_us, out);
+	}
+	if (s.kafka_known) {
+		rdstats_render(&s.kafka, now - s.kafka_read_us, out);
 	}
 	render_poll(&s, now, out);
 	render_info(&s, out);

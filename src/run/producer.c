@@ -31,6 +31,8 @@ struct producer {
 	rd_kafka_queue_t *mainq;
 	producer_on_delivery on_delivery;
 	void *opaque;
+	producer_on_stats on_stats; /* NULL = none */
+	void *stats_arg;
 	int64_t max_message_bytes;
 	struct topic_slot *topics;
 	size_t topics_cap; /* a power of two */
@@ -262,6 +264,26 @@ queue_bound(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size
 	return conf_set(conf, "queue.buffering.max.kbytes", v, errbuf, errlen);
 }
 
+/* librdkafka's statistics (statistics.interval.ms), served by producer_poll(). */
+static int
+on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
+{
+	struct producer *p = opaque;
+
+	(void)rk;
+	if (p->on_stats) {
+		p->on_stats(p->stats_arg, json, len);
+	}
+	return 0; /* librdkafka frees @json */
+}
+
+void
+producer_set_stats(struct producer *p, producer_on_stats fn, void *arg)
+{
+	p->on_stats = fn;
+	p->stats_arg = arg;
+}
+
 int
 producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery, void *opaque,
 	     struct producer **ret, char *errbuf, size_t errlen)
@@ -282,6 +304,7 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	rd_kafka_conf_set_dr_msg_cb(conf, on_dr);
 	rd_kafka_conf_set_error_cb(conf, on_error);
 	rd_kafka_conf_set_log_cb(conf, on_log);
+	rd_kafka_conf_set_stats_cb(conf, on_stats);
 	rd_kafka_conf_set_opaque(conf, p);
 	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
 	if (!p->rk) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "outboxd/run/producer.h"
+#include "outboxd/run/rdstats.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/failpoint.h"
 #include "outboxd/util/log.h"
@@ -126,6 +127,18 @@ on_report(void *opaque, void *msg_opaque, bool ok, const char *reason)
 	pub->src.on_delivery(pub->src.opaque, token, ok, reason);
 }
 
+/* librdkafka's statistics (producer_on_stats) into the metrics; a bad document is ignored. */
+static void
+on_stats(void *arg, const char *json, size_t len)
+{
+	struct publish *pub = arg;
+	struct rdstats st;
+
+	if (rdstats_parse(json, len, &st, NULL, 0) == 0) {
+		metrics_kafka(pub->p->metrics, &st);
+	}
+}
+
 int
 publish_new(const struct publish_params *p, const struct publish_source *src, struct publish **ret,
 	    char *errbuf, size_t errlen)
@@ -146,6 +159,7 @@ publish_new(const struct publish_params *p, const struct publish_source *src, st
 		publish_free(pub);
 		return -EINVAL;
 	}
+	producer_set_stats(pub->prod, on_stats, pub);
 	*ret = pub;
 	return 0;
 }
@@ -333,9 +347,14 @@ dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token, 
 	log_warn(MOD, "poison row id=%s %s sent to dead-letter topic %s: %s", buf_cstr(&id),
 		 position(row->where, row->lsn, pos, sizeof(pos)), pub->p->dlq_topic, reason);
 	buf_fini(&id);
+	enum outcome o;
+
 	router_dead_letter(pub->p->router, row->rel, row->notnull, row->defaults, row->tup, &info,
 			   &pub->rec);
-	return send(pub, token, NULL, row->where, row->lsn, why, whylen);
+	if ((o = send(pub, token, NULL, row->where, row->lsn, why, whylen)) == OUTCOME_OK) {
+		metrics_count(pub->p->metrics, METRICS_DEAD_LETTERS, 1);
+	}
+	return o;
 }
 
 enum outcome

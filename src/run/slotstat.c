@@ -48,8 +48,9 @@ slotstat_query(void)
 static int
 bad(enum slotstat_col c, const char *v, char *errbuf, size_t errlen)
 {
-	errbuf_set(errbuf, errlen, "pg_replication_slots: %s is \"%.64s\", not what PostgreSQL sends",
-		   col_names[c], v);
+	errbuf_set(errbuf, errlen,
+		   "pg_replication_slots: %s is \"%.64s\", not what PostgreSQL sends", col_names[c],
+		   v);
 	return -EINVAL;
 }
 
@@ -120,14 +121,14 @@ slotstat_parse(const char *const cols[SLOTSTAT_NCOLS], struct slotstat *st, char
 		    errbuf, errlen) < 0 ||
 	    text_col(cols, SLOTSTAT_WAL_STATUS, st->wal_status, sizeof(st->wal_status), errbuf,
 		     errlen) < 0 ||
-	    int_col(cols, SLOTSTAT_SAFE_WAL, &st->safe_known, &st->safe_wal_bytes, errbuf,
-		    errlen) < 0 ||
+	    int_col(cols, SLOTSTAT_SAFE_WAL, &st->safe_known, &st->safe_wal_bytes, errbuf, errlen) <
+		    0 ||
 	    flag_col(cols, SLOTSTAT_ACTIVE, &active, errbuf, errlen) < 0 ||
 	    int_col(cols, SLOTSTAT_ACTIVE_PID, &pid_known, &st->active_pid, errbuf, errlen) < 0 ||
 	    text_col(cols, SLOTSTAT_INVALIDATION, st->invalidation, sizeof(st->invalidation),
 		     errbuf, errlen) < 0 ||
-	    int_col(cols, SLOTSTAT_INACTIVE_MS, &st->inactive_known, &st->inactive_since_ms,
-		    errbuf, errlen) < 0 ||
+	    int_col(cols, SLOTSTAT_INACTIVE_MS, &st->inactive_known, &st->inactive_since_ms, errbuf,
+		    errlen) < 0 ||
 	    flag_col(cols, SLOTSTAT_FAILOVER, &st->failover, errbuf, errlen) < 0 ||
 	    flag_col(cols, SLOTSTAT_SYNCED, &st->synced, errbuf, errlen) < 0) {
 		return -EINVAL;

@@ -12,10 +12,11 @@
 #define WARN_EVERY_US (INT64_C(60) * 1000000)
 
 void
-slotwatch_init(struct slotwatch *w, const char *slot, int64_t interval_ms,
-	       struct metrics *metrics)
+slotwatch_init(struct slotwatch *w, const char *slot, int64_t interval_ms, struct metrics *metrics)
 {
-	*w = (struct slotwatch){ .slot = slot, .metrics = metrics, .interval_us = interval_ms * 1000 };
+	*w = (struct slotwatch){ .slot = slot,
+				 .metrics = metrics,
+				 .interval_us = interval_ms * 1000 };
 }
 
 static void

@@ -47,8 +47,9 @@ sqlq_submit(struct sqlq *q, enum sqlq_kind kind, const char *sql, const char *co
 		return false;
 	}
 	job_clear(j);
-	*j = (struct sqlq_job){ .queued = true, .sql = xstrdup(sql), .nparams = nparams,
-				.fn = fn, .arg = arg };
+	*j = (struct sqlq_job){
+		.queued = true, .sql = xstrdup(sql), .nparams = nparams, .fn = fn, .arg = arg
+	};
 	for (int i = 0; i < nparams; i++) {
 		j->params[i] = params[i] ? xstrdup(params[i]) : NULL;
 	}

@@ -353,7 +353,8 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 
 	/* The stall watchdog and /health watch the same freeze. */
 	buf_add_fmt(&worker,
-		    "outboxd.http.port=%d\noutboxd.stall.warn.ms=2000\noutboxd.slot.poll.ms=1000",
+		    "outboxd.http.port=%d\noutboxd.stall.warn.ms=2000\noutboxd.slot.poll.ms=1000\n"
+		    "outboxd.kafka.stats.ms=1000",
 		    port);
 	start_relay_with(&f, _i, buf_cstr(&worker), NULL);
 	buf_fini(&worker);
@@ -404,8 +405,15 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	ck_assert(relayfix_wait_log(&f, "deliveries resumed", 5));
 	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 10, NULL), 200);
 	ck_assert_msg(itest_wait_metric(port, "outboxd_lag_seconds", 0, 10), "lag not back to 0");
+	/* librdkafka's statistics (outboxd.kafka.stats.ms=1000): the one broker is up again */
+	ck_assert_msg(itest_wait_metric(port, "outboxd_kafka_brokers{state=\"up\"}", 1, 10),
+		      "librdkafka's statistics do not show the broker up");
 	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
 	ck_assert_ptr_nonnull(strstr(body, "outboxd_records_acknowledged_total 600"));
+	ck_assert_msg(itest_metric(body, "outboxd_producer_queue_capacity_records") > 0, "%s",
+		      body);
+	ck_assert_msg(itest_metric(body, "outboxd_kafka_stats_age_seconds") < 5, "%s", body);
+	ck_assert_msg(itest_metric(body, "outboxd_kafka_rtt_p99_seconds") >= 0, "%s", body);
 	/* every record's commit-to-acknowledgement time, the freeze's in the upper buckets */
 	ck_assert_msg(itest_metric(body, "outboxd_commit_to_ack_seconds_count") == 600, "%s", body);
 	ck_assert_msg(strstr(body, "outboxd_commit_to_ack_seconds_bucket{le=\"10\"} 100\n"), "%s",
@@ -1110,13 +1118,16 @@ START_TEST(test_poison_row_to_dead_letter_topic)
 	static const char *const id = "0badc0de-0000-4000-8000-000000000002";
 	struct relayfix f;
 	struct buf q = BUF_INIT, extra = BUF_INIT;
-	char *dlq;
+	int port = itest_free_port();
+	char *dlq, *body;
 
 	relayfix_init(&f, _i == 1);
 	dlq = relayfix_aggtype(&f, "dlq");
 	setup_types(&f);
-	buf_add_fmt(&extra, "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=%s",
-		    dlq);
+	buf_add_fmt(&extra,
+		    "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=%s\n"
+		    "outboxd.http.port=%d",
+		    dlq, port);
 	relayfix_config(&f, NULL, buf_cstr(&extra));
 	relayfix_start(&f);
 	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
@@ -1132,6 +1143,9 @@ START_TEST(test_poison_row_to_dead_letter_topic)
 	expect_dead_letter(dlq, id, "\"agg-7\"", "{\"a\": 1}", buf_cstr(&q), NULL);
 	ck_assert_uint_eq(check_topics(&f, 20, 30000).distinct, 20);
 	ck_assert(relayfix_wait_log(&f, "sent to dead-letter topic", 5));
+	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
+	ck_assert_msg(itest_metric(body, "outboxd_dead_letter_records_total") == 1, "%s", body);
+	free(body);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
 	buf_fini(&q);
 	buf_fini(&extra);

@@ -78,13 +78,15 @@ START_TEST(test_fresh_metrics_render_zeros_and_the_starting_state)
 }
 END_TEST
 
-/* Every sample line belongs to a family announced by exactly one HELP and one TYPE before it. */
-START_TEST(test_every_family_has_help_and_type)
+/*
+ * Every sample line of @t belongs to a family announced by exactly one HELP and one TYPE before
+ * it, and no family is announced twice. Return: the number of families.
+ */
+static int
+check_families(char *t)
 {
-	struct metrics *m = metrics_new();
-	char *t = render(m);
 	char *save = NULL;
-	char family[128] = "";
+	char family[128] = "", seen[8192] = " ";
 	int families = 0;
 
 	for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -96,6 +98,13 @@ START_TEST(test_every_family_has_help_and_type)
 			memcpy(family, line + 7, n);
 			family[n] = '\0';
 			families++;
+			ck_assert_msg(strstr(seen, family) == NULL ||
+					      strstr(seen, family)[-1] != ' ' ||
+					      strstr(seen, family)[n] != ' ',
+				      "family %s announced twice", family);
+			ck_assert_uint_lt(strlen(seen) + n + 2, sizeof(seen));
+			strcat(seen, family);
+			strcat(seen, " ");
 			continue;
 		}
 		if (strncmp(line, "# TYPE ", 7) == 0) {
@@ -103,10 +112,50 @@ START_TEST(test_every_family_has_help_and_type)
 			continue;
 		}
 		n = strcspn(line, "{ ");
-		ck_assert_msg(n == strlen(family) && strncmp(line, family, n) == 0,
+		ck_assert_msg(n == strlen(family) ||
+				      strncmp(line + strlen(family), "_bucket", 7) == 0 ||
+				      strncmp(line + strlen(family), "_sum", 4) == 0 ||
+				      strncmp(line + strlen(family), "_count", 6) == 0,
+			      "sample %s outside its family %s", line, family);
+		ck_assert_msg(strncmp(line, family, strlen(family)) == 0,
 			      "sample %s outside its family %s", line, family);
 	}
-	ck_assert_int_eq(families, 17);
+	return families;
+}
+
+START_TEST(test_every_family_has_help_and_type)
+{
+	struct metrics *m = metrics_new();
+	char *t = render(m);
+
+	ck_assert_int_eq(check_families(t), 18);
+	free(t);
+	metrics_free(m);
+}
+END_TEST
+
+/* The same with every optional section: the lag, the slot (all of 17's columns), librdkafka's. */
+START_TEST(test_every_optional_family_has_help_and_type)
+{
+	static const char *const row[SLOTSTAT_NCOLS] = {
+		"10", "5", "lost", "0", "f", NULL, "wal_removed", "1733333333000", "true", "false"
+	};
+	struct metrics *m = metrics_new();
+	struct slotstat st;
+	struct rdstats rs = { .queue_capacity_records = 5000 };
+	char *t;
+
+	ck_assert_int_eq(slotstat_parse(row, &st, NULL, 0), 0);
+	metrics_slot(m, &st);
+	metrics_kafka(m, &rs);
+	metrics_lag(m, 2000000, 1000000, 500000);
+	metrics_observe_ack(m, 3000);
+	metrics_poll_enable(m);
+	t = render(m);
+	ck_assert_ptr_nonnull(
+		strstr(t, "\noutboxd_slot_invalidation_reason{reason=\"wal_removed\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\noutboxd_producer_queue_capacity_records 5000\n"));
+	ck_assert_int_eq(check_families(t), 18 + 12 + 10 + 3 + 5);
 	free(t);
 	metrics_free(m);
 }
@@ -515,6 +564,7 @@ metrics_suite(void)
 		       test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored);
 	tcase_add_test(render_tc, test_last_ack_age_counts_from_the_start_of_the_wait);
 	tcase_add_test(render_tc, test_poll_families_only_for_the_poller);
+	tcase_add_test(render_tc, test_every_optional_family_has_help_and_type);
 	tcase_add_test(render_tc, test_lag_and_commit_to_ack_histogram);
 	tcase_add_test(state, test_exactly_one_state_series_is_1_after_each_transition);
 	tcase_add_test(state, test_health_is_200_only_when_streaming_and_not_stalled);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "outboxd/run/producer.h"
+#include "outboxd/run/rdstats.h"
 
 struct reports {
 	int ok, failed;
@@ -100,6 +101,57 @@ START_TEST(test_deliver_and_wake)
 	/* librdkafka writes at least one wake-up byte to the pipe, from its own thread */
 	ck_assert_msg(wait_readable(pipefd[0], 10000) == 1, "no wake-up byte within 10 s");
 	ck_assert_int_eq(read(pipefd[0], &b, 1), 1);
+	producer_free(p);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	kv_fini(&s);
+}
+END_TEST
+
+/* The statistics librdkafka emitted last, parsed. */
+struct stats_seen {
+	int count, bad;
+	struct rdstats st;
+};
+
+static void
+on_stats(void *arg, const char *json, size_t len)
+{
+	struct stats_seen *seen = arg;
+
+	seen->count++;
+	if (rdstats_parse(json, len, &seen->st, NULL, 0) < 0) {
+		seen->bad++;
+	}
+}
+
+/* librdkafka's own statistics document, as rdstats reads it: the broker is up, the bounds hold. */
+START_TEST(test_statistics_reach_the_callback_and_parse)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct stats_seen seen = { 0 };
+	struct producer *p;
+	struct producer_record rec = record("k", "v");
+
+	kv_set(&s, "statistics.interval.ms", "100", NULL);
+	p = mock_producer(&s, &r);
+	producer_set_stats(p, on_stats, &seen);
+	ck_assert_int_eq(producer_send(p, &rec, NULL, NULL, 0), 0);
+	ck_assert_int_eq(producer_flush(p, 10000), 0);
+	/* a document after the delivery: the broker was up then */
+	seen.count = 0;
+	for (int i = 0; i < 100 && seen.count < 2; i++) {
+		usleep(100 * 1000); /* the wake-up pipe stays readable: it is not drained here */
+		producer_poll(p);
+	}
+	ck_assert_msg(seen.count >= 2, "no statistics within 10 s");
+	ck_assert_int_eq(seen.bad, 0);
+	ck_assert_int_eq(seen.st.brokers[RDSTATS_UP], 1);
+	ck_assert_int_eq(seen.st.brokers[RDSTATS_DOWN] + seen.st.brokers[RDSTATS_CONNECTING], 0);
+	ck_assert_int_eq(seen.st.queue_capacity_records, 5000); /* the forced bound */
+	ck_assert_int_gt(seen.st.queue_capacity_bytes, 0);
+	ck_assert_int_eq(seen.st.queue_records, 0);
 	producer_free(p);
 	close(pipefd[0]);
 	close(pipefd[1]);
@@ -292,6 +344,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_topic_lookup_backs_off_without_broker);
 	tcase_add_test(tc, test_bad_setting_named_secret_hidden);
 	tcase_add_test(tc, test_purge_on_free_reports_failures);
+	tcase_add_test(tc, test_statistics_reach_the_callback_and_parse);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -94,8 +94,8 @@ END_TEST
 
 START_TEST(test_an_invalidated_slot_names_its_reason)
 {
-	const char *row[SLOTSTAT_NCOLS] = { NULL,	 NULL, "lost",	"0",	"f",
-					    NULL,	 "wal_removed", NULL, "false", "false" };
+	const char *row[SLOTSTAT_NCOLS] = { NULL, NULL,		 "lost", "0",	  "f",
+					    NULL, "wal_removed", NULL,	 "false", "false" };
 	struct slotstat st;
 	char err[256], *s;
 

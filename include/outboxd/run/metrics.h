@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "outboxd/run/rdstats.h"
 #include "outboxd/run/slotstat.h"
 #include "outboxd/util/buf.h"
 
@@ -27,6 +28,7 @@ enum metrics_counter {
 	METRICS_PIPELINE_RESTARTS,
 	METRICS_STATUS_UPDATES,	    /* standby status updates sent to PostgreSQL */
 	METRICS_HEARTBEAT_FAILURES, /* heartbeat records the broker refused */
+	METRICS_DEAD_LETTERS,	    /* poison rows produced to the dead-letter topic */
 	METRICS_COUNTER_COUNT_
 };
 
@@ -145,6 +147,13 @@ int metrics_liveness(const struct metrics *m, struct buf *out);
  * @st: borrowed and copied.
  */
 void metrics_slot(struct metrics *m, const struct slotstat *st);
+
+/**
+ * metrics_kafka() - librdkafka's statistics as last emitted: rendered from the first call on as
+ * the outboxd_kafka_* and outboxd_producer_queue_*capacity* families, aged from this call.
+ * @st: borrowed and copied.
+ */
+void metrics_kafka(struct metrics *m, const struct rdstats *st);
 
 /*
  * The polling publisher's gauges (`outboxd poll`), rendered only after metrics_poll_enable():

@@ -85,6 +85,15 @@ bool producer_fatal(struct producer *p, char *errbuf, size_t errlen);
  */
 int producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen);
 
+/*
+ * producer_on_stats - librdkafka's statistics JSON (STATISTICS.md) of @len bytes, borrowed for
+ * the call; emitted every statistics.interval.ms and served by producer_poll().
+ */
+typedef void (*producer_on_stats)(void *arg, const char *json, size_t len);
+
+/* producer_set_stats() - have @fn called with the statistics (NULL: ignore them). */
+void producer_set_stats(struct producer *p, producer_on_stats fn, void *arg);
+
 /* producer_queue_len() - records waiting for a delivery report. */
 int producer_queue_len(struct producer *p);
 

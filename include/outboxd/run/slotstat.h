@@ -38,17 +38,17 @@ enum slotstat_col {
 enum slotstat_flag { SLOTSTAT_UNKNOWN = -1, SLOTSTAT_NO = 0, SLOTSTAT_YES = 1 };
 
 struct slotstat {
-	bool exists;		/* the slot's row was found; nothing below is set otherwise */
-	bool retained_known;	/* NULL when restart_lsn is (an invalidated slot) */
+	bool exists;	     /* the slot's row was found; nothing below is set otherwise */
+	bool retained_known; /* NULL when restart_lsn is (an invalidated slot) */
 	int64_t retained_bytes;
 	bool unconfirmed_known;
 	int64_t unconfirmed_bytes;
-	char wal_status[16];	/* "" when NULL */
+	char wal_status[16]; /* "" when NULL */
 	bool safe_known;
 	int64_t safe_wal_bytes; /* may be negative: past the limit */
 	bool active;
-	int64_t active_pid;	/* 0 when none */
-	char invalidation[32];	/* "" when valid or not reported */
+	int64_t active_pid;    /* 0 when none */
+	char invalidation[32]; /* "" when valid or not reported */
 	bool inactive_known;
 	int64_t inactive_since_ms;
 	enum slotstat_flag failover, synced;

@@ -40,18 +40,18 @@ enum sqlq_kind {
 typedef enum outcome (*sqlq_result_fn)(void *arg, const PGresult *r, char *why, size_t whylen);
 
 struct sqlq_job {
-	bool queued;  /* waits to be sent */
-	char *sql;    /* owned */
+	bool queued;		       /* waits to be sent */
+	char *sql;		       /* owned */
 	char *params[SQLQ_MAX_PARAMS]; /* owned; NULL = SQL NULL */
-	int nparams;  /* 0: sent with PQsendQuery (several statements allowed) */
+	int nparams;		       /* 0: sent with PQsendQuery (several statements allowed) */
 	sqlq_result_fn fn;
 	void *arg;
 };
 
 /* One session's queue: embed it, sqlq_init() it, sqlq_fini() it. */
 struct sqlq {
-	PGconn *conn;	  /* borrowed */
-	int running;	  /* the kind whose results are awaited, -1 = none */
+	PGconn *conn; /* borrowed */
+	int running;  /* the kind whose results are awaited, -1 = none */
 	struct sqlq_job jobs[SQLQ_KINDS];
 };
 

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/run/rdstats.h"
+
+/*
+ * A document shaped as librdkafka's (STATISTICS.md), cut to the fields rdstats reads plus a few
+ * it must skip: the internal broker, a bootstrap name beside the learned brokers, topics.
+ */
+static const char DOC[] =
+	"{\"name\":\"rdkafka#producer-1\",\"type\":\"producer\",\"msg_cnt\":12,"
+	"\"msg_size\":3456,\"msg_max\":5000,\"msg_size_max\":1048576000,"
+	"\"brokers\":{"
+	"\"GroupCoordinator\":{\"source\":\"internal\",\"state\":\"INIT\",\"txretries\":0},"
+	"\"127.0.0.1:9092/bootstrap\":{\"source\":\"configured\",\"nodeid\":-1,\"state\":\"UP\","
+	"\"txretries\":1,\"req_timeouts\":0,\"disconnects\":1,"
+	"\"rtt\":{\"avg\":90000000,\"p99\":90000000,\"cnt\":1}},"
+	"\"b1:9092/1\":{\"source\":\"learned\",\"nodeid\":1,\"state\":\"UP\",\"txretries\":3,"
+	"\"req_timeouts\":2,\"disconnects\":0,"
+	"\"rtt\":{\"min\":100,\"max\":9000,\"avg\":1500,\"p99\":8000,\"cnt\":40}},"
+	"\"b2:9092/2\":{\"source\":\"configured\",\"nodeid\":2,\"state\":\"DOWN\",\"txretries\":5,"
+	"\"req_timeouts\":1,\"disconnects\":4,"
+	"\"rtt\":{\"avg\":0,\"p99\":0,\"cnt\":0}},"
+	"\"b3:9092/3\":{\"source\":\"learned\",\"nodeid\":3,\"state\":\"APIVERSION_QUERY\","
+	"\"rtt\":{\"avg\":2500,\"p99\":3000,\"cnt\":2}}},"
+	"\"topics\":{\"outbox.event.order\":{\"partitions\":{}}}}";
+
+START_TEST(test_parse_sums_brokers_and_skips_the_internal_one)
+{
+	struct rdstats st;
+	char err[128];
+
+	ck_assert_int_eq(rdstats_parse(DOC, strlen(DOC), &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(st.queue_records, 12);
+	ck_assert_int_eq(st.queue_capacity_records, 5000);
+	ck_assert_int_eq(st.queue_bytes, 3456);
+	ck_assert_int_eq(st.queue_capacity_bytes, 1048576000);
+	ck_assert_int_eq(st.brokers[RDSTATS_UP], 1);
+	ck_assert_int_eq(st.brokers[RDSTATS_DOWN], 1);
+	ck_assert_int_eq(st.brokers[RDSTATS_CONNECTING], 1);
+	ck_assert_int_eq(st.retries, 9);      /* the bootstrap connection's retry counts */
+	ck_assert_int_eq(st.timeouts, 3);
+	ck_assert_int_eq(st.disconnects, 5);
+	ck_assert_int_eq(st.rtt_avg_us, 2500); /* the slowest known broker, not the bootstrap's */
+	ck_assert_int_eq(st.rtt_p99_us, 8000);
+}
+END_TEST
+
+START_TEST(test_render)
+{
+	struct rdstats st;
+	struct buf b = BUF_INIT;
+	const char *s;
+
+	ck_assert_int_eq(rdstats_parse(DOC, strlen(DOC), &st, NULL, 0), 0);
+	rdstats_render(&st, 1500000, &b);
+	s = buf_cstr(&b);
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_stats_age_seconds 1.500000\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_producer_queue_capacity_records 5000\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_producer_queue_bytes 3456\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_producer_queue_capacity_bytes 1048576000\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_brokers{state=\"up\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_brokers{state=\"connecting\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_brokers{state=\"down\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(s, "# TYPE outboxd_kafka_request_retries_total counter\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_request_retries_total 9\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_request_timeouts_total 3\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_disconnects_total 5\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_rtt_avg_seconds 0.002500\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\noutboxd_kafka_rtt_p99_seconds 0.008000\n"));
+	buf_fini(&b);
+}
+END_TEST
+
+/* A cluster never reached: only bootstrap names, down; they are what the state shows. */
+START_TEST(test_bootstrap_names_count_while_no_broker_is_known)
+{
+	static const char doc[] =
+		"{\"brokers\":{\"a:9092/bootstrap\":{\"source\":\"configured\",\"nodeid\":-1,"
+		"\"state\":\"DOWN\"},\"b:9092/bootstrap\":{\"source\":\"configured\","
+		"\"nodeid\":-1,\"state\":\"CONNECT\"}}}";
+	struct rdstats st;
+
+	ck_assert_int_eq(rdstats_parse(doc, strlen(doc), &st, NULL, 0), 0);
+	ck_assert_int_eq(st.brokers[RDSTATS_UP], 0);
+	ck_assert_int_eq(st.brokers[RDSTATS_DOWN], 1);
+	ck_assert_int_eq(st.brokers[RDSTATS_CONNECTING], 1);
+}
+END_TEST
+
+START_TEST(test_not_an_object_is_refused)
+{
+	struct rdstats st;
+	char err[128];
+
+	ck_assert_int_eq(rdstats_parse("[1,2]", 5, &st, err, sizeof(err)), -22);
+	ck_assert_ptr_nonnull(strstr(err, "not a JSON object"));
+	ck_assert_int_eq(rdstats_parse("{\"msg_cnt\":", 11, &st, err, sizeof(err)), -22);
+	/* an object without the fields is all zero, not an error */
+	ck_assert_int_eq(rdstats_parse("{}", 2, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(st.brokers[RDSTATS_UP] + st.queue_capacity_records, 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("rdstats");
+	TCase *tc = tcase_create("rdstats");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_parse_sums_brokers_and_skips_the_internal_one);
+	tcase_add_test(tc, test_render);
+	tcase_add_test(tc, test_not_an_object_is_refused);
+	tcase_add_test(tc, test_bootstrap_names_count_while_no_broker_is_known);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
