@@ -62,6 +62,7 @@ usage(FILE *out)
 	      "  --help                print this text\n"
 	      "\n"
 	      "environment: OUTBOXD_LOG_LEVEL=error|warn|info|debug (default info);\n"
+	      "OUTBOXD_LOG_FORMAT=text|json (default text; also outboxd.log.format);\n"
 	      "OUTBOXD_<KEY> overrides outboxd.<key> (OUTBOXD_SLOT_CREATE=true).\n"
 	      "\n"
 	      "exit codes: 0 clean stop, 1 runtime failure, 2 configuration or precondition error\n",
@@ -90,7 +91,7 @@ run_id(char out[37])
 }
 
 static struct config *
-load_config(int nfiles, char **files)
+load_config(int nfiles, char **files, bool poll)
 {
 	struct config *cfg = NULL;
 	char err[1024];
@@ -102,6 +103,16 @@ load_config(int nfiles, char **files)
 	if (config_load((const char *const *)files, nfiles, environ, &cfg, err, sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);
 		return NULL;
+	}
+	/*
+	 * outboxd.log.format in a file (OUTBOXD_LOG_FORMAT took effect at start already), and
+	 * what every JSON line names from now on: set before any thread logs.
+	 */
+	log_set_format(strcmp(cfg->log_format, "json") == 0 ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT);
+	if (poll) {
+		log_set_context("table", cfg->table_include_list);
+	} else {
+		log_set_context("slot", cfg->slot_name);
 	}
 	for (size_t i = 0; i < cfg->ignored.n; i++) {
 		const struct kv_entry *e = &cfg->ignored.v[i];
@@ -226,13 +237,13 @@ struct proc {
 
 /* Sets up @p from the files; false (exit 2) when a step failed, which is logged. */
 static bool
-proc_start(struct proc *p, int nfiles, char **files)
+proc_start(struct proc *p, int nfiles, char **files, bool poll)
 {
 	char err[512];
 
 	*p = (struct proc){ .sfd = -1 };
 	p->metrics = metrics_new();
-	if (!(p->cfg = load_config(nfiles, files))) {
+	if (!(p->cfg = load_config(nfiles, files, poll))) {
 		return false;
 	}
 	/* Before any thread exists (libmicrohttpd, librdkafka): they inherit the blocked mask. */
@@ -275,7 +286,7 @@ cmd_run(int nfiles, char **files)
 	struct proc p;
 	int rc = EXIT_USAGE;
 
-	if (proc_start(&p, nfiles, files)) {
+	if (proc_start(&p, nfiles, files, false)) {
 		log_info(MOD,
 			 "outboxd %s starting: slot \"%s\", publication \"%s\", topic.prefix "
 			 "\"%s\", runId %s",
@@ -326,7 +337,7 @@ cmd_poll(int nfiles, char **files)
 	struct proc p;
 	int rc = EXIT_USAGE;
 
-	if (proc_start(&p, nfiles, files)) {
+	if (proc_start(&p, nfiles, files, true)) {
 		say_replication_keys(p.cfg);
 		log_info(MOD, "outboxd %s polling: topic.prefix \"%s\", runId %s", version_string(),
 			 p.cfg->topic_prefix, p.rid);
@@ -436,7 +447,7 @@ poll_diag(void *arg, int level, const char *what, const char *detail)
 static int
 cmd_check(int nfiles, char **files, bool poll)
 {
-	struct config *cfg = load_config(nfiles, files);
+	struct config *cfg = load_config(nfiles, files, poll);
 	struct router *router = NULL;
 	struct buf desc = BUF_INIT;
 	char rid[37];
@@ -485,7 +496,7 @@ cmd_slot(int argc, char **argv)
 			"outboxd: slot needs create, drop or status; see \"outboxd --help\"\n");
 		return EXIT_USAGE;
 	}
-	if (!(cfg = load_config(argc - 1, argv + 1))) {
+	if (!(cfg = load_config(argc - 1, argv + 1, false))) {
 		return EXIT_USAGE;
 	}
 	if (pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err)) < 0) {
@@ -526,11 +537,16 @@ cmd_slot(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	const char *level = getenv("OUTBOXD_LOG_LEVEL");
+	const char *level = getenv("OUTBOXD_LOG_LEVEL"), *format = getenv("OUTBOXD_LOG_FORMAT");
 	enum log_level l;
+	enum log_format f;
 
 	if (level && log_level_parse(level, &l) == 0) {
 		log_set_level(l);
+	}
+	/* From the first line; the configuration's outboxd.log.format refuses a bad value. */
+	if (format && log_format_parse(format, &f) == 0) {
+		log_set_format(f);
 	}
 	/* Test-only crash points (tests/fault); inert unless the variable is set. */
 	if (failpoint_init(getenv("OUTBOXD_FAILPOINT")) < 0) {

@@ -112,6 +112,7 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.health.live.ms", CF_INT, health_live_ms, "120000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.slot.poll.ms", CF_INT, slot_poll_ms, "10000", NULL, 0, DAY_MS),
+	CF_ABS("outboxd.log.format", CF_ENUM, log_format, "text", "text|json", 0, 0),
 	CF_ABS("outboxd.kafka.stats.ms", CF_INT, kafka_stats_ms, "10000", NULL, 0, DAY_MS),
 	CF_ABS("outboxd.errors.deadletterqueue.topic.name", CF_STR, dlq_topic, NULL, NULL, 0, 0),
 	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest",

@@ -45,6 +45,8 @@ struct publish {
 	bool poison_set;
 	lsn_t poison_lsn;
 	struct buf poison_id, poison_reason;
+	struct buf halted_id; /* the row a halt names (publish_halted_row) */
+	lsn_t halted_lsn;
 	bool heartbeat_in_flight;
 	uint64_t heartbeat_failures; /* since publish_heartbeat_failures() last asked */
 	char heartbeat_failure[768];
@@ -182,6 +184,7 @@ publish_free(struct publish *pub)
 	buf_fini(&pub->failed_id);
 	buf_fini(&pub->culprit_reason);
 	buf_fini(&pub->poison_id);
+	buf_fini(&pub->halted_id);
 	buf_fini(&pub->poison_reason);
 	free(pub->hdrs);
 	free(pub);
@@ -237,12 +240,10 @@ static enum outcome
 halt_row(struct publish *pub, const struct publish_row *row, const char *reason, char *why,
 	 size_t whylen)
 {
-	struct buf id = BUF_INIT;
-
-	router_row_id(pub->p->router, row->rel, row->tup, &id);
-	halt_text(buf_cstr(&id), row->where, row->lsn, reason, why, whylen);
-	buf_fini(&id);
-	return OUTCOME_HALT;
+	buf_reset(&pub->halted_id);
+	router_row_id(pub->p->router, row->rel, row->tup, &pub->halted_id);
+	pub->halted_lsn = row->lsn;
+	return halt_text(buf_cstr(&pub->halted_id), row->where, row->lsn, reason, why, whylen);
 }
 
 static enum outcome dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token,
@@ -344,8 +345,16 @@ dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token, 
 	struct buf id = BUF_INIT;
 
 	router_row_id(pub->p->router, row->rel, row->tup, &id);
-	log_warn(MOD, "poison row id=%s %s sent to dead-letter topic %s: %s", buf_cstr(&id),
-		 position(row->where, row->lsn, pos, sizeof(pos)), pub->p->dlq_topic, reason);
+	{
+		const struct log_field f[] = { { "row_id", buf_cstr(&id) },
+					       { "position", lsn },
+					       { "topic", pub->p->dlq_topic } };
+
+		log_fields(LOG_WARN, MOD, f, 3,
+			   "poison row id=%s %s sent to dead-letter topic %s: %s", buf_cstr(&id),
+			   position(row->where, row->lsn, pos, sizeof(pos)), pub->p->dlq_topic,
+			   reason);
+	}
 	buf_fini(&id);
 	enum outcome o;
 
@@ -473,6 +482,17 @@ publish_collect_failures(struct publish *pub)
 	} else {
 		producer_poll(pub->prod);
 	}
+}
+
+bool
+publish_halted_row(const struct publish *pub, const char **ret_id, lsn_t *ret_lsn)
+{
+	if (!pub || !pub->halted_id.len) {
+		return false;
+	}
+	*ret_id = buf_cstr(&pub->halted_id);
+	*ret_lsn = pub->halted_lsn;
+	return true;
 }
 
 lsn_t

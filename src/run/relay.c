@@ -531,21 +531,44 @@ should_halt(struct relay *r, const char *why)
 	lsn_format(f->lsn, lsn);
 	if (r->cfg->dlq_topic &&
 	    !(f->dead_lettered_lsn == f->lsn && strcmp(f->dead_lettered_id, f->id) == 0)) {
-		log_warn(MOD,
-			 "row id=%s committing at %s failed %lld restarts in a row (%s); it goes "
-			 "to the dead-letter topic %s on the next replay",
-			 f->id, lsn, (long long)f->count, why, r->cfg->dlq_topic);
+		log_fields(LOG_WARN, MOD,
+			   (const struct log_field[]){ { "row_id", f->id },
+						       { "position", lsn },
+						       { "topic", r->cfg->dlq_topic } },
+			   3,
+			   "row id=%s committing at %s failed %lld restarts in a row (%s); it goes "
+			   "to the dead-letter topic %s on the next replay",
+			   f->id, lsn, (long long)f->count, why, r->cfg->dlq_topic);
 		f->dead_lettered_lsn = f->lsn;
 		snprintf(f->dead_lettered_id, sizeof(f->dead_lettered_id), "%s", f->id);
 		snprintf(r->poison_reason, sizeof(r->poison_reason), "%s", why);
 		f->count = 0;
 		return false;
 	}
-	log_error(MOD,
-		  "halt: row id=%s committing at %s failed %lld restarts in a row: %s; nothing "
-		  "from that transaction on is confirmed; fix the cause and start outboxd again",
-		  f->id, lsn, (long long)f->count, why);
+	log_fields(LOG_ERROR, MOD,
+		   (const struct log_field[]){ { "row_id", f->id }, { "position", lsn } }, 2,
+		   "halt: row id=%s committing at %s failed %lld restarts in a row: %s; nothing "
+		   "from that transaction on is confirmed; fix the cause and start outboxd again",
+		   f->id, lsn, (long long)f->count, why);
 	return true;
+}
+
+/* The halt's one line; the row's id and position as fields when a row halted. */
+static void
+log_halt(struct session *s)
+{
+	const char *id = NULL;
+	lsn_t lsn = 0;
+	char at[LSN_STRLEN];
+
+	if (publish_halted_row(s->pub, &id, &lsn)) {
+		log_fields(LOG_ERROR, MOD,
+			   (const struct log_field[]){ { "row_id", id },
+						       { "position", lsn_format(lsn, at) } },
+			   2, "%s", s->why);
+	} else {
+		log_error(MOD, "%s", s->why);
+	}
 }
 
 /* The settings of the modules a session wires, once per process. */
@@ -587,12 +610,17 @@ relay_run(const struct relay_params *p, struct loop *loop)
 		if (o == OUTCOME_RESTART) {
 			note_failure(&r, &r.s);
 		}
+		if (o == OUTCOME_HALT) {
+			log_halt(&r.s);
+		}
 		session_close(&r.s, o == OUTCOME_STOP);
 		if (o == OUTCOME_STOP) {
 			break;
 		}
-		if (o == OUTCOME_PRECONDITION || o == OUTCOME_HALT) {
+		if (o == OUTCOME_PRECONDITION) {
 			log_error(MOD, "%s", r.s.why);
+		}
+		if (o == OUTCOME_PRECONDITION || o == OUTCOME_HALT) {
 			metrics_set_state(p->metrics, METRICS_STATE_HALTED, r.s.why);
 			ret = o == OUTCOME_HALT ? RELAY_EXIT_HALT : RELAY_EXIT_PRECONDITION;
 			break;

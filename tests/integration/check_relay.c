@@ -6,6 +6,7 @@
  * another table of the same database is busy.
  */
 #include <check.h>
+#include <json-c/json.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1111,6 +1112,45 @@ expect_dead_letter(const char *dlq, const char *id, const char *key, const char 
 	itest_records_free(recs, n);
 }
 
+/*
+ * outboxd.log.format=json: every line of the log is one JSON object with time, level, module,
+ * message and the slot; the dead-letter line names the row @id, its position and @topic.
+ */
+static void
+expect_json_log(const struct relayfix *f, const char *id, const char *topic)
+{
+	char *log = relayfix_log(f), *save = NULL;
+	int lines = 0, named = 0;
+
+	for (char *l = strtok_r(log, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		struct json_object *o = json_tokener_parse(l), *v;
+
+		if (strncmp(l, "----", 4) == 0) {
+			continue; /* the fixture's own marker lines */
+		}
+		ck_assert_msg(o && json_object_is_type(o, json_type_object), "not JSON: %s", l);
+		ck_assert_msg(json_object_object_get_ex(o, "time", NULL) &&
+				      json_object_object_get_ex(o, "level", NULL) &&
+				      json_object_object_get_ex(o, "module", NULL) &&
+				      json_object_object_get_ex(o, "message", NULL),
+			      "%s", l);
+		ck_assert_msg(json_object_object_get_ex(o, "slot", &v) &&
+				      strcmp(json_object_get_string(v), f->slot) == 0,
+			      "no slot field: %s", l);
+		if (json_object_object_get_ex(o, "row_id", &v) &&
+		    strcmp(json_object_get_string(v), id) == 0) {
+			ck_assert(json_object_object_get_ex(o, "position", NULL));
+			ck_assert(json_object_object_get_ex(o, "topic", &v) &&
+				  strcmp(json_object_get_string(v), topic) == 0);
+			named++;
+		}
+		lines++;
+		json_object_put(o);
+	}
+	ck_assert_msg(lines >= 3 && named == 1, "%d lines, %d naming the row", lines, named);
+	free(log);
+}
+
 /* With a dead-letter topic, a poison row goes there (same key, reason in headers) and counts
  * as delivered: the relay goes on. */
 START_TEST(test_poison_row_to_dead_letter_topic)
@@ -1124,10 +1164,11 @@ START_TEST(test_poison_row_to_dead_letter_topic)
 	relayfix_init(&f, _i == 1);
 	dlq = relayfix_aggtype(&f, "dlq");
 	setup_types(&f);
+	/* mode 1 logs JSON (outboxd.log.format=json): every line an object, the row named */
 	buf_add_fmt(&extra,
 		    "errors.tolerance=all\noutboxd.errors.deadletterqueue.topic.name=%s\n"
-		    "outboxd.http.port=%d",
-		    dlq, port);
+		    "outboxd.http.port=%d\noutboxd.log.format=%s",
+		    dlq, port, _i == 1 ? "json" : "text");
 	relayfix_config(&f, NULL, buf_cstr(&extra));
 	relayfix_start(&f);
 	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
@@ -1147,6 +1188,9 @@ START_TEST(test_poison_row_to_dead_letter_topic)
 	ck_assert_msg(itest_metric(body, "outboxd_dead_letter_records_total") == 1, "%s", body);
 	free(body);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	if (_i == 1) {
+		expect_json_log(&f, id, dlq);
+	}
 	buf_fini(&q);
 	buf_fini(&extra);
 	free(dlq);

@@ -40,7 +40,7 @@ START_TEST(test_parse_sums_brokers_and_skips_the_internal_one)
 	ck_assert_int_eq(st.brokers[RDSTATS_UP], 1);
 	ck_assert_int_eq(st.brokers[RDSTATS_DOWN], 1);
 	ck_assert_int_eq(st.brokers[RDSTATS_CONNECTING], 1);
-	ck_assert_int_eq(st.retries, 9);      /* the bootstrap connection's retry counts */
+	ck_assert_int_eq(st.retries, 9); /* the bootstrap connection's retry counts */
 	ck_assert_int_eq(st.timeouts, 3);
 	ck_assert_int_eq(st.disconnects, 5);
 	ck_assert_int_eq(st.rtt_avg_us, 2500); /* the slowest known broker, not the bootstrap's */

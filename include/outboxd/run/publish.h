@@ -160,6 +160,12 @@ bool publish_culprit(const struct publish *pub, uint64_t *ret_token, const char 
 /* publish_collect_failures() - serve the reports still due (after a fatal error, up to 2 s). */
 void publish_collect_failures(struct publish *pub);
 
+/*
+ * publish_halted_row() - the row a poison-row halt named: its id (borrowed, valid until @pub
+ * is freed) and its commit LSN. Return: false when no row halted.
+ */
+bool publish_halted_row(const struct publish *pub, const char **ret_id, lsn_t *ret_lsn);
+
 /* publish_produce_failed_lsn() - the position of a record the producer refused outright, or 0. */
 lsn_t publish_produce_failed_lsn(const struct publish *pub);
 

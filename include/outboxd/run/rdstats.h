@@ -28,8 +28,8 @@ struct rdstats {
 	int64_t queue_bytes, queue_capacity_bytes;     /* msg_size, msg_size_max */
 	int64_t brokers[RDSTATS_BSTATES]; /* the brokers the metadata names; the bootstrap
 					     names while none is known */
-	int64_t retries;			       /* txretries, over the brokers */
-	int64_t timeouts;			       /* req_timeouts */
+	int64_t retries;		  /* txretries, over the brokers */
+	int64_t timeouts;		  /* req_timeouts */
 	int64_t disconnects;
 	int64_t rtt_avg_us, rtt_p99_us; /* the worst broker's, over the last interval; 0 if none */
 };

@@ -2,13 +2,18 @@
 #ifndef OUTBOXD_LOG_H
 #define OUTBOXD_LOG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
- * One line per event on stderr: "<UTC time> <level> <module>: <message>". Containers collect
- * stderr, so there is no syslog and no log file. The level is the one permitted global
- * (STYLE.md rule 8). Messages never contain secrets: callers pass names, never conninfo
- * strings, passwords or SASL settings.
+ * One line per event on stderr: "<UTC time> <level> <module>: <message>", or with the JSON
+ * format one object per line: {"time":...,"level":...,"module":...,"message":...} and the
+ * fields that are known (the process' context, such as the slot, and a line's own, such as a
+ * row id). Containers collect stderr, so there is no syslog and no log file. The level, the
+ * format and the context are the permitted globals (STYLE.md rule 8), set before any thread
+ * starts. Messages never contain secrets: callers pass names, never conninfo strings,
+ * passwords or SASL settings.
  */
 enum log_level {
 	LOG_ERROR = 0,
@@ -16,6 +21,29 @@ enum log_level {
 	LOG_INFO = 2,
 	LOG_DEBUG = 3,
 };
+
+enum log_format {
+	LOG_FORMAT_TEXT,
+	LOG_FORMAT_JSON,
+};
+
+/* A named value a line carries in the JSON format (the text format has it in its message). */
+struct log_field {
+	const char *key;
+	const char *value; /* NULL: the field is left out */
+};
+
+/* log_set_format() - the format of the lines from now on. */
+void log_set_format(enum log_format format);
+
+/* log_format_parse() - "text" or "json" (case-insensitive). Return: 0, or -EINVAL. */
+int log_format_parse(const char *name, enum log_format *ret_format);
+
+/*
+ * log_set_context() - a field every line carries from now on in the JSON format (copied;
+ * @value NULL removes it). At most 4 keys; before any thread starts.
+ */
+void log_set_context(const char *key, const char *value);
 
 /* log_set_level() - lines above @level are dropped. */
 void log_set_level(enum log_level level);
@@ -40,6 +68,13 @@ bool log_enabled(enum log_level level);
  */
 void log_msg(enum log_level level, const char *module, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/**
+ * log_fields() - log_msg() with @n fields of its own (the row id, the position, the topic),
+ * written after the context's in the JSON format.
+ */
+void log_fields(enum log_level level, const char *module, const struct log_field *fields, size_t n,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #define log_error(mod, ...) log_msg(LOG_ERROR, mod, __VA_ARGS__)
 #define log_warn(mod, ...)  log_msg(LOG_WARN, mod, __VA_ARGS__)
