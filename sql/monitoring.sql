@@ -10,11 +10,18 @@
 --       retained_wal_bytes growing, on active = false for longer than a restart takes, on
 --       wal_status other than reserved, and on safe_wal_bytes (when bounded) approaching zero.
 --       outboxd's own /metrics reports the same from its side.
+--       On a standby (PostgreSQL 16+ decodes there too) pg_current_wal_lsn() fails: the WAL
+--       position is then the last one received, as outboxd's outboxd_slot_* metrics measure it.
 \set ON_ERROR_STOP on
 \if :{?slot}
 \else
 \set slot debezium
 \endif
+
+-- The current WAL position: the primary's, or on a standby the last received.
+SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn()
+	ELSE pg_current_wal_lsn() END AS wal_now
+\gset
 
 -- Slot state: who is connected, where it resumes, whether its WAL is still there.
 SELECT slot_name, plugin, slot_type, database, active, active_pid, restart_lsn,
@@ -25,10 +32,10 @@ WHERE slot_name = :'slot';
 -- Lag in bytes: not yet confirmed (events possibly not yet in Kafka; replayed after a restart)
 -- and retained WAL (what the slot keeps on disk; decoding restarts from restart_lsn).
 SELECT slot_name,
-	pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn) AS unconfirmed_bytes,
-	pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)) AS unconfirmed,
-	pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn) AS retained_wal_bytes,
-	pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)) AS retained_wal,
+	pg_wal_lsn_diff(NULLIF(:'wal_now', '')::pg_lsn, confirmed_flush_lsn) AS unconfirmed_bytes,
+	pg_size_pretty(pg_wal_lsn_diff(NULLIF(:'wal_now', '')::pg_lsn, confirmed_flush_lsn)) AS unconfirmed,
+	pg_wal_lsn_diff(NULLIF(:'wal_now', '')::pg_lsn, restart_lsn) AS retained_wal_bytes,
+	pg_size_pretty(pg_wal_lsn_diff(NULLIF(:'wal_now', '')::pg_lsn, restart_lsn)) AS retained_wal,
 	safe_wal_size AS safe_wal_bytes
 FROM pg_replication_slots
 WHERE slot_name = :'slot';
@@ -51,6 +58,6 @@ WHERE slot_name = :'slot';
 
 -- WAL kept by every slot of the cluster: another forgotten slot fills the same disk.
 SELECT slot_name, database, active, wal_status,
-	pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)) AS retained_wal
+	pg_size_pretty(pg_wal_lsn_diff(NULLIF(:'wal_now', '')::pg_lsn, restart_lsn)) AS retained_wal
 FROM pg_replication_slots
-ORDER BY pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn) DESC NULLS LAST;
+ORDER BY pg_wal_lsn_diff(NULLIF(:'wal_now', '')::pg_lsn, restart_lsn) DESC NULLS LAST;

@@ -11,13 +11,27 @@
 -- route.by.field = aggregatetype), so a migrating Debezium user needs no configuration change.
 -- A table that already exists is left exactly as it is.
 --
+-- Names are psql variables (defaults in parentheses): schema (public), table (outbox):
+--   psql -d APPDB -v schema=orders -v table=outbox_events -f sql/outbox.sql
+-- With -v cleanup=on it also creates the index on created_at that outboxd.cleanup.* and a
+-- scheduled DELETE read (README "Cleanup of delivered rows").
+--
 -- Only INSERTs are published (see publication.sql), so rows may be deleted at any time after
 -- their transaction committed, for example in the same transaction (insert, then delete) or by a
--- periodic job:
+-- periodic job (which cannot know what outboxd delivered: README says what it gives up):
 --   DELETE FROM public.outbox WHERE created_at < now() - interval '1 day';
+-- outboxd.cleanup.retention deletes only rows whose events are confirmed.
 \set ON_ERROR_STOP on
+\if :{?schema}
+\else
+\set schema public
+\endif
+\if :{?table}
+\else
+\set table outbox
+\endif
 
-CREATE TABLE IF NOT EXISTS public.outbox (
+CREATE TABLE IF NOT EXISTS :"schema".:"table" (
 	id            uuid         PRIMARY KEY,
 	aggregatetype varchar(255) NOT NULL,   -- routes the record: topic outbox.event.<aggregatetype>
 	aggregateid   varchar(255) NOT NULL,   -- the record's key
@@ -26,5 +40,10 @@ CREATE TABLE IF NOT EXISTS public.outbox (
 	created_at    timestamptz  NOT NULL DEFAULT now()
 );
 
-COMMENT ON TABLE public.outbox IS
+COMMENT ON TABLE :"schema".:"table" IS
 	'Transactional outbox: each INSERT becomes one Kafka record (outboxd / Debezium EventRouter)';
+
+\if :{?cleanup}
+\set created_idx :table '_created_at_idx'
+CREATE INDEX IF NOT EXISTS :"created_idx" ON :"schema".:"table" (created_at);
+\endif

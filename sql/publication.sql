@@ -19,25 +19,50 @@
 -- outboxd ignores rows of other tables and, like Debezium's EventRouter, publishes nothing for
 -- UPDATE, DELETE or TRUNCATE. publish = 'insert' keeps those changes off the wire altogether, so
 -- the table needs no REPLICA IDENTITY and cleanup DELETEs cost the relay nothing.
+--
+-- Names are psql variables (defaults in parentheses): publication (dbz_publication), schema
+-- (public), table (outbox):
+--   psql -d APPDB -v publication=orders_pub -v schema=orders -v table=outbox_events \
+--        -f sql/publication.sql
 \set ON_ERROR_STOP on
+\if :{?publication}
+\else
+\set publication dbz_publication
+\endif
+\if :{?schema}
+\else
+\set schema public
+\endif
+\if :{?table}
+\else
+\set table outbox
+\endif
+
+-- psql does not substitute variables inside DO blocks: they reach it as settings.
+SELECT set_config('outboxd.publication', :'publication', false),
+	set_config('outboxd.schema', :'schema', false), set_config('outboxd.table', :'table', false)
+\gset ignored_
 
 DO $$
 DECLARE
+	v_pub text := current_setting('outboxd.publication');
+	v_tbl text := format('%I.%I', current_setting('outboxd.schema'), current_setting('outboxd.table'));
 	pub pg_publication%ROWTYPE;
 BEGIN
-	SELECT * INTO pub FROM pg_publication WHERE pubname = 'dbz_publication';
+	SELECT * INTO pub FROM pg_publication p WHERE p.pubname = v_pub;
 	IF NOT FOUND THEN
-		CREATE PUBLICATION dbz_publication FOR TABLE public.outbox WITH (publish = 'insert');
-		RAISE NOTICE 'created publication dbz_publication for table public.outbox (insert only)';
+		EXECUTE format('CREATE PUBLICATION %I FOR TABLE %s WITH (publish = ''insert'')', v_pub, v_tbl);
+		RAISE NOTICE 'created publication % for table % (insert only)', v_pub, v_tbl;
 	ELSIF NOT pub.pubinsert OR NOT EXISTS (
-		SELECT FROM pg_publication_tables
-		WHERE pubname = 'dbz_publication' AND schemaname = 'public' AND tablename = 'outbox') THEN
-		RAISE EXCEPTION 'publication dbz_publication exists but does not publish inserts into public.outbox'
-			USING HINT = 'ALTER PUBLICATION dbz_publication ADD TABLE public.outbox, '
-				'and/or ALTER PUBLICATION dbz_publication SET (publish = ''insert'') '
-				'(check first that nothing else reads this publication)';
+		SELECT FROM pg_publication_tables t
+		WHERE t.pubname = pub.pubname AND t.schemaname = current_setting('outboxd.schema')
+			AND t.tablename = current_setting('outboxd.table')) THEN
+		RAISE EXCEPTION 'publication % exists but does not publish inserts into %', v_pub, v_tbl
+			USING HINT = format('ALTER PUBLICATION %I ADD TABLE %s, and/or ALTER PUBLICATION %I '
+				'SET (publish = ''insert'') (check first that nothing else reads this '
+				'publication)', v_pub, v_tbl, v_pub);
 	ELSE
-		RAISE NOTICE 'publication dbz_publication already exists and publishes inserts into public.outbox';
+		RAISE NOTICE 'publication % already exists and publishes inserts into %', v_pub, v_tbl;
 	END IF;
 END
 $$;

@@ -30,25 +30,48 @@
 -- Row-level security: policies of public.outbox run as this role during decoding (it has no
 -- BYPASSRLS). If table owners are not fully trusted, add options='-c row_security=off' to the
 -- connection so replication stops with an error instead of running a policy.
+--
+-- Names are psql variables (defaults in parentheses): role (outboxd), schema (public), table
+-- (outbox); -v cleanup=on also grants DELETE, which outboxd.cleanup.retention needs:
+--   psql -d APPDB -v role=orders_relay -v schema=orders -v table=outbox_events -v cleanup=on \
+--        -v outboxd_password=... -f sql/role.sql
+-- On a managed service (Amazon RDS / Aurora, Google Cloud SQL, Azure) use role_managed.sql:
+-- there no role may be given REPLICATION directly.
 \set ON_ERROR_STOP on
 
 \if :{?outboxd_password}
 \else
 DO $$ BEGIN RAISE EXCEPTION 'role.sql needs the password: psql -v outboxd_password=... -f sql/role.sql'; END $$;
 \endif
+\if :{?role}
+\else
+\set role outboxd
+\endif
+\if :{?schema}
+\else
+\set schema public
+\endif
+\if :{?table}
+\else
+\set table outbox
+\endif
 
 -- psql does not substitute variables inside DO blocks, hence \gexec for the conditional CREATE.
-SELECT 'CREATE ROLE outboxd'
-WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'outboxd') \gexec
+SELECT format('CREATE ROLE %I', :'role')
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role') \gexec
 
-ALTER ROLE outboxd WITH LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS
+ALTER ROLE :"role" WITH LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS
 	PASSWORD :'outboxd_password';
 
 -- `outboxd check` and the ordinary SQL connection (slot/publication checks, heartbeat): connect.
-GRANT CONNECT ON DATABASE :"DBNAME" TO outboxd;
+GRANT CONNECT ON DATABASE :"DBNAME" TO :"role";
 -- The initial snapshot (snapshot.mode=initial with outboxd.slot.create=true) reads the table;
 -- streaming itself needs no privilege on it.
-GRANT USAGE ON SCHEMA public TO outboxd;
-GRANT SELECT ON public.outbox TO outboxd;
+GRANT USAGE ON SCHEMA :"schema" TO :"role";
+GRANT SELECT ON :"schema".:"table" TO :"role";
+-- outboxd.cleanup.retention deletes the delivered rows.
+\if :{?cleanup}
+GRANT DELETE ON :"schema".:"table" TO :"role";
+\endif
 -- Nothing else: pg_replication_slots, pg_publication and pg_stat_replication_slots are readable
 -- by every role. A heartbeat.action.query that writes needs its own grant on its table.

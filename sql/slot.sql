@@ -19,31 +19,40 @@
 -- An unconsumed slot keeps WAL forever (unless max_slot_wal_keep_size is set, which then
 -- invalidates the slot instead): watch it with monitoring.sql, and drop the slot when
 -- decommissioning outboxd:  SELECT pg_drop_replication_slot('debezium');
+--
+-- The name is a psql variable (default in parentheses): slot (debezium):
+--   psql -d APPDB -v slot=orders_outbox -f sql/slot.sql
 \set ON_ERROR_STOP on
+\if :{?slot}
+\else
+\set slot debezium
+\endif
 
-SELECT NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = 'debezium') AS create_slot
+SELECT NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = :'slot') AS create_slot,
+	set_config('outboxd.slot', :'slot', false) AS ignored
 \gset
 
 \if :create_slot
 SELECT slot_name, lsn AS consistent_point
-FROM pg_create_logical_replication_slot('debezium', 'pgoutput');
+FROM pg_create_logical_replication_slot(:'slot', 'pgoutput');
 \else
 DO $$
 DECLARE
+	v_slot text := current_setting('outboxd.slot');
 	s record;
 BEGIN
-	SELECT * INTO s FROM pg_replication_slots WHERE slot_name = 'debezium';
+	SELECT * INTO s FROM pg_replication_slots WHERE slot_name = v_slot;
 	IF s.slot_type <> 'logical' OR s.plugin <> 'pgoutput' THEN
-		RAISE EXCEPTION 'slot debezium exists but is % with plugin %, not logical with pgoutput',
-			s.slot_type, coalesce(s.plugin, '(none)');
+		RAISE EXCEPTION 'slot % exists but is % with plugin %, not logical with pgoutput',
+			v_slot, s.slot_type, coalesce(s.plugin, '(none)');
 	ELSIF s.database <> current_database() THEN
-		RAISE EXCEPTION 'slot debezium exists but belongs to database %, not %',
-			s.database, current_database();
+		RAISE EXCEPTION 'slot % exists but belongs to database %, not %',
+			v_slot, s.database, current_database();
 	ELSIF s.wal_status = 'lost' THEN
-		RAISE EXCEPTION 'slot debezium exists but is invalidated (wal_status lost)'
+		RAISE EXCEPTION 'slot % exists but is invalidated (wal_status lost)', v_slot
 			USING HINT = 'its events since confirmed_flush_lsn are gone; see README before dropping it';
 	END IF;
-	RAISE NOTICE 'slot debezium already exists (confirmed_flush_lsn %)', s.confirmed_flush_lsn;
+	RAISE NOTICE 'slot % already exists (confirmed_flush_lsn %)', v_slot, s.confirmed_flush_lsn;
 END
 $$;
 \endif

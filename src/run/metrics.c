@@ -78,6 +78,9 @@ static const char *const counter_names[METRICS_COUNTER_COUNT_][2] = {
 	[METRICS_HEARTBEAT_FAILURES] = { "outboxd_heartbeat_failures_total",
 					 "Heartbeat records the broker refused (they confirm "
 					 "nothing; see the log)." },
+	[METRICS_CLEANUP_DELETED] = { "outboxd_cleanup_rows_deleted_total",
+				      "Confirmed outbox rows the cleanup deleted "
+				      "(outboxd.cleanup.retention)." },
 	[METRICS_DEAD_LETTERS] = { "outboxd_dead_letter_records_total",
 				   "Poison rows produced to the dead-letter topic "
 				   "(outboxd.errors.deadletterqueue.topic.name)." },

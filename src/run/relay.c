@@ -9,6 +9,7 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
+#include "outboxd/run/cleanup.h"
 #include "outboxd/run/heartbeat.h"
 #include "outboxd/run/publish.h"
 #include "outboxd/run/slotwatch.h"
@@ -46,6 +47,7 @@ struct session {
 	struct relay *r;
 	PGconn *sql;	       /* the ordinary connection: checks, catalog facts, the queue's */
 	struct sqlq q;	       /* the asynchronous statements on it: heartbeat, slot health */
+	struct cleanup cl;     /* outboxd.cleanup.*, through q */
 	struct pgstream *conn; /* the replication connection */
 	struct stream *st;     /* the stream as a source of rows, and the confirm rule */
 	struct publish *pub;
@@ -81,6 +83,7 @@ struct relay {
 	struct heartbeat_params hp;
 	struct stall stall; /* a broker outage outlives sessions: so does its clock */
 	struct slotwatch sw;
+	struct cleanup_params clp;
 	struct failing fail;
 	char poison_reason[2048];
 	struct session s;
@@ -122,6 +125,8 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 	const struct config *cfg = s->r->cfg;
 	struct pgsql_slot slot;
 	struct pgsql_pubtable *tables = NULL;
+	struct cleanup_table *clean;
+	enum outcome o;
 	int n = 0, selected = 0, rc;
 
 	if ((rc = pgsql_check_role(s->sql, s->why, sizeof(s->why))) < 0 ||
@@ -131,10 +136,21 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 		/* -EIO: the query failed transiently (pgsql.h); every other code is a finding */
 		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
+	clean = xcalloc((size_t)n + 1, sizeof(*clean));
 	for (int i = 0; i < n; i++) {
-		selected += router_selects(s->r->p->router, tables[i].schema, tables[i].table);
+		if (router_selects(s->r->p->router, tables[i].schema, tables[i].table)) {
+			clean[selected++] =
+				(struct cleanup_table){ tables[i].schema, tables[i].table };
+		}
 	}
+	o = selected ? cleanup_open(&s->cl, &s->r->clp, s->sql, clean, selected, s->why,
+				    sizeof(s->why)) :
+		       OUTCOME_OK;
+	free(clean);
 	pgsql_pubtables_free(tables, n);
+	if (o != OUTCOME_OK) {
+		return o;
+	}
 	if (selected == 0) {
 		errbuf_set(s->why, sizeof(s->why),
 			   "publication \"%s\" holds no table that "
@@ -252,6 +268,7 @@ session_close(struct session *s, bool orderly)
 	s->pub = NULL;
 	pgstream_free(s->conn, orderly);
 	s->conn = NULL;
+	cleanup_close(&s->cl);
 	sqlq_fini(&s->q);
 	PQfinish(s->sql);
 	s->sql = NULL;
@@ -380,7 +397,11 @@ tick(struct session *s, int64_t now)
 	loop_arm(&s->dl, LOOP_TICK, now + TICK_US);
 }
 
-/* heartbeat.interval.ms when due; then the queued statements' results, and the next one. */
+/*
+ * heartbeat.interval.ms when due, the cleanup's next step (every turn: a cycle's batches follow
+ * each other at the pace of their statements); then the queued statements' results, and the
+ * next one.
+ */
 static enum outcome
 heartbeat(struct session *s, int64_t now)
 {
@@ -394,6 +415,7 @@ heartbeat(struct session *s, int64_t now)
 			return o;
 		}
 	}
+	cleanup_turn(&s->cl, &s->q, s->last_flush_sent, now);
 	return sqlq_poll(&s->q, s->why, sizeof(s->why));
 }
 
@@ -592,6 +614,12 @@ relay_init(struct relay *r, const struct relay_params *p, struct loop *loop)
 					   .query = cfg->heartbeat_action_query,
 					   .metrics = p->metrics };
 	slotwatch_init(&r->sw, cfg->slot_name, cfg->slot_poll_ms, p->metrics);
+	r->clp = (struct cleanup_params){ .retention = cfg->cleanup_retention,
+					  .created = cfg->cleanup_created_column,
+					  .interval_ms = cfg->cleanup_interval_ms,
+					  .batch = cfg->cleanup_batch_size,
+					  .slot = cfg->slot_name,
+					  .metrics = p->metrics };
 }
 
 enum relay_exit

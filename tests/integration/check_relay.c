@@ -654,6 +654,25 @@ START_TEST(test_missing_publication_exits_2)
 }
 END_TEST
 
+/* outboxd.cleanup.*: a retention PostgreSQL cannot read, or a missing created column, is exit 2. */
+START_TEST(test_cleanup_settings_refused_exit_2)
+{
+	struct relayfix f, g;
+
+	relayfix_init(&f, false);
+	expect_precondition(
+		&f, "outboxd.cleanup.retention=a while",
+		"outboxd.cleanup.retention=a while is not a positive PostgreSQL interval");
+	relayfix_fini(&f);
+	relayfix_init(&g, false);
+	expect_precondition(&g,
+			    "outboxd.cleanup.retention=1 day\n"
+			    "outboxd.cleanup.created.column=inserted_at",
+			    "has no column \"inserted_at\" (outboxd.cleanup.created.column)");
+	relayfix_fini(&g);
+}
+END_TEST
+
 START_TEST(test_slot_with_other_plugin_exits_2)
 {
 	struct relayfix f;
@@ -1068,6 +1087,80 @@ START_TEST(test_heartbeat_query_error_is_not_lost_to_a_catalog_query)
 	buf_fini(&extra);
 	buf_fini(&q);
 	buf_fini(&waiting);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* SELECT count(*) FROM @f's outbox. */
+static long
+outbox_rows(struct relayfix *f)
+{
+	struct buf q = BUF_INIT;
+	PGresult *r;
+	long n;
+
+	buf_add_fmt(&q, "SELECT count(*) FROM %s.outbox", f->name);
+	r = PQexec(f->pg, buf_cstr(&q));
+	ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+	n = atol(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	buf_fini(&q);
+	return n;
+}
+
+/*
+ * outboxd.cleanup.retention: confirmed rows older than the retention are deleted, in batches;
+ * rows whose events wait for a frozen broker are not, however much older than the retention
+ * they grow, and they go once delivered.
+ */
+START_TEST(test_cleanup_deletes_only_confirmed_rows)
+{
+	struct relayfix f;
+	int kpid = itest_kafka_pid(), port = itest_free_port();
+	struct buf extra = BUF_INIT, q = BUF_INIT;
+	char *body;
+
+	relayfix_init(&f, false);
+	setup_types(&f);
+	buf_add_fmt(&extra,
+		    "outboxd.cleanup.retention=1 second\noutboxd.cleanup.interval.ms=200\n"
+		    "outboxd.cleanup.batch.size=7\noutboxd.http.port=%d",
+		    port);
+	relayfix_config(&f, buf_cstr(&extra), NULL);
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	insert_load(&f, f.pg, 0, 4, 5);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
+	buf_add_fmt(&q, "SELECT count(*) = 0 FROM %s.outbox", f.name);
+	ck_assert_msg(wait_true(f.pg, buf_cstr(&q), 30),
+		      "confirmed rows were not deleted: %ld left", outbox_rows(&f));
+	ck_assert_int_eq(kill(kpid, SIGSTOP), 0);
+	insert_load(&f, f.pg, 4, 2, 5);
+	/* 6 s: the rows grow 5 s older than the retention over 30 cycles, and all stay */
+	for (int i = 0; i < 12; i++) {
+		long n = outbox_rows(&f);
+
+		if (n != 10) {
+			kill(kpid, SIGCONT);
+			ck_abort_msg("%ld of 10 unconfirmed rows left while the broker is frozen",
+				     n);
+		}
+		usleep(500 * 1000);
+	}
+	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
+	ck_assert_msg(wait_true(f.pg, buf_cstr(&q), 30),
+		      "delivered rows were not deleted: %ld left", outbox_rows(&f));
+	ck_assert_uint_eq(check_topics(&f, 30, 30000).distinct, 30);
+	ck_assert_msg(itest_wait_metric(port, "outboxd_cleanup_rows_deleted_total", 30, 10), "%s",
+		      "outboxd_cleanup_rows_deleted_total is not 30");
+	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
+	free(body);
+	ck_assert(relayfix_wait_log(&f, "confirmed outbox row(s) older than 1 second", 5));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&extra);
+	buf_fini(&q);
 	relayfix_fini(&f);
 	free_types();
 }
@@ -1782,6 +1875,7 @@ relay_suite(void)
 	tcase_add_loop_test(
 		flow, test_heartbeats_publish_and_run_their_query_and_initial_statements_run, 0, 2);
 	tcase_add_test(sql, test_heartbeat_query_error_is_not_lost_to_a_catalog_query);
+	tcase_add_test(sql, test_cleanup_deletes_only_confirmed_rows);
 	tcase_add_loop_test(flow, test_selected_logical_messages_go_to_the_message_topic, 0, 2);
 	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
@@ -1792,6 +1886,7 @@ relay_suite(void)
 	tcase_add_loop_test(pre, test_missing_slot_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_missing_publication_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_slot_with_other_plugin_exits_2, 0, 2);
+	tcase_add_test(pre, test_cleanup_settings_refused_exit_2);
 	tcase_add_loop_test(pre, test_wrong_password_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_second_relay_on_the_slot_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_check_command_exits_0_when_ready_and_2_with_fail_lines, 0, 2);

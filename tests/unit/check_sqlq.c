@@ -37,7 +37,7 @@ END_TEST
 START_TEST(test_too_many_parameters_are_refused)
 {
 	struct sqlq q;
-	const char *p[SQLQ_MAX_PARAMS + 1] = { "a", "b", "c", "d", "e" };
+	const char *p[SQLQ_MAX_PARAMS + 1] = { "a", "b", "c", "d", "e", "f" };
 
 	sqlq_init(&q, NULL);
 	ck_assert(!sqlq_submit(&q, SQLQ_CLEANUP, "SELECT", p, SQLQ_MAX_PARAMS + 1, ignore, NULL));

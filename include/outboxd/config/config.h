@@ -93,10 +93,14 @@ struct config {
 	int64_t stall_warn_ms;		/* 60000 */
 	int64_t health_live_ms;		/* 120000 */
 	int64_t slot_poll_ms;		/* 10000: pg_replication_slots read for metrics, 0 = off */
-	char *log_format;		/* "text" or "json" (OUTBOXD_LOG_FORMAT) */
-	int64_t kafka_stats_ms;		/* 10000: librdkafka's statistics.interval.ms, 0 = off */
-	char *dlq_topic;		/* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
-	char *java_double_format;	/* "jdk17" or "shortest" */
+	char *cleanup_retention; /* outboxd.cleanup.*: `run` deletes confirmed rows; NULL off */
+	char *cleanup_created_column; /* "created_at" */
+	int64_t cleanup_interval_ms;  /* 60000 */
+	int64_t cleanup_batch_size;   /* 1000 */
+	char *log_format;	      /* "text" or "json" (OUTBOXD_LOG_FORMAT) */
+	int64_t kafka_stats_ms;	      /* 10000: librdkafka's statistics.interval.ms, 0 = off */
+	char *dlq_topic;	      /* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
+	char *java_double_format;     /* "jdk17" or "shortest" */
 	/* outboxd.poll.* (`outboxd poll`, README "Polling publisher") */
 	char *poll_mode;		  /* "ordered" or "unordered" (SKIP LOCKED) */
 	int64_t poll_partitions;	  /* 16: rows hashed by aggregateid, one owner each */

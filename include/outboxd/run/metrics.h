@@ -29,6 +29,7 @@ enum metrics_counter {
 	METRICS_STATUS_UPDATES,	    /* standby status updates sent to PostgreSQL */
 	METRICS_HEARTBEAT_FAILURES, /* heartbeat records the broker refused */
 	METRICS_DEAD_LETTERS,	    /* poison rows produced to the dead-letter topic */
+	METRICS_CLEANUP_DELETED,    /* confirmed outbox rows deleted (outboxd.cleanup.*) */
 	METRICS_COUNTER_COUNT_
 };
 

@@ -29,7 +29,7 @@ enum sqlq_kind {
 };
 
 /* The most text parameters a statement takes. */
-#define SQLQ_MAX_PARAMS 4
+#define SQLQ_MAX_PARAMS 5
 
 /**
  * sqlq_result_fn - one result of a statement (a multi-statement text has several).

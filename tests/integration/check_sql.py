@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""
+The scripts in sql/, as operations staff run them with psql against the test stack's
+PostgreSQL: with names of their own given as psql variables (a mixed-case table, to prove the
+quoting), each run twice (they must be harmless to run again), then the objects they made
+checked in the catalog, `outboxd check` run as the role they made (exit 0: the role, the
+publication and the slot are what outboxd needs), and monitoring.sql run on the slot.
+role_managed.sql is run for each service it knows (the rds_replication role RDS provides is
+created here to stand in for the service's). TAP output; the stack's environment is required.
+"""
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+
+SOURCE = os.environ.get("OUTBOXD_TEST_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+BIN = os.environ.get("OUTBOXD_BIN", os.path.join(SOURCE, "build", "outboxd"))
+n = 0
+failed = 0
+
+
+def tap(ok, what, detail=""):
+    global n, failed
+    n += 1
+    failed += 0 if ok else 1
+    print(f"{'ok' if ok else 'not ok'} {n} - {what}")
+    if not ok and detail:
+        for line in detail.strip().splitlines()[-30:]:
+            print(f"# {line}")
+
+
+def env(name):
+    v = os.environ.get(name)
+    if not v:
+        print(f"Bail out! {name} is not set: run scripts/test, or eval \"$(scripts/stack up)\"")
+        sys.exit(1)
+    return v
+
+
+CONNINFO = env("OUTBOXD_TEST_PG_CONNINFO")
+
+
+def psql(args, sql=None):
+    cmd = ["psql", CONNINFO, "-X", "-q", "-v", "ON_ERROR_STOP=1"] + args
+    if sql:
+        cmd += ["-Atc", sql]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def value(sql):
+    r = psql([], sql)
+    return r.stdout.strip() if r.returncode == 0 else f"ERROR {r.stderr.strip()}"
+
+
+def main():
+    tag = secrets.token_hex(4)
+    schema, table = f"sq_{tag}", f"Outbox_{tag}"
+    pub, slot, role = f"pub_{tag}", f"slot_{tag}", f"relay_{tag}"
+    password = secrets.token_urlsafe(18)
+    names = ["-v", f"schema={schema}", "-v", f"table={table}", "-v", f"publication={pub}",
+             "-v", f"slot={slot}", "-v", f"role={role}", "-v", "cleanup=on",
+             "-v", f"outboxd_password={password}"]
+    print("TAP version 13")
+    psql([], f'CREATE SCHEMA "{schema}"')
+    try:
+        for f in ("outbox", "publication", "role", "slot"):
+            for k in (1, 2):
+                r = psql(names + ["-f", os.path.join(SOURCE, "sql", f"{f}.sql")])
+                tap(r.returncode == 0 and password not in r.stdout + r.stderr,
+                    f"sql/{f}.sql with names of its own, run {k}", r.stdout + r.stderr)
+        q = f'"{schema}"."{table}"'
+        tap(value(f"SELECT to_regclass('{q}') IS NOT NULL") == "t", f"the table {q} exists")
+        tap(value(f"SELECT count(*) FROM pg_indexes WHERE schemaname = '{schema}' AND "
+                  f"indexdef LIKE '%(created_at)%'") == "1", "cleanup=on: the created_at index")
+        tap(value(f"SELECT pubinsert AND NOT pubupdate AND NOT pubdelete FROM pg_publication "
+                  f"WHERE pubname = '{pub}'") == "t", f"publication {pub}: inserts only")
+        tap(value(f"SELECT count(*) FROM pg_publication_tables WHERE pubname = '{pub}' AND "
+                  f"schemaname = '{schema}' AND tablename = '{table}'") == "1",
+            f"publication {pub} holds {q}")
+        tap(value(f"SELECT rolcanlogin AND rolreplication AND NOT rolsuper FROM pg_roles "
+                  f"WHERE rolname = '{role}'") == "t", f"role {role}: LOGIN REPLICATION")
+        tap(value(f"SELECT has_table_privilege('{role}', '{q}', 'SELECT') AND "
+                  f"has_table_privilege('{role}', '{q}', 'DELETE') AND NOT "
+                  f"has_table_privilege('{role}', '{q}', 'UPDATE')") == "t",
+            f"role {role}: SELECT and DELETE (cleanup=on), nothing more")
+        tap(value(f"SELECT plugin FROM pg_replication_slots WHERE slot_name = '{slot}'")
+            == "pgoutput", f"slot {slot}: pgoutput")
+        r = psql(["-v", f"slot={slot}", "-f", os.path.join(SOURCE, "sql", "monitoring.sql")])
+        tap(r.returncode == 0 and slot in r.stdout, "sql/monitoring.sql -v slot=...",
+            r.stdout + r.stderr)
+        # outboxd check as the role: it may stream, the publication and slot are right
+        host = env("OUTBOXD_TEST_PG_HOST")
+        port = env("OUTBOXD_TEST_PG_PORT")
+        with tempfile.TemporaryDirectory() as d:
+            cfg = os.path.join(d, "connector.properties")
+            with open(cfg, "w") as f:
+                f.write(f"""name=c
+connector.class=io.debezium.connector.postgresql.PostgresConnector
+database.hostname={host}
+database.port={port}
+database.user={role}
+database.password={password}
+database.dbname=outboxd
+topic.prefix={tag}
+slot.name={slot}
+publication.name={pub}
+table.include.list={schema}.{table}
+transforms=outbox
+transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
+outboxd.cleanup.retention=7 days
+""")
+            worker = os.path.join(d, "worker.properties")
+            with open(worker, "w") as f:
+                f.write(f"bootstrap.servers={env('OUTBOXD_TEST_KAFKA_BOOTSTRAP')}\n"
+                        "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+                        "value.converter=org.apache.kafka.connect.json.JsonConverter\n")
+            e = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_TEST")}
+            r = subprocess.run([BIN, "check", worker, cfg], capture_output=True, text=True, timeout=120,
+                               env=e)
+            out = r.stdout + r.stderr
+            tap(r.returncode == 0 and password not in out,
+                f"outboxd check as {role} exits 0 (exit {r.returncode})", out)
+        # the managed-service variant, for each service it knows
+        psql([], "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = "
+                 "'rds_replication') THEN CREATE ROLE rds_replication; END IF; END $$")
+        for service, check in (("rds", f"pg_has_role('m_{tag}_rds', 'rds_replication', 'MEMBER')"),
+                               ("cloudsql", "rolreplication"), ("azure", "rolreplication")):
+            mrole = f"m_{tag}_{service}"
+            r = psql(names[:4] + ["-v", f"role={mrole}", "-v", f"service={service}",
+                                  "-v", f"outboxd_password={password}",
+                                  "-f", os.path.join(SOURCE, "sql", "role_managed.sql")])
+            ok = r.returncode == 0 and value(
+                f"SELECT {check} AND rolcanlogin FROM pg_roles WHERE rolname = '{mrole}'") == "t"
+            tap(ok, f"sql/role_managed.sql -v service={service}", r.stdout + r.stderr)
+        r = psql(names[:4] + ["-v", f"role=m_{tag}_x", "-v", "service=heroku",
+                              "-v", f"outboxd_password={password}",
+                              "-f", os.path.join(SOURCE, "sql", "role_managed.sql")])
+        tap(r.returncode != 0 and "service must be rds, cloudsql or azure" in r.stderr,
+            "sql/role_managed.sql refuses a service it does not know", r.stdout + r.stderr)
+    finally:
+        psql([], f"SELECT pg_drop_replication_slot('{slot}') FROM pg_replication_slots "
+                 f"WHERE slot_name = '{slot}'")
+        psql([], f'DROP PUBLICATION IF EXISTS "{pub}"')
+        psql([], f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        for r in (role, f"m_{tag}_rds", f"m_{tag}_cloudsql", f"m_{tag}_azure"):
+            psql([], f'DROP OWNED BY "{r}"; DROP ROLE "{r}"')
+    print(f"1..{n}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
