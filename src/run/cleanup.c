@@ -26,7 +26,7 @@
  */
 #define VISIBLE                                                                                    \
 	"pg_visible_in_snapshot(((((pg_snapshot_xmax($1::pg_snapshot)::text::bigint >> 32) - "     \
-	"(xmin::text::bigint >= (pg_snapshot_xmax($1::pg_snapshot)::text::bigint & 4294967295))"  \
+	"(xmin::text::bigint >= (pg_snapshot_xmax($1::pg_snapshot)::text::bigint & 4294967295))"   \
 	"::int) << 32) | xmin::text::bigint)::text::xid8, $1::pg_snapshot)"
 
 static int
@@ -54,10 +54,11 @@ check_retention(PGconn *sql, const char *retention, char *why, size_t whylen)
 	ok = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
 	PQclear(r);
 	if (!ok) {
-		errbuf_set(why, whylen,
-			   "outboxd.cleanup.retention=%s is not a positive PostgreSQL interval: "
-			   "write it as PostgreSQL reads an interval, e.g. \"7 days\" or \"12 hours\"",
-			   retention);
+		errbuf_set(
+			why, whylen,
+			"outboxd.cleanup.retention=%s is not a positive PostgreSQL interval: "
+			"write it as PostgreSQL reads an interval, e.g. \"7 days\" or \"12 hours\"",
+			retention);
 		return OUTCOME_PRECONDITION;
 	}
 	return OUTCOME_OK;
@@ -101,9 +102,8 @@ check_table(PGconn *sql, const struct cleanup_params *p, const struct cleanup_ta
 	return o;
 }
 
-/* The mark: the snapshot, then the WAL insert position, and one row per leaf table. */
-static int
-build_mark(struct cleanup *c, PGconn *sql, const struct cleanup_table *tables, int ntables)
+char *
+cleanup_mark_sql(PGconn *sql, const struct cleanup_table *tables, int ntables)
 {
 	struct buf q = BUF_INIT;
 
@@ -117,20 +117,19 @@ build_mark(struct cleanup *c, PGconn *sql, const struct cleanup_table *tables, i
 			PQfreemem(s);
 			PQfreemem(n);
 			buf_fini(&q);
-			return -ENOMEM;
+			return NULL;
 		}
 		buf_add_fmt(&q, "%s(%s, %s)", i ? ", " : "", s, n);
 		PQfreemem(s);
 		PQfreemem(n);
 	}
 	/* pg_partition_tree() has no row for a table that is not partitioned */
-	buf_add_str(&q, ") AS r(s, n) CROSS JOIN LATERAL (SELECT format('%I.%I', r.s, r.n)::regclass "
-			"AS root) x CROSS JOIN LATERAL (SELECT p.relid FROM pg_partition_tree(x.root) "
-			"p WHERE p.isleaf UNION SELECT c.oid FROM pg_class c WHERE c.oid = x.root AND "
-			"c.relkind = 'r') t");
-
-	c->mark_sql = buf_steal(&q);
-	return 0;
+	buf_add_str(&q,
+		    ") AS r(s, n) CROSS JOIN LATERAL (SELECT format('%I.%I', r.s, r.n)::regclass "
+		    "AS root) x CROSS JOIN LATERAL (SELECT p.relid FROM pg_partition_tree(x.root) "
+		    "p WHERE p.isleaf UNION SELECT c.oid FROM pg_class c WHERE c.oid = x.root AND "
+		    "c.relkind = 'r') t");
+	return buf_steal(&q);
 }
 
 enum outcome
@@ -153,7 +152,7 @@ cleanup_open(struct cleanup *c, const struct cleanup_params *p, PGconn *sql,
 		}
 	}
 	created = PQescapeIdentifier(sql, p->created, strlen(p->created));
-	if (!created || build_mark(c, sql, tables, ntables) < 0) {
+	if (!created || !(c->mark_sql = cleanup_mark_sql(sql, tables, ntables))) {
 		PQfreemem(created);
 		pgconn_error_line(sql, why, whylen);
 		return OUTCOME_RESTART;
@@ -272,6 +271,24 @@ on_delete(void *arg, const PGresult *r, char *why, size_t whylen)
 	return OUTCOME_OK;
 }
 
+void
+cleanup_delete_sql(const char *leaf, const char *created, struct buf *out)
+{
+	/*
+	 * The slot itself, not only the relay, must have confirmed the horizon: the statement
+	 * deletes nothing before the walsender took the status update (it answers false then).
+	 * ctid: the batch's rows by their physical address, the cheapest way back to them.
+	 */
+	buf_add_fmt(
+		out,
+		"WITH ok AS (SELECT coalesce((SELECT confirmed_flush_lsn >= $5::pg_lsn FROM "
+		"pg_replication_slots WHERE slot_name = $4), false) AS ok), d AS (DELETE FROM "
+		"ONLY %s WHERE (SELECT ok FROM ok) AND ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s "
+		"WHERE %s < now() - $2::interval AND " VISIBLE " LIMIT $3::int)) RETURNING 1) "
+		"SELECT (SELECT ok FROM ok), (SELECT count(*) FROM d)",
+		leaf, leaf, created);
+}
+
 static void
 submit_delete(struct cleanup *c, struct sqlq *q)
 {
@@ -279,21 +296,9 @@ submit_delete(struct cleanup *c, struct sqlq *q)
 	char batch[24], horizon[LSN_STRLEN];
 	const char *params[5] = { c->snapshot, c->p->retention, batch, c->p->slot,
 				  lsn_format(c->horizon, horizon) };
-	const char *leaf = c->leaves[c->leaf];
 
 	snprintf(batch, sizeof(batch), "%lld", (long long)c->p->batch);
-	/*
-	 * The slot itself, not only the relay, must have confirmed the horizon: the statement
-	 * deletes nothing before the walsender took the status update (it answers false then).
-	 * ctid: the batch's rows by their physical address, the cheapest way back to them.
-	 */
-	buf_add_fmt(&sql,
-		    "WITH ok AS (SELECT coalesce((SELECT confirmed_flush_lsn >= $5::pg_lsn FROM "
-		    "pg_replication_slots WHERE slot_name = $4), false) AS ok), d AS (DELETE FROM "
-		    "ONLY %s WHERE (SELECT ok FROM ok) AND ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s "
-		    "WHERE %s < now() - $2::interval AND " VISIBLE " LIMIT $3::int)) RETURNING 1) "
-		    "SELECT (SELECT ok FROM ok), (SELECT count(*) FROM d)",
-		    leaf, leaf, c->created);
+	cleanup_delete_sql(c->leaves[c->leaf], c->created, &sql);
 	if (sqlq_submit(q, SQLQ_CLEANUP, buf_cstr(&sql), params, 5, on_delete, c)) {
 		c->state = CLEANUP_DELETING;
 	}

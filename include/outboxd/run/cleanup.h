@@ -28,6 +28,7 @@
 #include "outboxd/run/metrics.h"
 #include "outboxd/run/outcome.h"
 #include "outboxd/run/sqlq.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/lsn.h"
 
 struct cleanup_params {
@@ -62,6 +63,22 @@ struct cleanup {
 };
 
 /**
+ * cleanup_mark_sql() - the mark's text for @tables (their names quoted as literals with @sql's
+ * encoding): one row per leaf table with the current snapshot, then the WAL insert position
+ * (both text), and the leaf's name as regclass text.
+ * Return: caller-frees; NULL when @sql could not quote a name.
+ */
+char *cleanup_mark_sql(PGconn *sql, const struct cleanup_table *tables, int ntables);
+
+/*
+ * cleanup_delete_sql() - append to @out one batch's statement for @leaf (regclass text) and the
+ * quoted @created column. Parameters: $1 the mark's snapshot, $2 the retention, $3 the batch
+ * size, $4 the slot's name, $5 the mark's horizon. It answers one row: whether the slot's
+ * confirmed_flush_lsn reached the horizon (nothing is deleted otherwise), and the rows deleted.
+ */
+void cleanup_delete_sql(const char *leaf, const char *created, struct buf *out);
+
+/**
  * cleanup_open() - check the settings on @sql (the retention is an interval, the role may
  * DELETE from each table, the created column exists) and build the mark for @tables.
  * A cleanup without a retention is off and checks nothing.
@@ -69,7 +86,8 @@ struct cleanup {
  * OUTCOME_RESTART when a query failed transiently.
  */
 enum outcome cleanup_open(struct cleanup *c, const struct cleanup_params *p, PGconn *sql,
-			  const struct cleanup_table *tables, int ntables, char *why, size_t whylen);
+			  const struct cleanup_table *tables, int ntables, char *why,
+			  size_t whylen);
 
 /* cleanup_close() - free what the session's cleanup holds; @c may be opened again. */
 void cleanup_close(struct cleanup *c);
