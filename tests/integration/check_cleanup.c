@@ -7,38 +7,12 @@
  * check_relay (test_cleanup_deletes_only_confirmed_rows) and in the fault suite.
  */
 #include <check.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "itest.h"
 #include "outboxd/run/cleanup.h"
 #include "outboxd/util/buf.h"
-
-static void
-sql(PGconn *c, const char *q)
-{
-	PGresult *r = PQexec(c, q);
-
-	ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
-		      "%s: %s", q, PQerrorMessage(c));
-	PQclear(r);
-}
-
-static void sqlf(PGconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sqlf(PGconn *c, const char *fmt, ...)
-{
-	struct buf q = BUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	buf_add_vfmt(&q, fmt, ap);
-	va_end(ap);
-	sql(c, buf_cstr(&q));
-	buf_fini(&q);
-}
 
 /* A mark: its snapshot, horizon and the one leaf, on @c. */
 struct mark {
@@ -82,7 +56,7 @@ delete_batch(PGconn *c, const struct mark *m, const char *slot)
 static void
 advance(PGconn *c, const char *slot)
 {
-	sqlf(c, "SELECT pg_replication_slot_advance('%s', pg_current_wal_lsn())", slot);
+	itest_sqlf(c, "SELECT pg_replication_slot_advance('%s', pg_current_wal_lsn())", slot);
 }
 
 static char *
@@ -108,16 +82,17 @@ START_TEST(test_only_rows_visible_in_the_mark_and_confirmed_go)
 	char *schema = itest_unique("cl"), *slot = itest_unique("cl_slot"), *left;
 	struct mark m1, m2, m3;
 
-	sqlf(b, "CREATE SCHEMA %s; CREATE TABLE %s.outbox (id int PRIMARY KEY, "
-		"created_at timestamptz NOT NULL DEFAULT now())",
-	     schema, schema);
-	sqlf(b, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')", slot);
-	sqlf(b, "INSERT INTO %s.outbox VALUES (1, '2000-01-01'), (2, '2000-01-01')", schema);
+	itest_sqlf(b,
+		   "CREATE SCHEMA %s; CREATE TABLE %s.outbox (id int PRIMARY KEY, "
+		   "created_at timestamptz NOT NULL DEFAULT now())",
+		   schema, schema);
+	itest_sqlf(b, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')", slot);
+	itest_sqlf(b, "INSERT INTO %s.outbox VALUES (1, '2000-01-01'), (2, '2000-01-01')", schema);
 	/* row 10: inserted long ago by its created_at, committed only after the mark */
-	sql(a, "BEGIN");
-	sqlf(a, "INSERT INTO %s.outbox VALUES (10, '2000-01-01')", schema);
+	PQclear(itest_sql(a, "BEGIN"));
+	itest_sqlf(a, "INSERT INTO %s.outbox VALUES (10, '2000-01-01')", schema);
 	take_mark(b, schema, &m1);
-	sql(a, "COMMIT");
+	PQclear(itest_sql(a, "COMMIT"));
 	/* the slot has not confirmed the horizon yet: nothing goes */
 	ck_assert_int_eq(delete_batch(b, &m1, slot), -1);
 	ck_assert_str_eq(left = ids(b, schema), "1,2,10");
@@ -129,19 +104,19 @@ START_TEST(test_only_rows_visible_in_the_mark_and_confirmed_go)
 	free(left);
 	/* the next mark sees row 10; it goes once the slot confirmed that mark's horizon */
 	take_mark(b, schema, &m2);
-	sqlf(b, "INSERT INTO %s.outbox VALUES (11, '2000-01-01')", schema);
+	itest_sqlf(b, "INSERT INTO %s.outbox VALUES (11, '2000-01-01')", schema);
 	take_mark(b, schema, &m3);
 	advance(b, slot);
 	ck_assert_int_eq(delete_batch(b, &m2, slot), 1);
 	ck_assert_str_eq(left = ids(b, schema), "11");
 	free(left);
 	/* a row younger than the retention stays */
-	sqlf(b, "UPDATE %s.outbox SET created_at = now()", schema);
+	itest_sqlf(b, "UPDATE %s.outbox SET created_at = now()", schema);
 	ck_assert_int_eq(delete_batch(b, &m3, slot), 0);
 	ck_assert_str_eq(left = ids(b, schema), "11");
 	free(left);
-	sqlf(b, "SELECT pg_drop_replication_slot('%s')", slot);
-	sqlf(b, "DROP SCHEMA %s CASCADE", schema);
+	itest_sqlf(b, "SELECT pg_drop_replication_slot('%s')", slot);
+	itest_sqlf(b, "DROP SCHEMA %s CASCADE", schema);
 	PQfinish(a);
 	PQfinish(b);
 	free(schema);

@@ -33,21 +33,6 @@ note(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static void sqlf(PGconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sqlf(PGconn *c, const char *fmt, ...)
-{
-	struct buf q = BUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	buf_add_vfmt(&q, fmt, ap);
-	va_end(ap);
-	PQclear(itest_sql(c, buf_cstr(&q)));
-	buf_fini(&q);
-}
-
 static long intf(PGconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static long
@@ -82,19 +67,21 @@ static void
 poll_fixture(struct relayfix *f, const char *worker_extra, char **ret_topic)
 {
 	relayfix_init(f, false);
-	sqlf(f->pg,
-	     "ALTER TABLE %s.outbox ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY (CACHE 1), "
-	     "ADD COLUMN published_at timestamptz NULL",
-	     f->name);
-	sqlf(f->pg, "CREATE INDEX ON %s.outbox (seq) WHERE published_at IS NULL", f->name);
-	sqlf(f->pg,
-	     "CREATE FUNCTION %s.outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-	     "PERFORM pg_notify('%s', ''); RETURN NULL; END; $$",
-	     f->name, f->name);
-	sqlf(f->pg,
-	     "CREATE TRIGGER outbox_notify AFTER INSERT ON %s.outbox FOR EACH STATEMENT "
-	     "EXECUTE FUNCTION %s.outbox_notify()",
-	     f->name, f->name);
+	itest_sqlf(
+		f->pg,
+		"ALTER TABLE %s.outbox ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY (CACHE 1), "
+		"ADD COLUMN published_at timestamptz NULL",
+		f->name);
+	itest_sqlf(f->pg, "CREATE INDEX ON %s.outbox (seq) WHERE published_at IS NULL", f->name);
+	itest_sqlf(
+		f->pg,
+		"CREATE FUNCTION %s.outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+		"PERFORM pg_notify('%s', ''); RETURN NULL; END; $$",
+		f->name, f->name);
+	itest_sqlf(f->pg,
+		   "CREATE TRIGGER outbox_notify AFTER INSERT ON %s.outbox FOR EACH STATEMENT "
+		   "EXECUTE FUNCTION %s.outbox_notify()",
+		   f->name, f->name);
 	{
 		struct buf w = BUF_INIT;
 
@@ -118,11 +105,11 @@ insert_rows(struct relayfix *f, PGconn *c, int first, int ntx, int per)
 	for (int t = 0; t < ntx; t++) {
 		int k0 = first + t * per;
 
-		sqlf(c,
-		     "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) "
-		     "SELECT gen_random_uuid(), '%s_order', 'agg-' || (k %% %d), 'Created', "
-		     "jsonb_build_object('k', k) FROM generate_series(%d, %d) AS k",
-		     f->name, f->name, N_AGGS, k0, k0 + per - 1);
+		itest_sqlf(c,
+			   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) "
+			   "SELECT gen_random_uuid(), '%s_order', 'agg-' || (k %% %d), 'Created', "
+			   "jsonb_build_object('k', k) FROM generate_series(%d, %d) AS k",
+			   f->name, f->name, N_AGGS, k0, k0 + per - 1);
 	}
 }
 
@@ -378,12 +365,12 @@ START_TEST(test_out_of_order_commit_is_not_skipped_and_notify_wakes)
 	relayfix_start_command(&f, "poll");
 	ck_assert(relayfix_wait_log(&f, "owns 16 of 16", 30));
 	sleep(1);
-	sqlf(held, "BEGIN");
+	itest_sqlf(held, "BEGIN");
 	insert_rows(&f, held, 0, 1, 1); /* seq 1, not committed yet */
 	insert_rows(&f, f.pg, 1, 1, 1); /* seq 2, committed */
 	t1 = wait_published(&f, 1, false, 30);
 	ck_assert_msg(t1 >= 0 && t1 < 2, "row 2 not published by NOTIFY (%.2f s)", t1);
-	sqlf(held, "COMMIT");
+	itest_sqlf(held, "COMMIT");
 	t2 = wait_published(&f, 2, false, 30);
 	ck_assert_msg(t2 >= 0 && t2 < 2, "row 1 committed later not published (%.2f s)", t2);
 	note("# interval 60 s: NOTIFY to published_at %.0f ms and %.0f ms (out-of-order commit)\n",
@@ -413,8 +400,8 @@ START_TEST(test_notify_during_a_cycle_wakes_the_next)
 
 	poll_fixture(&f, "outboxd.poll.interval.ms=60000\n", &topic);
 	insert_rows(&f, f.pg, 0, 1, 1);
-	sqlf(lock, "BEGIN");
-	sqlf(lock, "SELECT 1 FROM %s.outbox FOR UPDATE", f.name);
+	itest_sqlf(lock, "BEGIN");
+	itest_sqlf(lock, "SELECT 1 FROM %s.outbox FOR UPDATE", f.name);
 	relayfix_start_command(&f, "poll");
 	for (int i = 0; i < 1500 && !blocked; i++) { /* the marking waits for the lock */
 		usleep(20 * 1000);
@@ -426,7 +413,7 @@ START_TEST(test_notify_during_a_cycle_wakes_the_next)
 		      relayfix_log(&f));
 	insert_rows(&f, f.pg, 1, 1, 1); /* its NOTIFY comes with the marking's result */
 	t0 = now_s();
-	sqlf(lock, "COMMIT");
+	itest_sqlf(lock, "COMMIT");
 	t1 = wait_published(&f, 2, false, 30);
 	ck_assert_msg(t1 >= 0 && t1 < 5,
 		      "the row committed during a cycle waited for the interval (%.2f s)", t1);
@@ -492,13 +479,14 @@ START_TEST(test_null_key_rows_are_published)
 	char *topic;
 
 	poll_fixture(&f, NULL, &topic);
-	sqlf(f.pg, "ALTER TABLE %s.outbox ALTER COLUMN aggregateid DROP NOT NULL", f.name);
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox ALTER COLUMN aggregateid DROP NOT NULL", f.name);
 	insert_rows(&f, f.pg, 0, 1, 10);
-	sqlf(f.pg,
-	     "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) SELECT "
-	     "gen_random_uuid(), '%s_order', NULL, 'Created', jsonb_build_object('k', k) FROM "
-	     "generate_series(10, 14) AS k",
-	     f.name, f.name);
+	itest_sqlf(
+		f.pg,
+		"INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) SELECT "
+		"gen_random_uuid(), '%s_order', NULL, 'Created', jsonb_build_object('k', k) FROM "
+		"generate_series(10, 14) AS k",
+		f.name, f.name);
 	relayfix_start_command(&f, "poll");
 	ck_assert_msg(wait_published(&f, 15, false, 30) >= 0, "%s", relayfix_log(&f));
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
@@ -587,12 +575,14 @@ START_TEST(test_several_tables_publish_what_run_publishes)
 	}
 
 	poll_fixture(&f, "outboxd.poll.partitions=4\n", &topic);
-	sqlf(f.pg, "CREATE TABLE %s.invoice_outbox (LIKE %s.outbox INCLUDING ALL)", f.name, f.name);
-	sqlf(f.pg,
-	     "CREATE TRIGGER outbox_notify AFTER INSERT ON %s.invoice_outbox FOR EACH STATEMENT "
-	     "EXECUTE FUNCTION %s.outbox_notify()",
-	     f.name, f.name);
-	sqlf(f.pg, "ALTER PUBLICATION %s ADD TABLE %s.invoice_outbox", f.pub, f.name);
+	itest_sqlf(f.pg, "CREATE TABLE %s.invoice_outbox (LIKE %s.outbox INCLUDING ALL)", f.name,
+		   f.name);
+	itest_sqlf(
+		f.pg,
+		"CREATE TRIGGER outbox_notify AFTER INSERT ON %s.invoice_outbox FOR EACH STATEMENT "
+		"EXECUTE FUNCTION %s.outbox_notify()",
+		f.name, f.name);
+	itest_sqlf(f.pg, "ALTER PUBLICATION %s ADD TABLE %s.invoice_outbox", f.pub, f.name);
 	buf_add_fmt(&list, "table.include.list=%s.outbox,%s.invoice_outbox\n", f.name, f.name);
 	{
 		struct buf w = BUF_INIT;
@@ -606,11 +596,11 @@ START_TEST(test_several_tables_publish_what_run_publishes)
 	relayfix_start(&f);
 	ck_assert_msg(relayfix_wait_log(&f, "streaming slot", 30), "%s", relayfix_log(&f));
 	insert_rows(&f, f.pg, 0, 30, 10);
-	sqlf(f.pg,
-	     "INSERT INTO %s.invoice_outbox (id, aggregatetype, aggregateid, type, payload) "
-	     "SELECT gen_random_uuid(), '%s_invoice', 'agg-' || (k %% %d), 'Billed', "
-	     "jsonb_build_object('k', k) FROM generate_series(0, 199) AS k",
-	     f.name, f.name, N_AGGS);
+	itest_sqlf(f.pg,
+		   "INSERT INTO %s.invoice_outbox (id, aggregatetype, aggregateid, type, payload) "
+		   "SELECT gen_random_uuid(), '%s_invoice', 'agg-' || (k %% %d), 'Billed', "
+		   "jsonb_build_object('k', k) FROM generate_series(0, 199) AS k",
+		   f.name, f.name, N_AGGS);
 	for (int t = 0; t < 2; t++) {
 		n = itest_consume_all(t ? buf_cstr(&topic2) : topic, t ? 200 : 300, 60000, &recs);
 		ck_assert_uint_eq(n, t ? 200 : 300);
@@ -811,7 +801,7 @@ START_TEST(test_cleanup_deletes_then_archives)
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
 	ck_assert_int_eq(itest_topic_count(topic), 100);
 
-	sqlf(f.pg, "CREATE TABLE %s.outbox_archive (LIKE %s.outbox)", f.name, f.name);
+	itest_sqlf(f.pg, "CREATE TABLE %s.outbox_archive (LIKE %s.outbox)", f.name, f.name);
 	{
 		struct buf w = BUF_INIT;
 
@@ -859,11 +849,11 @@ START_TEST(test_refused_row_halts_naming_it)
 	relayfix_start_command(&f, "poll");
 	insert_rows(&f, f.pg, 0, 1, 5);
 	ck_assert_msg(wait_published(&f, 5, false, 30) >= 0, "%s", relayfix_log(&f));
-	sqlf(f.pg,
-	     "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
-	     "('00000000-0000-0000-0000-00000000b16b', '%s_order', 'agg-big', 'Created', "
-	     "jsonb_build_object('k', 5, 'pad', repeat('x', 5000)))",
-	     f.name, f.name);
+	itest_sqlf(f.pg,
+		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+		   "('00000000-0000-0000-0000-00000000b16b', '%s_order', 'agg-big', 'Created', "
+		   "jsonb_build_object('k', 5, 'pad', repeat('x', 5000)))",
+		   f.name, f.name);
 	ck_assert_int_eq(relayfix_wait_exit(&f, 60), 1);
 	log = relayfix_log(&f);
 	ck_assert_msg(strstr(log, "halt: row id=00000000-0000-0000-0000-00000000b16b failed 2 "
@@ -928,9 +918,9 @@ START_TEST(test_check_poll_names_what_is_missing)
 			      strstr(out, "ok   index") && strstr(out, "ok   notify") &&
 			      strstr(out, "ok   kafka") && !strstr(out, "warn"),
 		      "%.3000s", out);
-	sqlf(f.pg, "CREATE ROLE %s_r LOGIN PASSWORD 'poll-check-pw'", f.name);
-	sqlf(f.pg, "GRANT USAGE ON SCHEMA %s TO %s_r", f.name, f.name);
-	sqlf(f.pg, "GRANT SELECT ON %s.outbox TO %s_r", f.name, f.name);
+	itest_sqlf(f.pg, "CREATE ROLE %s_r LOGIN PASSWORD 'poll-check-pw'", f.name);
+	itest_sqlf(f.pg, "GRANT USAGE ON SCHEMA %s TO %s_r", f.name, f.name);
+	itest_sqlf(f.pg, "GRANT SELECT ON %s.outbox TO %s_r", f.name, f.name);
 	buf_add_fmt(&extra, "database.user=%s_r\ndatabase.password=poll-check-pw\n", f.name);
 	{
 		struct buf w = BUF_INIT;
@@ -943,8 +933,8 @@ START_TEST(test_check_poll_names_what_is_missing)
 	ck_assert_msg(strstr(out, "FAIL privileges    the role lacks UPDATE on ") &&
 			      strstr(out, "GRANT UPDATE ON ") && !strstr(out, "poll-check-pw"),
 		      "%.3000s", out);
-	sqlf(f.pg, "GRANT UPDATE ON %s.outbox TO %s_r", f.name, f.name);
-	sqlf(f.pg, "DROP INDEX %s.outbox_seq_idx", f.name);
+	itest_sqlf(f.pg, "GRANT UPDATE ON %s.outbox TO %s_r", f.name, f.name);
+	itest_sqlf(f.pg, "DROP INDEX %s.outbox_seq_idx", f.name);
 	ck_assert_msg(check_poll(&f, out, sizeof(out)) == 0, "%.3000s", out);
 	ck_assert_msg(strstr(out, "warn index         no partial index on seq"), "%.3000s", out);
 	note("# check --poll: ready, a role without UPDATE (FAIL, the GRANT named), no index (warn)\n");
@@ -954,7 +944,7 @@ START_TEST(test_check_poll_names_what_is_missing)
 		char *name = xstrdup(f.name);
 
 		relayfix_fini(&f);
-		sqlf(admin, "DROP ROLE %s_r", name);
+		itest_sqlf(admin, "DROP ROLE %s_r", name);
 		free(name);
 	}
 	PQfinish(admin);

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,19 @@ itest_sql(PGconn *c, const char *sql)
 	ck_assert_msg(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK, "SQL failed: %s\n%s", sql,
 		      PQresultErrorMessage(r));
 	return r;
+}
+
+void
+itest_sqlf(PGconn *c, const char *fmt, ...)
+{
+	struct buf q = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_add_vfmt(&q, fmt, ap);
+	va_end(ap);
+	PQclear(itest_sql(c, buf_cstr(&q)));
+	buf_fini(&q);
 }
 
 char *

@@ -20,6 +20,9 @@ PGconn *itest_pg(void);
 /* itest_sql() - run one statement, fail the test unless it succeeds; returns its result. */
 PGresult *itest_sql(PGconn *c, const char *sql);
 
+/* itest_sqlf() - itest_sql() of a printf-formatted statement; its result is discarded. */
+void itest_sqlf(PGconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* itest_unique() - a name unique to this run: "<prefix>_<time>_<pid>_<counter>"; caller frees. */
 char *itest_unique(const char *prefix);
 

@@ -17,21 +17,6 @@
 #include "itest.h"
 #include "outboxd/util/mem.h"
 
-static void sqlf(PGconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sqlf(PGconn *c, const char *fmt, ...)
-{
-	struct buf q = BUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	buf_add_vfmt(&q, fmt, ap);
-	va_end(ap);
-	PQclear(itest_sql(c, buf_cstr(&q)));
-	buf_fini(&q);
-}
-
 /* "<name>_<suffix>" */
 static char *
 suffixed(const char *name, const char *suffix)
@@ -62,28 +47,30 @@ relayfix_init(struct relayfix *f, bool all_tables)
 	 * use up max_replication_slots for every test after it. Tests run one at a time, each in
 	 * its own process, so an inactive fixture slot of another process is such a leftover.
 	 */
-	sqlf(f->pg,
-	     "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
-	     "WHERE slot_name LIKE 'rf\\_%%' AND slot_name NOT LIKE 'rf\\_%%\\_%d\\_%%' AND "
-	     "NOT active",
-	     (int)getpid());
-	sqlf(f->pg, "CREATE SCHEMA %s", u);
-	sqlf(f->pg,
-	     "CREATE TABLE %s.outbox (id uuid PRIMARY KEY, aggregatetype varchar(255) NOT NULL, "
-	     "aggregateid varchar(255) NOT NULL, type varchar(255) NOT NULL, payload jsonb, "
-	     "created_at timestamptz NOT NULL DEFAULT now())",
-	     u);
-	sqlf(f->pg, "CREATE TABLE %s.business (id serial PRIMARY KEY, v text)", u);
+	itest_sqlf(f->pg,
+		   "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+		   "WHERE slot_name LIKE 'rf\\_%%' AND slot_name NOT LIKE 'rf\\_%%\\_%d\\_%%' AND "
+		   "NOT active",
+		   (int)getpid());
+	itest_sqlf(f->pg, "CREATE SCHEMA %s", u);
+	itest_sqlf(
+		f->pg,
+		"CREATE TABLE %s.outbox (id uuid PRIMARY KEY, aggregatetype varchar(255) NOT NULL, "
+		"aggregateid varchar(255) NOT NULL, type varchar(255) NOT NULL, payload jsonb, "
+		"created_at timestamptz NOT NULL DEFAULT now())",
+		u);
+	itest_sqlf(f->pg, "CREATE TABLE %s.business (id serial PRIMARY KEY, v text)", u);
 	if (all_tables) {
-		sqlf(f->pg, "CREATE PUBLICATION %s FOR ALL TABLES", f->pub);
+		itest_sqlf(f->pg, "CREATE PUBLICATION %s FOR ALL TABLES", f->pub);
 	} else {
-		sqlf(f->pg, "CREATE PUBLICATION %s FOR TABLE %s.outbox WITH (publish = 'insert')",
-		     f->pub, u);
+		itest_sqlf(f->pg,
+			   "CREATE PUBLICATION %s FOR TABLE %s.outbox WITH (publish = 'insert')",
+			   f->pub, u);
 	}
 	/* The publication first, then the slots (reference pgoutput.md 1.4). */
-	sqlf(f->pg, "SELECT pg_create_logical_replication_slot('%s', 'pgoutput')", f->slot);
-	sqlf(f->pg, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')",
-	     f->side_slot);
+	itest_sqlf(f->pg, "SELECT pg_create_logical_replication_slot('%s', 'pgoutput')", f->slot);
+	itest_sqlf(f->pg, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')",
+		   f->side_slot);
 }
 
 void
@@ -424,8 +411,8 @@ relayfix_fini(struct relayfix *f)
 			     3, NULL, (const char *[]){ f->slot, f->side_slot, buf_cstr(&marker) },
 			     NULL, NULL, 0));
 	buf_fini(&marker);
-	sqlf(f->pg, "DROP PUBLICATION IF EXISTS %s", f->pub);
-	sqlf(f->pg, "DROP SCHEMA IF EXISTS %s CASCADE", f->name);
+	itest_sqlf(f->pg, "DROP PUBLICATION IF EXISTS %s", f->pub);
+	itest_sqlf(f->pg, "DROP SCHEMA IF EXISTS %s CASCADE", f->name);
 	PQfinish(f->pg);
 	buf_add_fmt(&cmd, "rm -rf '%s'", f->dir);
 	if (system(buf_cstr(&cmd)) != 0) {
