@@ -117,6 +117,8 @@ static const struct cf_key outboxd_keys[] = {
 	       0, 0),
 	CF_ABS("outboxd.cleanup.interval.ms", CF_INT, cleanup_interval_ms, "60000", NULL, 100,
 	       DAY_MS),
+	CF_ABS("outboxd.cleanup.partitions", CF_ENUM, cleanup_partitions, "off", "off|detach|drop",
+	       0, 0),
 	CF_ABS("outboxd.cleanup.batch.size", CF_INT, cleanup_batch_size, "1000", NULL, 1, 100000),
 	CF_ABS("outboxd.log.format", CF_ENUM, log_format, "text", "text|json", 0, 0),
 	CF_ABS("outboxd.kafka.stats.ms", CF_INT, kafka_stats_ms, "10000", NULL, 0, DAY_MS),

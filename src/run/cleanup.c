@@ -18,17 +18,6 @@
 /* A failed statement is logged at most this often. */
 #define WARN_EVERY_US (INT64_C(60) * 1000000)
 
-/*
- * A row's xmin (32 bits) as the xid8 pg_visible_in_snapshot() takes: the epoch of the
- * snapshot's xmax, or the one before when the row's xid is not below xmax's low half (it was
- * assigned before xmax, so it wrapped). A row older than 2^32 xids (frozen long ago) may come
- * out in the future, which keeps it: never a row deleted that should stay.
- */
-#define VISIBLE                                                                                    \
-	"pg_visible_in_snapshot(((((pg_snapshot_xmax($1::pg_snapshot)::text::bigint >> 32) - "     \
-	"(xmin::text::bigint >= (pg_snapshot_xmax($1::pg_snapshot)::text::bigint & 4294967295))"   \
-	"::int) << 32) | xmin::text::bigint)::text::xid8, $1::pg_snapshot)"
-
 static int
 query_failed(PGresult *r, char *why, size_t whylen)
 {
@@ -102,34 +91,36 @@ check_table(PGconn *sql, const struct cleanup_params *p, const struct cleanup_ta
 	return o;
 }
 
-char *
-cleanup_mark_sql(PGconn *sql, const struct cleanup_table *tables, int ntables)
+/* outboxd.cleanup.partitions: dropping or detaching a partition needs its owner's rights. */
+static enum outcome
+check_owner(PGconn *sql, const struct cleanup_params *p, const struct cleanup_table *t, char *why,
+	    size_t whylen)
 {
-	struct buf q = BUF_INIT;
+	const char *params[2] = { t->schema, t->table };
+	PGresult *r;
+	enum outcome o = OUTCOME_OK;
 
-	buf_add_str(&q, "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, "
-			"t.relid::regclass::text FROM (VALUES ");
-	for (int i = 0; i < ntables; i++) {
-		char *s = PQescapeLiteral(sql, tables[i].schema, strlen(tables[i].schema));
-		char *n = PQescapeLiteral(sql, tables[i].table, strlen(tables[i].table));
-
-		if (!s || !n) {
-			PQfreemem(s);
-			PQfreemem(n);
-			buf_fini(&q);
-			return NULL;
-		}
-		buf_add_fmt(&q, "%s(%s, %s)", i ? ", " : "", s, n);
-		PQfreemem(s);
-		PQfreemem(n);
+	if (strcmp(p->partitions, "off") == 0) {
+		return OUTCOME_OK;
 	}
-	/* pg_partition_tree() has no row for a table that is not partitioned */
-	buf_add_str(&q,
-		    ") AS r(s, n) CROSS JOIN LATERAL (SELECT format('%I.%I', r.s, r.n)::regclass "
-		    "AS root) x CROSS JOIN LATERAL (SELECT p.relid FROM pg_partition_tree(x.root) "
-		    "p WHERE p.isleaf UNION SELECT c.oid FROM pg_class c WHERE c.oid = x.root AND "
-		    "c.relkind = 'r') t");
-	return buf_steal(&q);
+	r = PQexecParams(sql,
+			 "SELECT c.relkind = 'p' AND NOT pg_has_role(c.relowner, 'USAGE'), "
+			 "pg_get_userbyid(c.relowner) FROM pg_class c JOIN pg_namespace n ON "
+			 "n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2",
+			 2, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		return query_failed(r, why, whylen);
+	}
+	if (PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
+		errbuf_set(why, whylen,
+			   "outboxd.cleanup.partitions=%s needs the rights of %s.%s's owner %s: "
+			   "GRANT %s TO <the role>, or set outboxd.cleanup.partitions=off",
+			   p->partitions, t->schema, t->table, PQgetvalue(r, 0, 1),
+			   PQgetvalue(r, 0, 1));
+		o = OUTCOME_PRECONDITION;
+	}
+	PQclear(r);
+	return o;
 }
 
 enum outcome
@@ -139,7 +130,7 @@ cleanup_open(struct cleanup *c, const struct cleanup_params *p, PGconn *sql,
 	enum outcome o;
 	char *created;
 
-	*c = (struct cleanup){ .p = p, .next_us = now_monotonic_us() };
+	*c = (struct cleanup){ .p = p, .sql = sql, .next_us = now_monotonic_us() };
 	if (!p->retention) {
 		return OUTCOME_OK;
 	}
@@ -147,12 +138,14 @@ cleanup_open(struct cleanup *c, const struct cleanup_params *p, PGconn *sql,
 		return o;
 	}
 	for (int i = 0; i < ntables; i++) {
-		if ((o = check_table(sql, p, &tables[i], why, whylen)) != OUTCOME_OK) {
+		if ((o = check_table(sql, p, &tables[i], why, whylen)) != OUTCOME_OK ||
+		    (o = check_owner(sql, p, &tables[i], why, whylen)) != OUTCOME_OK) {
 			return o;
 		}
 	}
 	created = PQescapeIdentifier(sql, p->created, strlen(p->created));
-	if (!created || !(c->mark_sql = cleanup_mark_sql(sql, tables, ntables))) {
+	if (!created ||
+	    !(c->mark_sql = cleanup_sql_mark(sql, tables, ntables, p->created, p->retention))) {
 		PQfreemem(created);
 		pgconn_error_line(sql, why, whylen);
 		return OUTCOME_RESTART;
@@ -167,10 +160,15 @@ end_cycle(struct cleanup *c)
 {
 	for (int i = 0; i < c->nleaves; i++) {
 		free(c->leaves[i]);
+		free(c->parents[i]);
 	}
 	free(c->leaves);
+	free(c->parents);
+	free(c->expired);
 	free(c->snapshot);
-	c->leaves = NULL;
+	c->leaves = c->parents = NULL;
+	c->expired = NULL;
+	c->part_tried = false;
 	c->snapshot = NULL;
 	c->nleaves = c->leaf = 0;
 	c->state = CLEANUP_IDLE;
@@ -220,15 +218,22 @@ on_mark(void *arg, const PGresult *r, char *why, size_t whylen)
 		end_cycle(c); /* a partitioned outbox without partitions */
 		return OUTCOME_OK;
 	}
-	c->snapshot = xstrdup(PQgetvalue(r, 0, 0));
+	c->snapshot = xstrdup(PQgetvalue(r, 0, CLEANUP_MARK_SNAPSHOT));
 	c->leaves = xcalloc((size_t)n, sizeof(*c->leaves));
+	c->parents = xcalloc((size_t)n, sizeof(*c->parents));
+	c->expired = xcalloc((size_t)n, sizeof(*c->expired));
 	c->horizon = 0;
 	for (int i = 0; i < n; i++) {
 		lsn_t at = 0;
 
-		(void)lsn_parse(PQgetvalue(r, i, 1), &at);
+		(void)lsn_parse(PQgetvalue(r, i, CLEANUP_MARK_HORIZON), &at);
 		c->horizon = at > c->horizon ? at : c->horizon;
-		c->leaves[i] = xstrdup(PQgetvalue(r, i, 2));
+		c->leaves[i] = xstrdup(PQgetvalue(r, i, CLEANUP_MARK_LEAF));
+		c->expired[i] = strcmp(PQgetvalue(r, i, CLEANUP_MARK_EXPIRED), "t") == 0 &&
+				!PQgetisnull(r, i, CLEANUP_MARK_PARENT);
+		c->parents[i] = PQgetisnull(r, i, CLEANUP_MARK_PARENT) ?
+					NULL :
+					xstrdup(PQgetvalue(r, i, CLEANUP_MARK_PARENT));
 	}
 	c->nleaves = n;
 	c->leaf = 0;
@@ -237,7 +242,21 @@ on_mark(void *arg, const PGresult *r, char *why, size_t whylen)
 	return OUTCOME_OK;
 }
 
-static void submit_delete(struct cleanup *c, struct sqlq *q);
+/* The cycle goes on with the next leaf table, or ends after the last. */
+static void
+next_leaf(struct cleanup *c)
+{
+	c->part_tried = false;
+	c->state = CLEANUP_WAITING;
+	if (++c->leaf < c->nleaves) {
+		return;
+	}
+	if (c->deleted) {
+		log_info(MOD, "deleted %llu confirmed outbox row(s) older than %s",
+			 (unsigned long long)c->deleted, c->p->retention);
+	}
+	end_cycle(c);
+}
 
 /* A DELETE's result (sqlq_result_fn): a full batch goes on with the same table. */
 static enum outcome
@@ -259,34 +278,52 @@ on_delete(void *arg, const PGresult *r, char *why, size_t whylen)
 	n = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
 	c->deleted += (uint64_t)n;
 	metrics_count(c->p->metrics, METRICS_CLEANUP_DELETED, (uint64_t)n);
-	if (n < c->p->batch && ++c->leaf >= c->nleaves) {
-		if (c->deleted) {
-			log_info(MOD, "deleted %llu confirmed outbox row(s) older than %s",
-				 (unsigned long long)c->deleted, c->p->retention);
-		}
-		end_cycle(c);
+	if (n < c->p->batch) {
+		next_leaf(c);
 		return OUTCOME_OK;
 	}
 	c->state = CLEANUP_WAITING; /* the next batch at the next turn */
 	return OUTCOME_OK;
 }
 
-void
-cleanup_delete_sql(const char *leaf, const char *created, struct buf *out)
+/* The partition step's results (sqlq_result_fn): gone or detached, or its rows are deleted. */
+static enum outcome
+on_partition(void *arg, const PGresult *r, char *why, size_t whylen)
 {
-	/*
-	 * The slot itself, not only the relay, must have confirmed the horizon: the statement
-	 * deletes nothing before the walsender took the status update (it answers false then).
-	 * ctid: the batch's rows by their physical address, the cheapest way back to them.
-	 */
-	buf_add_fmt(
-		out,
-		"WITH ok AS (SELECT coalesce((SELECT confirmed_flush_lsn >= $5::pg_lsn FROM "
-		"pg_replication_slots WHERE slot_name = $4), false) AS ok), d AS (DELETE FROM "
-		"ONLY %s WHERE (SELECT ok FROM ok) AND ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s "
-		"WHERE %s < now() - $2::interval AND " VISIBLE " LIMIT $3::int)) RETURNING 1) "
-		"SELECT (SELECT ok FROM ok), (SELECT count(*) FROM d)",
-		leaf, leaf, created);
+	struct cleanup *c = arg;
+
+	(void)why, (void)whylen;
+	if (PQresultStatus(r) == PGRES_COMMAND_OK) {
+		return OUTCOME_OK; /* the DO block; the answer follows */
+	}
+	c->state = CLEANUP_WAITING;
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+		warn(c, "the cleanup's partition step", r);
+		return OUTCOME_OK; /* its rows are deleted instead */
+	}
+	if (strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
+		log_info(MOD, "%s partition %s of %s: every row confirmed and older than %s",
+			 strcmp(c->p->partitions, "drop") == 0 ? "dropped" : "detached",
+			 c->leaves[c->leaf], c->parents[c->leaf], c->p->retention);
+		metrics_count(c->p->metrics, METRICS_CLEANUP_PARTITIONS, 1);
+		next_leaf(c);
+	}
+	return OUTCOME_OK;
+}
+
+static void
+submit_partition(struct cleanup *c, struct sqlq *q)
+{
+	char horizon[LSN_STRLEN];
+	char *sql = cleanup_sql_partition(c->sql, c->leaves[c->leaf], c->parents[c->leaf],
+					  c->snapshot, c->p->slot, lsn_format(c->horizon, horizon),
+					  strcmp(c->p->partitions, "drop") == 0);
+
+	c->part_tried = true; /* once per leaf and cycle, whatever happens */
+	if (sql && sqlq_submit(q, SQLQ_CLEANUP, sql, NULL, 0, on_partition, c)) {
+		c->state = CLEANUP_DELETING;
+	}
+	free(sql);
 }
 
 static void
@@ -298,7 +335,7 @@ submit_delete(struct cleanup *c, struct sqlq *q)
 				  lsn_format(c->horizon, horizon) };
 
 	snprintf(batch, sizeof(batch), "%lld", (long long)c->p->batch);
-	cleanup_delete_sql(c->leaves[c->leaf], c->created, &sql);
+	cleanup_sql_delete(c->leaves[c->leaf], c->created, &sql);
 	if (sqlq_submit(q, SQLQ_CLEANUP, buf_cstr(&sql), params, 5, on_delete, c)) {
 		c->state = CLEANUP_DELETING;
 	}
@@ -320,7 +357,12 @@ cleanup_turn(struct cleanup *c, struct sqlq *q, lsn_t confirmed, int64_t now_us)
 		break;
 	case CLEANUP_WAITING:
 		/* every row visible in the mark's snapshot committed before its horizon */
-		if (confirmed >= c->horizon) {
+		if (confirmed < c->horizon) {
+			break;
+		}
+		if (c->expired[c->leaf] && !c->part_tried && strcmp(c->p->partitions, "off") != 0) {
+			submit_partition(c, q);
+		} else {
 			submit_delete(c, q);
 		}
 		break;

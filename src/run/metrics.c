@@ -81,6 +81,9 @@ static const char *const counter_names[METRICS_COUNTER_COUNT_][2] = {
 	[METRICS_CLEANUP_DELETED] = { "outboxd_cleanup_rows_deleted_total",
 				      "Confirmed outbox rows the cleanup deleted "
 				      "(outboxd.cleanup.retention)." },
+	[METRICS_CLEANUP_PARTITIONS] = { "outboxd_cleanup_partitions_total",
+					 "Outbox partitions the cleanup dropped or detached "
+					 "(outboxd.cleanup.partitions)." },
 	[METRICS_DEAD_LETTERS] = { "outboxd_dead_letter_records_total",
 				   "Poison rows produced to the dead-letter topic "
 				   "(outboxd.errors.deadletterqueue.topic.name)." },

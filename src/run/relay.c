@@ -619,6 +619,7 @@ relay_init(struct relay *r, const struct relay_params *p, struct loop *loop)
 					  .interval_ms = cfg->cleanup_interval_ms,
 					  .batch = cfg->cleanup_batch_size,
 					  .slot = cfg->slot_name,
+					  .partitions = cfg->cleanup_partitions,
 					  .metrics = p->metrics };
 }
 

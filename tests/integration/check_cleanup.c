@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include "itest.h"
 #include "outboxd/run/cleanup.h"
 #include "outboxd/util/buf.h"
+#include "relayfix.h"
 
 /* A mark: its snapshot, horizon and the one leaf, on @c. */
 struct mark {
@@ -23,7 +27,7 @@ static void
 take_mark(PGconn *c, const char *schema, struct mark *m)
 {
 	struct cleanup_table t = { schema, "outbox" };
-	char *q = cleanup_mark_sql(c, &t, 1);
+	char *q = cleanup_sql_mark(c, &t, 1, "created_at", "1 second");
 	PGresult *r = PQexec(c, q);
 
 	ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1, "%s",
@@ -44,7 +48,7 @@ delete_batch(PGconn *c, const struct mark *m, const char *slot)
 	PGresult *r;
 	long n;
 
-	cleanup_delete_sql(m->leaf, "\"created_at\"", &q);
+	cleanup_sql_delete(m->leaf, "\"created_at\"", &q);
 	r = PQexecParams(c, buf_cstr(&q), 5, NULL, params, NULL, NULL, 0);
 	ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
 	n = strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? atol(PQgetvalue(r, 0, 1)) : -1;
@@ -124,6 +128,197 @@ START_TEST(test_only_rows_visible_in_the_mark_and_confirmed_go)
 }
 END_TEST
 
+/* The one value of @q on @c, as a bool. */
+static bool
+truth(PGconn *c, const char *q)
+{
+	PGresult *r = itest_sql(c, q);
+	bool t = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+
+	PQclear(r);
+	return t;
+}
+
+/* Waits up to @timeout_s for @q to be true. */
+static bool
+wait_truth(PGconn *c, const char *q, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		if (truth(c, q)) {
+			return true;
+		}
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/* The expired partitions a mark names, as "leaf=t|f" in order. */
+static char *
+expired_of(PGconn *c, const char *schema)
+{
+	struct cleanup_table t = { schema, "outbox" };
+	char *q = cleanup_sql_mark(c, &t, 1, "created_at", "1 second");
+	PGresult *r = itest_sql(c, q);
+	struct buf out = BUF_INIT;
+
+	for (int i = 0; i < PQntuples(r); i++) {
+		const char *leaf = strrchr(PQgetvalue(r, i, CLEANUP_MARK_LEAF), '_');
+
+		buf_add_fmt(&out, "%s%s=%s", i ? "," : "", leaf ? leaf + 1 : "?",
+			    PQgetvalue(r, i, CLEANUP_MARK_EXPIRED));
+	}
+	PQclear(r);
+	free(q);
+	return buf_steal(&out);
+}
+
+/*
+ * outboxd.cleanup.partitions=drop with a relay: an outbox partitioned by created_at; the
+ * partitions whose range lies before the retention go whole once confirmed (an empty one too),
+ * the current one keeps its place and loses its rows one by one; a partition that receives a
+ * row while the broker is frozen stays until that row is delivered.
+ */
+START_TEST(test_the_relay_drops_expired_partitions_once_confirmed)
+{
+	struct relayfix f;
+	int kpid = itest_kafka_pid(), port = itest_free_port();
+	struct buf extra = BUF_INIT, q = BUF_INIT;
+	char *expired;
+
+	relayfix_init(&f, false);
+	itest_sqlf(f.pg,
+		   "DROP PUBLICATION %s; DROP TABLE %s.outbox; CREATE TABLE %s.outbox (id uuid NOT "
+		   "NULL, aggregatetype varchar(255) NOT NULL, aggregateid varchar(255) NOT NULL, "
+		   "type varchar(255) NOT NULL, payload jsonb, created_at timestamptz NOT NULL "
+		   "DEFAULT now(), PRIMARY KEY (id, created_at)) PARTITION BY RANGE (created_at)",
+		   f.pub, f.name, f.name);
+	itest_sqlf(f.pg,
+		   "CREATE TABLE %s.outbox_a PARTITION OF %s.outbox FOR VALUES FROM ('2000-01-01') "
+		   "TO ('2000-01-02'); CREATE TABLE %s.outbox_b PARTITION OF %s.outbox FOR VALUES "
+		   "FROM ('2000-01-02') TO ('2000-01-03'); CREATE TABLE %s.outbox_c PARTITION OF "
+		   "%s.outbox FOR VALUES FROM ('2000-01-03') TO (MAXVALUE)",
+		   f.name, f.name, f.name, f.name, f.name, f.name);
+	itest_sqlf(f.pg,
+		   "CREATE PUBLICATION %s FOR TABLE %s.outbox WITH (publish = 'insert', "
+		   "publish_via_partition_root = true)",
+		   f.pub, f.name);
+	/* the publication before the slot (reference pgoutput.md 1.4) */
+	itest_sqlf(f.pg, "SELECT pg_drop_replication_slot('%s')", f.slot);
+	itest_sqlf(f.pg, "SELECT pg_create_logical_replication_slot('%s', 'pgoutput')", f.slot);
+	ck_assert_str_eq(expired = expired_of(f.pg, f.name), "a=t,b=t,c=f");
+	free(expired);
+	buf_add_fmt(&extra,
+		    "outboxd.cleanup.retention=1 second\noutboxd.cleanup.interval.ms=200\n"
+		    "outboxd.cleanup.partitions=drop\noutboxd.http.port=%d",
+		    port);
+	relayfix_config(&f, buf_cstr(&extra), NULL);
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	itest_sqlf(
+		f.pg,
+		"INSERT INTO %s.outbox VALUES (gen_random_uuid(), 'T', 'a', 'E', '{}', "
+		"'2000-01-01 12:00'), (gen_random_uuid(), 'T', 'a', 'E', '{}', '2000-01-01 13:00'), "
+		"(gen_random_uuid(), 'T', 'a', 'E', '{}', DEFAULT)",
+		f.name);
+	buf_add_fmt(&q,
+		    "SELECT to_regclass('%s.outbox_a') IS NULL AND to_regclass('%s.outbox_b') IS "
+		    "NULL AND to_regclass('%s.outbox_c') IS NOT NULL AND (SELECT count(*) = 0 FROM "
+		    "%s.outbox)",
+		    f.name, f.name, f.name, f.name);
+	ck_assert_msg(wait_truth(f.pg, buf_cstr(&q), 30), "expired partitions not dropped:\n%s",
+		      relayfix_log(&f));
+	ck_assert_msg(itest_wait_metric(port, "outboxd_cleanup_partitions_total", 2, 5), "%s",
+		      "outboxd_cleanup_partitions_total is not 2");
+	/* a row for an old range while the broker is frozen: its partition stays */
+	itest_sqlf(f.pg,
+		   "CREATE TABLE %s.outbox_d PARTITION OF %s.outbox FOR VALUES FROM ('1999-01-01') "
+		   "TO ('1999-01-02')",
+		   f.name, f.name);
+	ck_assert_int_eq(kill(kpid, SIGSTOP), 0);
+	itest_sqlf(f.pg,
+		   "INSERT INTO %s.outbox VALUES (gen_random_uuid(), 'T', 'a', 'E', '{}', "
+		   "'1999-01-01 12:00')",
+		   f.name);
+	buf_reset(&q);
+	buf_add_fmt(&q, "SELECT to_regclass('%s.outbox_d') IS NOT NULL", f.name);
+	for (int i = 0; i < 20; i++) {
+		if (!truth(f.pg, buf_cstr(&q))) {
+			kill(kpid, SIGCONT);
+			ck_abort_msg("a partition with an unconfirmed row was dropped");
+		}
+		usleep(200 * 1000);
+	}
+	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
+	buf_reset(&q);
+	buf_add_fmt(&q, "SELECT to_regclass('%s.outbox_d') IS NULL", f.name);
+	ck_assert_msg(wait_truth(f.pg, buf_cstr(&q), 30), "the partition was not dropped after "
+							  "its row was delivered");
+	ck_assert(relayfix_wait_log(&f, "dropped partition", 5));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&extra);
+	buf_fini(&q);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/* The partition step itself: detach, and not while a row is not visible in the mark. */
+START_TEST(test_partition_step_detaches_only_when_every_row_is_in_the_mark)
+{
+	PGconn *a = itest_pg(), *b = itest_pg();
+	char *schema = itest_unique("clp"), *slot = itest_unique("clp_slot"), *q;
+	struct mark m;
+	struct buf leaf = BUF_INIT, parent = BUF_INIT;
+	PGresult *r;
+
+	itest_sqlf(b,
+		   "CREATE SCHEMA %s; CREATE TABLE %s.outbox (id int, created_at timestamptz NOT "
+		   "NULL) PARTITION BY RANGE (created_at); CREATE TABLE %s.outbox_old PARTITION OF "
+		   "%s.outbox FOR VALUES FROM ('2000-01-01') TO ('2000-01-02')",
+		   schema, schema, schema, schema);
+	itest_sqlf(b, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')", slot);
+	itest_sqlf(b, "INSERT INTO %s.outbox VALUES (1, '2000-01-01 01:00')", schema);
+	PQclear(itest_sql(a, "BEGIN"));
+	itest_sqlf(a, "INSERT INTO %s.outbox VALUES (2, '2000-01-01 02:00')", schema);
+	take_mark(b, schema, &m);
+	PQclear(itest_sql(a, "COMMIT"));
+	itest_sqlf(b, "SELECT pg_replication_slot_advance('%s', pg_current_wal_lsn())", slot);
+	buf_add_fmt(&leaf, "%s.outbox_old", schema);
+	buf_add_fmt(&parent, "%s.outbox", schema);
+	/* row 2 committed after the mark: the partition stays attached */
+	q = cleanup_sql_partition(b, buf_cstr(&leaf), buf_cstr(&parent), m.snapshot, slot,
+				  m.horizon, false);
+	r = itest_sql(b, q);
+	ck_assert_str_eq(PQgetvalue(r, 0, 0), "f");
+	PQclear(r);
+	free(q);
+	/* the next mark has it: detached, the table and its rows kept */
+	take_mark(b, schema, &m);
+	itest_sqlf(b, "SELECT pg_replication_slot_advance('%s', pg_current_wal_lsn())", slot);
+	q = cleanup_sql_partition(b, buf_cstr(&leaf), buf_cstr(&parent), m.snapshot, slot,
+				  m.horizon, false);
+	r = itest_sql(b, q);
+	ck_assert_str_eq(PQgetvalue(r, 0, 0), "t");
+	PQclear(r);
+	free(q);
+	r = itest_sql(b, "SELECT 1");
+	PQclear(r);
+	buf_reset(&parent);
+	buf_add_fmt(&parent,
+		    "SELECT NOT relispartition AND (SELECT count(*) = 2 FROM %s.outbox_old) FROM "
+		    "pg_class WHERE oid = '%s.outbox_old'::regclass",
+		    schema, schema);
+	ck_assert(truth(b, buf_cstr(&parent)));
+	itest_sqlf(b, "SELECT pg_drop_replication_slot('%s')", slot);
+	itest_sqlf(b, "DROP SCHEMA %s CASCADE", schema);
+	buf_fini(&leaf);
+	buf_fini(&parent);
+	PQfinish(a);
+	PQfinish(b);
+	free(schema);
+	free(slot);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -132,7 +327,10 @@ main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_only_rows_visible_in_the_mark_and_confirmed_go);
+	tcase_add_test(tc, test_partition_step_detaches_only_when_every_row_is_in_the_mark);
+	tcase_add_test(tc, test_the_relay_drops_expired_partitions_once_confirmed);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

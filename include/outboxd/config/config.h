@@ -97,6 +97,7 @@ struct config {
 	char *cleanup_created_column; /* "created_at" */
 	int64_t cleanup_interval_ms;  /* 60000 */
 	int64_t cleanup_batch_size;   /* 1000 */
+	char *cleanup_partitions;     /* "off", "detach" or "drop": expired range partitions */
 	char *log_format;	      /* "text" or "json" (OUTBOXD_LOG_FORMAT) */
 	int64_t kafka_stats_ms;	      /* 10000: librdkafka's statistics.interval.ms, 0 = off */
 	char *dlq_topic;	      /* outboxd.errors.deadletterqueue.topic.name, NULL = halt */

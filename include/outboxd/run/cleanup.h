@@ -19,30 +19,30 @@
  * confirm (a broker outage), the confirmed position stays below W and nothing is deleted.
  *
  * Leaf tables: a partitioned outbox is cleaned partition by partition (pg_partition_tree, read
- * at each mark, so partitions added later are cleaned too).
+ * at each mark, so partitions added later are cleaned too). With outboxd.cleanup.partitions, a
+ * range partition on the created column whose upper bound is older than the retention is
+ * dropped or detached whole, under a lock of its parent, when every row in it is visible in the
+ * mark's snapshot and the slot confirmed the horizon; else its rows are deleted as any.
  */
 
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "outboxd/run/cleanup_sql.h"
 #include "outboxd/run/metrics.h"
 #include "outboxd/run/outcome.h"
 #include "outboxd/run/sqlq.h"
-#include "outboxd/util/buf.h"
 #include "outboxd/util/lsn.h"
 
 struct cleanup_params {
-	const char *retention; /* outboxd.cleanup.retention, a PostgreSQL interval; NULL = off */
-	const char *created;   /* outboxd.cleanup.created.column */
-	int64_t interval_ms;   /* outboxd.cleanup.interval.ms: between cycles */
-	int64_t batch;	       /* outboxd.cleanup.batch.size: rows per DELETE */
-	const char *slot;      /* slot.name: its confirmed_flush_lsn guards every DELETE */
+	const char *retention;	/* outboxd.cleanup.retention, a PostgreSQL interval; NULL = off */
+	const char *created;	/* outboxd.cleanup.created.column */
+	int64_t interval_ms;	/* outboxd.cleanup.interval.ms: between cycles */
+	int64_t batch;		/* outboxd.cleanup.batch.size: rows per DELETE */
+	const char *slot;	/* slot.name: its confirmed_flush_lsn guards every DELETE */
+	const char *partitions; /* outboxd.cleanup.partitions: off, detach or drop */
 	struct metrics *metrics;
-};
-
-/* One outbox table the publication holds and the relay selects. */
-struct cleanup_table {
-	const char *schema, *table; /* borrowed for cleanup_open() */
 };
 
 enum cleanup_state { CLEANUP_IDLE, CLEANUP_MARKING, CLEANUP_WAITING, CLEANUP_DELETING };
@@ -50,6 +50,7 @@ enum cleanup_state { CLEANUP_IDLE, CLEANUP_MARKING, CLEANUP_WAITING, CLEANUP_DEL
 /* One session's cleanup: zeroed, cleanup_open() it, cleanup_close() it. */
 struct cleanup {
 	const struct cleanup_params *p;
+	PGconn *sql;	/* borrowed: quotes the partition step's values */
 	char *mark_sql; /* owned: snapshot, insert position, the leaf tables */
 	char *created;	/* owned: the column, quoted */
 	enum cleanup_state state;
@@ -57,26 +58,13 @@ struct cleanup {
 	char *snapshot;	 /* owned: the mark's pg_snapshot as text */
 	lsn_t horizon;	 /* the mark's WAL insert position */
 	char **leaves;	 /* owned: the mark's leaf tables, as regclass text */
+	char **parents;	 /* owned: their parents (NULL: a table of its own) */
+	bool *expired;	 /* owned: a range partition past the retention (cleanup_sql.h) */
 	int nleaves, leaf;
+	bool part_tried;  /* the current leaf's partition step ran in this cycle */
 	uint64_t deleted; /* this cycle's rows */
 	int64_t next_warn_us;
 };
-
-/**
- * cleanup_mark_sql() - the mark's text for @tables (their names quoted as literals with @sql's
- * encoding): one row per leaf table with the current snapshot, then the WAL insert position
- * (both text), and the leaf's name as regclass text.
- * Return: caller-frees; NULL when @sql could not quote a name.
- */
-char *cleanup_mark_sql(PGconn *sql, const struct cleanup_table *tables, int ntables);
-
-/*
- * cleanup_delete_sql() - append to @out one batch's statement for @leaf (regclass text) and the
- * quoted @created column. Parameters: $1 the mark's snapshot, $2 the retention, $3 the batch
- * size, $4 the slot's name, $5 the mark's horizon. It answers one row: whether the slot's
- * confirmed_flush_lsn reached the horizon (nothing is deleted otherwise), and the rows deleted.
- */
-void cleanup_delete_sql(const char *leaf, const char *created, struct buf *out);
 
 /**
  * cleanup_open() - check the settings on @sql (the retention is an interval, the role may

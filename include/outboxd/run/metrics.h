@@ -30,6 +30,7 @@ enum metrics_counter {
 	METRICS_HEARTBEAT_FAILURES, /* heartbeat records the broker refused */
 	METRICS_DEAD_LETTERS,	    /* poison rows produced to the dead-letter topic */
 	METRICS_CLEANUP_DELETED,    /* confirmed outbox rows deleted (outboxd.cleanup.*) */
+	METRICS_CLEANUP_PARTITIONS, /* partitions dropped or detached (outboxd.cleanup.partitions) */
 	METRICS_COUNTER_COUNT_
 };
 
