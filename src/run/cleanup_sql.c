@@ -65,7 +65,8 @@ cleanup_sql_mark(PGconn *sql, const struct cleanup_table *tables, int ntables,
 	buf_add_str(&q, ") AS r(s, n) CROSS JOIN LATERAL (SELECT format('%I.%I', r.s, r.n)::regclass "
 			"AS root) x CROSS JOIN LATERAL (SELECT p.relid, p.parentrelid FROM "
 			"pg_partition_tree(x.root) p WHERE p.isleaf UNION SELECT c.oid::regclass, "
-			"NULL::regclass FROM pg_class c WHERE c.oid = x.root AND c.relkind = 'r') t");
+			"NULL::regclass FROM pg_class c WHERE c.oid = x.root AND c.relkind = 'r') t "
+			"ORDER BY 3");
 	if (!ok) {
 		buf_fini(&q);
 		return NULL;
