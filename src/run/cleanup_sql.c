@@ -36,8 +36,8 @@ literal(PGconn *sql, const char *s, struct buf *out)
 }
 
 char *
-cleanup_sql_mark(PGconn *sql, const struct cleanup_table *tables, int ntables,
-		 const char *created, const char *retention)
+cleanup_sql_mark(PGconn *sql, const struct cleanup_table *tables, int ntables, const char *created,
+		 const char *retention)
 {
 	struct buf q = BUF_INIT;
 	bool ok = true;
@@ -62,11 +62,12 @@ cleanup_sql_mark(PGconn *sql, const struct cleanup_table *tables, int ntables,
 		buf_add_str(&q, ")");
 	}
 	/* pg_partition_tree() has no row for a table that is not partitioned */
-	buf_add_str(&q, ") AS r(s, n) CROSS JOIN LATERAL (SELECT format('%I.%I', r.s, r.n)::regclass "
-			"AS root) x CROSS JOIN LATERAL (SELECT p.relid, p.parentrelid FROM "
-			"pg_partition_tree(x.root) p WHERE p.isleaf UNION SELECT c.oid::regclass, "
-			"NULL::regclass FROM pg_class c WHERE c.oid = x.root AND c.relkind = 'r') t "
-			"ORDER BY 3");
+	buf_add_str(&q,
+		    ") AS r(s, n) CROSS JOIN LATERAL (SELECT format('%I.%I', r.s, r.n)::regclass "
+		    "AS root) x CROSS JOIN LATERAL (SELECT p.relid, p.parentrelid FROM "
+		    "pg_partition_tree(x.root) p WHERE p.isleaf UNION SELECT c.oid::regclass, "
+		    "NULL::regclass FROM pg_class c WHERE c.oid = x.root AND c.relkind = 'r') t "
+		    "ORDER BY 3");
 	if (!ok) {
 		buf_fini(&q);
 		return NULL;
@@ -82,12 +83,13 @@ cleanup_sql_delete(const char *leaf, const char *created, struct buf *out)
 	 * deletes nothing before the walsender took the status update (it answers false then).
 	 * ctid: the batch's rows by their physical address, the cheapest way back to them.
 	 */
-	buf_add_fmt(out,
-		    "WITH ok AS (SELECT coalesce((SELECT confirmed_flush_lsn >= $5::pg_lsn FROM "
-		    "pg_replication_slots WHERE slot_name = $4), false) AS ok), d AS (DELETE FROM "
-		    "ONLY %s WHERE (SELECT ok FROM ok) AND ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s "
-		    "WHERE %s < now() - $2::interval AND ",
-		    leaf, leaf, created);
+	buf_add_fmt(
+		out,
+		"WITH ok AS (SELECT coalesce((SELECT confirmed_flush_lsn >= $5::pg_lsn FROM "
+		"pg_replication_slots WHERE slot_name = $4), false) AS ok), d AS (DELETE FROM "
+		"ONLY %s WHERE (SELECT ok FROM ok) AND ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s "
+		"WHERE %s < now() - $2::interval AND ",
+		leaf, leaf, created);
 	visible("$1::pg_snapshot", out);
 	buf_add_str(out, " LIMIT $3::int)) RETURNING 1) SELECT (SELECT ok FROM ok), (SELECT "
 			 "count(*) FROM d)");
@@ -112,8 +114,9 @@ cleanup_sql_partition(PGconn *sql, const char *leaf, const char *parent, const c
 	ok = ok && literal(sql, horizon, &q);
 	buf_add_str(&q, "::pg_lsn FROM pg_replication_slots WHERE slot_name = ");
 	ok = ok && literal(sql, slot, &q);
-	buf_add_fmt(&q, "), false) THEN LOCK TABLE %s IN ACCESS EXCLUSIVE MODE; IF NOT EXISTS "
-			"(SELECT FROM ONLY %s WHERE NOT ",
+	buf_add_fmt(&q,
+		    "), false) THEN LOCK TABLE %s IN ACCESS EXCLUSIVE MODE; IF NOT EXISTS "
+		    "(SELECT FROM ONLY %s WHERE NOT ",
 		    parent, leaf);
 	visible(buf_cstr(&snap), &q);
 	if (drop) {

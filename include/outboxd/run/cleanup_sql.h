@@ -52,7 +52,7 @@ void cleanup_sql_delete(const char *leaf, const char *created, struct buf *out);
  * leaf is gone or detached.
  * Return: caller-frees; NULL when @sql could not quote a value.
  */
-char *cleanup_sql_partition(PGconn *sql, const char *leaf, const char *parent,
-			    const char *snapshot, const char *slot, const char *horizon, bool drop);
+char *cleanup_sql_partition(PGconn *sql, const char *leaf, const char *parent, const char *snapshot,
+			    const char *slot, const char *horizon, bool drop);
 
 #endif
