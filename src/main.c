@@ -17,6 +17,7 @@
 #include "outboxd/connect/router.h"
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
+#include "outboxd/run/cleanup.h"
 #include "outboxd/run/http.h"
 #include "outboxd/run/loop.h"
 #include "outboxd/run/metrics.h"
@@ -28,6 +29,7 @@
 #include "outboxd/util/failpoint.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/lsn.h"
+#include "outboxd/util/mem.h"
 #include "outboxd/util/version.h"
 
 #define MOD "main"
@@ -376,6 +378,29 @@ check_kafka(const struct config *cfg)
 	return ok;
 }
 
+/* outboxd.cleanup.*: the checks `run` makes at start (retention, column, DELETE, owner). */
+static bool
+check_cleanup(const struct config *cfg, PGconn *c, const struct cleanup_table *tables, int n)
+{
+	const struct cleanup_params p = { .retention = cfg->cleanup_retention,
+					  .created = cfg->cleanup_created_column,
+					  .interval_ms = cfg->cleanup_interval_ms,
+					  .batch = cfg->cleanup_batch_size,
+					  .slot = cfg->slot_name,
+					  .partitions = cfg->cleanup_partitions };
+	struct cleanup cl;
+	char err[1024], detail[1200];
+	bool ok = cleanup_open(&cl, &p, c, tables, n, err, sizeof(err)) == OUTCOME_OK;
+
+	cleanup_close(&cl);
+	snprintf(detail, sizeof(detail),
+		 "outboxd.cleanup.retention=%s: the role may DELETE, column \"%s\" present%s",
+		 cfg->cleanup_retention, cfg->cleanup_created_column,
+		 strcmp(cfg->cleanup_partitions, "off") ? ", partitions may be removed" : "");
+	diag(ok, "cleanup", ok ? detail : err);
+	return ok;
+}
+
 static bool
 check_postgres(const struct config *cfg, const struct router *router)
 {
@@ -406,15 +431,22 @@ check_postgres(const struct config *cfg, const struct router *router)
 	}
 	if (pgsql_publication_tables(c, cfg->publication_name, &tables, &n, err, sizeof(err)) ==
 	    0) {
+		struct cleanup_table *clean = xcalloc((size_t)n + 1, sizeof(*clean));
+
 		for (int i = 0; i < n; i++) {
 			if (router_selects(router, tables[i].schema, tables[i].table)) {
 				snprintf(detail, sizeof(detail),
 					 "\"%s\" publishes %s.%s (selected)", cfg->publication_name,
 					 tables[i].schema, tables[i].table);
 				diag(true, "publication", detail);
-				selected++;
+				clean[selected++] =
+					(struct cleanup_table){ tables[i].schema, tables[i].table };
 			}
 		}
+		if (selected && cfg->cleanup_retention) {
+			ok = check_cleanup(cfg, c, clean, selected) && ok;
+		}
+		free(clean);
 		if (!selected) {
 			snprintf(detail, sizeof(detail),
 				 "\"%s\" holds no table that "

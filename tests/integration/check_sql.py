@@ -123,6 +123,12 @@ outboxd.cleanup.retention=7 days
             out = r.stdout + r.stderr
             tap(r.returncode == 0 and password not in out,
                 f"outboxd check as {role} exits 0 (exit {r.returncode})", out)
+            tap(any(l.startswith("ok") and " cleanup " in l for l in out.splitlines()),
+                "outboxd check: the cleanup may run (cleanup=on granted DELETE)", out)
+            cfg_ok = open(cfg).read()
+            worker_ok = open(worker).read()
+        # a role without DELETE (role_managed.sql without -v cleanup=on): check names the GRANT
+        crole = f"m_{tag}_cloudsql"
         # the managed-service variant, for each service it knows
         psql([], "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = "
                  "'rds_replication') THEN CREATE ROLE rds_replication; END IF; END $$")
@@ -135,6 +141,20 @@ outboxd.cleanup.retention=7 days
             ok = r.returncode == 0 and value(
                 f"SELECT {check} AND rolcanlogin FROM pg_roles WHERE rolname = '{mrole}'") == "t"
             tap(ok, f"sql/role_managed.sql -v service={service}", r.stdout + r.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            cfg = os.path.join(d, "connector.properties")
+            with open(cfg, "w") as f:
+                f.write(cfg_ok.replace(f"database.user={role}", f"database.user={crole}"))
+            worker2 = os.path.join(d, "worker.properties")
+            with open(worker2, "w") as f:
+                f.write(worker_ok)
+            e = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_TEST")}
+            r = subprocess.run([BIN, "check", worker2, cfg], capture_output=True, text=True,
+                               timeout=120, env=e)
+            out = r.stdout + r.stderr
+            tap(r.returncode == 2 and any(l.startswith("FAIL cleanup") and "GRANT DELETE" in l
+                                          for l in out.splitlines()),
+                f"outboxd check as {crole} (no DELETE): FAIL cleanup naming the GRANT", out)
         r = psql(names[:4] + ["-v", f"role=m_{tag}_x", "-v", "service=heroku",
                               "-v", f"outboxd_password={password}",
                               "-f", os.path.join(SOURCE, "sql", "role_managed.sql")])
