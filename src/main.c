@@ -282,6 +282,22 @@ proc_finish(struct proc *p)
 	config_free(p->cfg);
 }
 
+/*
+ * outboxd.halt.stay: after a halt the process stays up, alive and not ready, with the reason on
+ * /health and outboxd_halts_total on /metrics, until SIGTERM; the exit code stays the halt's.
+ */
+static void
+stay_halted(struct proc *p)
+{
+	if (!p->cfg || !p->cfg->halt_stay || metrics_state(p->metrics) != METRICS_STATE_HALTED) {
+		return;
+	}
+	log_info(MOD, "halted; staying up until SIGTERM (outboxd.halt.stay=true): /health/ready "
+		      "answers 503 with the reason, /health/live 200");
+	while (loop_sleep(&p->loop, 1000)) {
+	}
+}
+
 static int
 cmd_run(int nfiles, char **files)
 {
@@ -301,6 +317,7 @@ cmd_run(int nfiles, char **files)
 								    .metrics = p.metrics },
 					    &p.loop);
 		}
+		stay_halted(&p);
 	}
 	proc_finish(&p);
 	return rc;
@@ -352,6 +369,7 @@ cmd_poll(int nfiles, char **files)
 		case OUTCOME_HALT: rc = EXIT_RUNTIME; break;
 		default: rc = EXIT_USAGE; break;
 		}
+		stay_halted(&p);
 	}
 	proc_finish(&p);
 	return rc;

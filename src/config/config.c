@@ -108,6 +108,7 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.shutdown.flush.ms", CF_INT, shutdown_flush_ms, "10000", NULL, 0, HOUR_MS),
 	CF_ABS("outboxd.restart.backoff.max.ms", CF_INT, restart_backoff_max_ms, "30000", NULL, 1,
 	       HOUR_MS),
+	CF_ABS("outboxd.halt.stay", CF_BOOL, halt_stay, "false", NULL, 0, 0),
 	CF_ABS("outboxd.halt.after.failures", CF_INT, halt_after_failures, "5", NULL, 1, 1000),
 	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.health.live.ms", CF_INT, health_live_ms, "120000", NULL, 1000, DAY_MS),

@@ -25,6 +25,7 @@ static const char *const ack_le[] = { "0.001", "0.0025", "0.005", "0.01", "0.025
 struct snapshot {
 	uint64_t counters[METRICS_COUNTER_COUNT_];
 	uint64_t skipped[METRICS_SKIP_COUNT_];
+	uint64_t halts[METRICS_HALT_COUNT_];
 	int64_t gauges[METRICS_GAUGE_COUNT_];
 	int64_t last_ack_us; /* last delivery report, or the moment something went in flight */
 	enum metrics_state state;
@@ -94,6 +95,13 @@ static const char *const skip_names[METRICS_SKIP_COUNT_] = {
 	[METRICS_SKIP_DELETE] = "delete",
 	[METRICS_SKIP_TRUNCATE] = "truncate",
 	[METRICS_SKIP_OTHER_TABLE] = "other_table",
+};
+
+static const char *const halt_names[METRICS_HALT_COUNT_] = {
+	[METRICS_HALT_POISON_ROW] = "poison_row",
+	[METRICS_HALT_DELIVERY_REFUSED] = "delivery_refused",
+	[METRICS_HALT_INVALID_CHANGE] = "invalid_change",
+	[METRICS_HALT_PRECONDITION] = "precondition",
 };
 
 static const char *const gauge_names[METRICS_GAUGE_COUNT_][2] = {
@@ -233,6 +241,29 @@ metrics_set_state(struct metrics *m, enum metrics_state state, const char *reaso
 }
 
 void
+metrics_halted(struct metrics *m, enum metrics_halt_reason reason, const char *why)
+{
+	if ((unsigned)reason >= METRICS_HALT_COUNT_) {
+		return;
+	}
+	lock(m);
+	m->v.halts[reason]++;
+	m->v.state = METRICS_STATE_HALTED;
+	set_reason(&m->state_reason, why);
+	unlock(m);
+}
+
+enum metrics_state
+metrics_state(const struct metrics *m)
+{
+	struct metrics *w = lock(m);
+	enum metrics_state s = w->v.state;
+
+	unlock(w);
+	return s;
+}
+
+void
 metrics_set_stalled(struct metrics *m, bool stalled, const char *reason)
 {
 	lock(m);
@@ -345,6 +376,12 @@ render_counters(const struct snapshot *s, struct buf *out)
 	for (int i = 0; i < METRICS_SKIP_COUNT_; i++) {
 		buf_add_fmt(out, "outboxd_rows_skipped_total{reason=\"%s\"} %" PRIu64 "\n",
 			    skip_names[i], s->skipped[i]);
+	}
+	header(out, "outboxd_halts_total", "counter",
+	       "Halts, by reason (with outboxd.halt.stay=true the process stays up after one).");
+	for (int i = 0; i < METRICS_HALT_COUNT_; i++) {
+		buf_add_fmt(out, "outboxd_halts_total{reason=\"%s\"} %" PRIu64 "\n", halt_names[i],
+			    s->halts[i]);
 	}
 }
 

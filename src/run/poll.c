@@ -624,14 +624,23 @@ poll_run(const struct poll_params *p)
 		metrics_set_state(p->metrics, METRICS_STATE_STARTING, NULL);
 		o = session_run(&s);
 		if (o == OUTCOME_RESTART && should_halt(&fail, cfg, s.fail_id, s.why)) {
-			metrics_set_state(p->metrics, METRICS_STATE_HALTED, s.why);
+			metrics_halted(p->metrics, METRICS_HALT_DELIVERY_REFUSED, s.why);
 			poll_session_close(&s);
 			return OUTCOME_HALT;
 		}
 		if (o != OUTCOME_RESTART) {
 			if (o != OUTCOME_STOP) {
+				const char *id;
+				lsn_t at;
+
 				log_error(MOD, "%s", s.why);
-				metrics_set_state(p->metrics, METRICS_STATE_HALTED, s.why);
+				metrics_halted(p->metrics,
+					       o == OUTCOME_PRECONDITION ?
+						       METRICS_HALT_PRECONDITION :
+					       publish_halted_row(s.pub, &id, &at) ?
+						       METRICS_HALT_POISON_ROW :
+						       METRICS_HALT_INVALID_CHANGE,
+					       s.why);
 			}
 			poll_session_close(&s);
 			return o;

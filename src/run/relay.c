@@ -575,8 +575,8 @@ should_halt(struct relay *r, const char *why)
 	return true;
 }
 
-/* The halt's one line; the row's id and position as fields when a row halted. */
-static void
+/* The halt's one line; the row's id and position as fields when a row halted. Return: why. */
+static enum metrics_halt_reason
 log_halt(struct session *s)
 {
 	const char *id = NULL;
@@ -588,9 +588,10 @@ log_halt(struct session *s)
 			   (const struct log_field[]){ { "row_id", id },
 						       { "position", lsn_format(lsn, at) } },
 			   2, "%s", s->why);
-	} else {
-		log_error(MOD, "%s", s->why);
+		return METRICS_HALT_POISON_ROW;
 	}
+	log_error(MOD, "%s", s->why);
+	return METRICS_HALT_INVALID_CHANGE;
 }
 
 /* The settings of the modules a session wires, once per process. */
@@ -629,6 +630,7 @@ relay_run(const struct relay_params *p, struct loop *loop)
 	struct relay r;
 	const struct config *cfg = p->cfg;
 	enum relay_exit ret = RELAY_EXIT_CLEAN;
+	enum metrics_halt_reason halt_reason = METRICS_HALT_INVALID_CHANGE;
 	int64_t backoff = 500;
 
 	relay_init(&r, p, loop);
@@ -640,7 +642,7 @@ relay_run(const struct relay_params *p, struct loop *loop)
 			note_failure(&r, &r.s);
 		}
 		if (o == OUTCOME_HALT) {
-			log_halt(&r.s);
+			halt_reason = log_halt(&r.s);
 		}
 		session_close(&r.s, o == OUTCOME_STOP);
 		if (o == OUTCOME_STOP) {
@@ -650,14 +652,16 @@ relay_run(const struct relay_params *p, struct loop *loop)
 			log_error(MOD, "%s", r.s.why);
 		}
 		if (o == OUTCOME_PRECONDITION || o == OUTCOME_HALT) {
-			metrics_set_state(p->metrics, METRICS_STATE_HALTED, r.s.why);
+			metrics_halted(p->metrics,
+				       o == OUTCOME_HALT ? halt_reason : METRICS_HALT_PRECONDITION,
+				       r.s.why);
 			ret = o == OUTCOME_HALT ? RELAY_EXIT_HALT : RELAY_EXIT_PRECONDITION;
 			break;
 		}
 		log_warn(MOD, "%s; restarting from the slot in %lld ms", r.s.why,
 			 (long long)backoff);
 		if (should_halt(&r, r.s.why)) {
-			metrics_set_state(p->metrics, METRICS_STATE_HALTED, r.s.why);
+			metrics_halted(p->metrics, METRICS_HALT_DELIVERY_REFUSED, r.s.why);
 			ret = RELAY_EXIT_HALT;
 			break;
 		}

@@ -527,7 +527,9 @@ END_TEST
 START_TEST(test_missing_column_exits_2)
 {
 	struct relayfix f;
-	char *topic, *log;
+	struct buf extra = BUF_INIT;
+	int port = itest_free_port();
+	char *topic, *log, *body;
 
 	poll_fixture(&f, "outboxd.poll.order.column=position\n", &topic);
 	relayfix_start_command(&f, "poll");
@@ -549,6 +551,19 @@ START_TEST(test_missing_column_exits_2)
 	relayfix_start_command(&f, "poll");
 	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
 	ck_assert(relayfix_wait_log(&f, "outboxd.poll.archive.table=nowhere: no such table", 1));
+	/* outboxd.halt.stay=true: the same halt, and the process stays up, until SIGTERM (exit 2) */
+	buf_add_fmt(&extra,
+		    "outboxd.poll.order.column=position\noutboxd.halt.stay=true\n"
+		    "outboxd.http.port=%d\n",
+		    port);
+	relayfix_config(&f, buf_cstr(&extra), NULL);
+	relayfix_start_command(&f, "poll");
+	ck_assert(relayfix_wait_log(&f, "staying up until SIGTERM", 30));
+	ck_assert(itest_wait_metric(port, "outboxd_halts_total{reason=\"precondition\"}", 1, 10));
+	ck_assert_int_eq(itest_http_get(port, "/health/ready", &body), 503);
+	free(body);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 2);
+	buf_fini(&extra);
 	free(topic);
 	relayfix_fini(&f);
 }

@@ -881,6 +881,52 @@ START_TEST(test_poison_row_halts_and_is_not_skipped)
 }
 END_TEST
 
+/*
+ * outboxd.halt.stay=true: a poison row halts, and the process stays up: alive, not ready with
+ * the reason, outboxd_halts_total{reason="poison_row"} 1, nothing confirmed past the row; it
+ * exits with the halt's code (1) on SIGTERM.
+ */
+START_TEST(test_halt_stay_keeps_the_halted_process_up)
+{
+	static const char *const id = "0badc0de-0000-4000-8000-00000000000c";
+	struct relayfix f;
+	struct buf q = BUF_INIT, worker = BUF_INIT;
+	int port = itest_free_port();
+	lsn_t end;
+	char *body;
+
+	buf_add_fmt(&worker, "outboxd.halt.stay=true\noutboxd.http.port=%d", port);
+	start_relay_with(&f, 0, buf_cstr(&worker), NULL);
+	buf_add_fmt(&q,
+		    "ALTER TABLE %s.outbox ALTER aggregatetype DROP NOT NULL; "
+		    "INSERT INTO %s.outbox VALUES ('%s', NULL, 'agg-1', 'T', '{}')",
+		    f.name, f.name, id);
+	sql(f.pg, buf_cstr(&q));
+	end = relayfix_last_commit_end(&f);
+	ck_assert_msg(relayfix_wait_log(&f, "staying up until SIGTERM", 30), "%s",
+		      relayfix_log(&f));
+	ck_assert_int_eq(itest_http_get(port, "/health/ready", &body), 503);
+	ck_assert_msg(strstr(body, "\"status\":\"halted\"") && strstr(body, id), "%s", body);
+	free(body);
+	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
+	ck_assert_msg(strstr(body, "outboxd_halts_total{reason=\"poison_row\"} 1\n") &&
+			      strstr(body, "outboxd_state{state=\"halted\"} 1\n"),
+		      "%s", body);
+	free(body);
+	/* alive: the loop turns while it waits (the bound is outboxd.health.live.ms, 120 s) */
+	sleep(2);
+	ck_assert_int_eq(itest_http_get(port, "/health/live", &body), 200);
+	free(body);
+	ck_assert_int_eq(kill(f.pid, 0), 0);
+	ck_assert_uint_lt(relayfix_confirmed(&f), end);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 1);
+	buf_fini(&q);
+	buf_fini(&worker);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 /* Logical decoding messages go to <topic.prefix>.message as Debezium writes them. */
 START_TEST(test_selected_logical_messages_go_to_the_message_topic)
 {
@@ -1871,6 +1917,7 @@ relay_suite(void)
 	tcase_add_test(flow, test_update_fatal_halts);
 	tcase_add_loop_test(flow, test_partitions_match_java, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_halts_and_is_not_skipped, 0, 2);
+	tcase_add_test(flow, test_halt_stay_keeps_the_halted_process_up);
 	tcase_add_loop_test(flow, test_poison_row_to_dead_letter_topic, 0, 2);
 	tcase_add_loop_test(
 		flow, test_heartbeats_publish_and_run_their_query_and_initial_statements_run, 0, 2);

@@ -128,7 +128,7 @@ START_TEST(test_every_family_has_help_and_type)
 	struct metrics *m = metrics_new();
 	char *t = render(m);
 
-	ck_assert_int_eq(check_families(t), 20);
+	ck_assert_int_eq(check_families(t), 21);
 	free(t);
 	metrics_free(m);
 }
@@ -155,7 +155,7 @@ START_TEST(test_every_optional_family_has_help_and_type)
 	ck_assert_ptr_nonnull(
 		strstr(t, "\noutboxd_slot_invalidation_reason{reason=\"wal_removed\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\noutboxd_producer_queue_capacity_records 5000\n"));
-	ck_assert_int_eq(check_families(t), 20 + 12 + 10 + 3 + 5);
+	ck_assert_int_eq(check_families(t), 21 + 12 + 10 + 3 + 5);
 	free(t);
 	metrics_free(m);
 }

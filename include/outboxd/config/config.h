@@ -90,9 +90,10 @@ struct config {
 	int64_t shutdown_flush_ms;	/* 10000 */
 	int64_t restart_backoff_max_ms; /* 30000 */
 	int64_t halt_after_failures;	/* 5 */
-	int64_t stall_warn_ms;		/* 60000 */
-	int64_t health_live_ms;		/* 120000 */
-	int64_t slot_poll_ms;		/* 10000: pg_replication_slots read for metrics, 0 = off */
+	bool halt_stay;		 /* false: a halt exits; true: stays up, not ready, until SIGTERM */
+	int64_t stall_warn_ms;	 /* 60000 */
+	int64_t health_live_ms;	 /* 120000 */
+	int64_t slot_poll_ms;	 /* 10000: pg_replication_slots read for metrics, 0 = off */
 	char *cleanup_retention; /* outboxd.cleanup.*: `run` deletes confirmed rows; NULL off */
 	char *cleanup_created_column; /* "created_at" */
 	int64_t cleanup_interval_ms;  /* 60000 */

@@ -63,6 +63,15 @@ enum metrics_state {
 	METRICS_STATE_COUNT_
 };
 
+/* Why the relay halted (outboxd_halts_total{reason}): a bounded set. */
+enum metrics_halt_reason {
+	METRICS_HALT_POISON_ROW, /* a row no record can be made of, without a dead-letter topic */
+	METRICS_HALT_DELIVERY_REFUSED, /* outboxd.halt.after.failures restarts on one transaction */
+	METRICS_HALT_INVALID_CHANGE, /* table.op.invalid.behavior=fatal, a malformed stream, ... */
+	METRICS_HALT_PRECONDITION,   /* slot, publication, role, settings: exit 2 */
+	METRICS_HALT_COUNT_
+};
+
 /* A clock returning microseconds from an arbitrary fixed origin; @arg is the caller's. */
 typedef int64_t (*metrics_clock)(void *arg);
 
@@ -101,6 +110,15 @@ void metrics_gauge(struct metrics *m, enum metrics_gauge g, int64_t v);
  *          reason, the restart cause). Replaces the previous reason.
  */
 void metrics_set_state(struct metrics *m, enum metrics_state state, const char *reason);
+
+/**
+ * metrics_halted() - enter the halted state for @reason (counted in outboxd_halts_total) with
+ * @why (borrowed and copied) as the state's reason.
+ */
+void metrics_halted(struct metrics *m, enum metrics_halt_reason reason, const char *why);
+
+/* metrics_state() - the current state. */
+enum metrics_state metrics_state(const struct metrics *m);
 
 /**
  * metrics_set_stalled() - the stall watchdog's verdict (outboxd.stall.warn.ms).
