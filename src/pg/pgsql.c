@@ -41,6 +41,24 @@ failed(const PGresult *r, const char *code, int special, char *errbuf, size_t er
 }
 
 int
+pgsql_positive_interval(PGconn *c, const char *value, PGresult **ret_failed)
+{
+	const char *params[1] = { value };
+	PGresult *r = PQexecParams(c, "SELECT $1::interval > interval '0'", 1, NULL, params, NULL,
+				   NULL, 0);
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	int yes;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK && !(state && strncmp(state, "22", 2) == 0)) {
+		*ret_failed = r;
+		return -1;
+	}
+	yes = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	return yes;
+}
+
+int
 pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf, size_t errlen)
 {
 	const char *p[] = { slot };

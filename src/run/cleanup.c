@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "outboxd/pg/pgconn.h"
+#include "outboxd/pg/pgsql.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/log.h"
@@ -31,18 +32,13 @@ query_failed(PGresult *r, char *why, size_t whylen)
 static enum outcome
 check_retention(PGconn *sql, const char *retention, char *why, size_t whylen)
 {
-	const char *params[1] = { retention };
-	PGresult *r = PQexecParams(sql, "SELECT $1::interval > interval '0'", 1, NULL, params, NULL,
-				   NULL, 0);
-	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-	bool ok;
+	PGresult *r = NULL;
+	int yes = pgsql_positive_interval(sql, retention, &r);
 
-	if (PQresultStatus(r) != PGRES_TUPLES_OK && !(state && strncmp(state, "22", 2) == 0)) {
+	if (yes < 0) {
 		return query_failed(r, why, whylen);
 	}
-	ok = PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-	PQclear(r);
-	if (!ok) {
+	if (!yes) {
 		errbuf_set(
 			why, whylen,
 			"outboxd.cleanup.retention=%s is not a positive PostgreSQL interval: "

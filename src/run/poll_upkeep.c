@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/pg/pgsql.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/now.h"
@@ -40,18 +41,13 @@ archive_name(struct poller *s, const char *schema, struct buf *q)
 static enum outcome
 check_retention(struct poller *s)
 {
-	const char *params[1] = { s->cfg->poll_retention };
-	PGresult *r = PQexecParams(s->sql, "SELECT $1::interval > interval '0'", 1, NULL, params,
-				   NULL, NULL, 0);
-	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-	bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+	PGresult *r = NULL;
+	int yes = pgsql_positive_interval(s->sql, s->cfg->poll_retention, &r);
 
-	if (!ok && !(state && strncmp(state, "22", 2) == 0)) {
+	if (yes < 0) {
 		return poll_failed(s, r, "checking outboxd.poll.retention");
 	}
-	ok = ok && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-	PQclear(r);
-	if (!ok) {
+	if (!yes) {
 		errbuf_set(s->why, sizeof(s->why),
 			   "outboxd.poll.retention=%s is not a positive PostgreSQL interval: write "
 			   "it as PostgreSQL reads an interval, e.g. \"7 days\" or \"12 hours\"",

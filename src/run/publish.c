@@ -343,21 +343,16 @@ dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token, 
 						.commit_lsn = lsn_format(row->lsn, lsn),
 						.keep_value = keep_value };
 	struct buf id = BUF_INIT;
-
-	router_row_id(pub->p->router, row->rel, row->tup, &id);
-	{
-		const struct log_field f[] = { { "row_id", buf_cstr(&id) },
-					       { "position", lsn },
-					       { "topic", pub->p->dlq_topic } };
-
-		log_fields(LOG_WARN, MOD, f, 3,
-			   "poison row id=%s %s sent to dead-letter topic %s: %s", buf_cstr(&id),
-			   position(row->where, row->lsn, pos, sizeof(pos)), pub->p->dlq_topic,
-			   reason);
-	}
-	buf_fini(&id);
 	enum outcome o;
 
+	router_row_id(pub->p->router, row->rel, row->tup, &id);
+	log_fields(LOG_WARN, MOD,
+		   (const struct log_field[]){ { "row_id", buf_cstr(&id) },
+					       { "position", lsn },
+					       { "topic", pub->p->dlq_topic } },
+		   3, "poison row id=%s %s sent to dead-letter topic %s: %s", buf_cstr(&id),
+		   position(row->where, row->lsn, pos, sizeof(pos)), pub->p->dlq_topic, reason);
+	buf_fini(&id);
 	router_dead_letter(pub->p->router, row->rel, row->notnull, row->defaults, row->tup, &info,
 			   &pub->rec);
 	if ((o = send(pub, token, NULL, row->where, row->lsn, why, whylen)) == OUTCOME_OK) {

@@ -59,6 +59,15 @@ int pgsql_publication_tables(PGconn *c, const char *pub, struct pgsql_pubtable *
 void pgsql_pubtables_free(struct pgsql_pubtable *t, int n);
 
 /**
+ * pgsql_positive_interval() - @value (a setting's text) is an interval PostgreSQL reads, and
+ * longer than nothing. A value the server cannot read (SQLSTATE class 22) is a "no": the data is
+ * the user's setting, whatever the shared classification says of class 22.
+ * Return: 1 yes, 0 no; -1 when the query failed otherwise, its result in *@ret_failed for the
+ * caller to judge and PQclear().
+ */
+int pgsql_positive_interval(PGconn *c, const char *value, PGresult **ret_failed);
+
+/**
  * pgsql_check_role() - the connected role may stream (REPLICATION or superuser).
  * Return: 0; -EACCES without the privilege; or a failed query's code.
  */
