@@ -20,37 +20,77 @@
 -- invalidates the slot instead): watch it with monitoring.sql, and drop the slot when
 -- decommissioning outboxd:  SELECT pg_drop_replication_slot('debezium');
 --
--- The name is a psql variable (default in parentheses): slot (debezium):
---   psql -d APPDB -v slot=orders_outbox -f sql/slot.sql
+-- failover=on (PostgreSQL 17+, Debezium's slot.failover=true) makes a failover slot: standbys
+-- with sync_replication_slots=on keep a copy, so outboxd resumes on a promoted standby. It is
+-- only safe with synchronized_standby_slots set on the primary (see README, "Failover"):
+-- `outboxd check` says what is missing.
+--
+-- The names are psql variables (defaults in parentheses): slot (debezium), failover (off):
+--   psql -d APPDB -v slot=orders_outbox -v failover=on -f sql/slot.sql
 \set ON_ERROR_STOP on
 \if :{?slot}
 \else
 \set slot debezium
 \endif
+\if :{?failover}
+\else
+\set failover off
+\endif
 
 SELECT NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = :'slot') AS create_slot,
-	set_config('outboxd.slot', :'slot', false) AS ignored
+	:'failover'::boolean AS want_failover,
+	current_setting('server_version_num')::int >= 170000 AS has_failover,
+	set_config('outboxd.slot', :'slot', false) AS ignored,
+	set_config('outboxd.failover', :'failover'::boolean::text, false) AS ignored2
 \gset
 
+\if :want_failover
+\if :has_failover
+\else
+DO $$ BEGIN
+	RAISE EXCEPTION 'failover=on needs PostgreSQL 17 or later (this server is %)',
+		current_setting('server_version')
+		USING HINT = 'older majors have no failover slots: see README ("Failover") for 14 to 16';
+END $$;
+\endif
+\endif
+
 \if :create_slot
+\if :want_failover
+-- (name, plugin, temporary, twophase, failover)
+SELECT slot_name, lsn AS consistent_point
+FROM pg_create_logical_replication_slot(:'slot', 'pgoutput', false, false, true);
+\else
 SELECT slot_name, lsn AS consistent_point
 FROM pg_create_logical_replication_slot(:'slot', 'pgoutput');
+\endif
 \else
 DO $$
 DECLARE
 	v_slot text := current_setting('outboxd.slot');
+	v_failover boolean := current_setting('outboxd.failover')::boolean;
 	s record;
+	j jsonb;
 BEGIN
 	SELECT * INTO s FROM pg_replication_slots WHERE slot_name = v_slot;
+	-- two_phase (14+) and failover (17+) through jsonb, so that one script serves every major
+	SELECT to_jsonb(r) INTO j FROM pg_replication_slots r WHERE slot_name = v_slot;
 	IF s.slot_type <> 'logical' OR s.plugin <> 'pgoutput' THEN
 		RAISE EXCEPTION 'slot % exists but is % with plugin %, not logical with pgoutput',
 			v_slot, s.slot_type, coalesce(s.plugin, '(none)');
 	ELSIF s.database <> current_database() THEN
 		RAISE EXCEPTION 'slot % exists but belongs to database %, not %',
 			v_slot, s.database, current_database();
-	ELSIF s.wal_status = 'lost' THEN
-		RAISE EXCEPTION 'slot % exists but is invalidated (wal_status lost)', v_slot
+	ELSIF s.wal_status = 'lost' OR j->>'invalidation_reason' IS NOT NULL THEN
+		RAISE EXCEPTION 'slot % exists but is invalidated (wal_status lost%)', v_slot,
+			coalesce(', ' || (j->>'invalidation_reason'), '')
 			USING HINT = 'its events since confirmed_flush_lsn are gone; see README before dropping it';
+	ELSIF coalesce((j->>'two_phase')::boolean, false) THEN
+		RAISE EXCEPTION 'slot % exists but was created with two_phase = true', v_slot
+			USING HINT = 'outboxd refuses it (prepared transactions would be sent before they commit): drop it and run this script again';
+	ELSIF v_failover AND NOT coalesce((j->>'failover')::boolean, false) THEN
+		RAISE EXCEPTION 'slot % exists but is not a failover slot', v_slot
+			USING HINT = 'make it one on a replication connection, without losing its position: psql "dbname=APPDB replication=database" -c "ALTER_REPLICATION_SLOT ' || v_slot || ' (FAILOVER true)"';
 	END IF;
 	RAISE NOTICE 'slot % already exists (confirmed_flush_lsn %)', v_slot, s.confirmed_flush_lsn;
 END

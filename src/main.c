@@ -16,6 +16,7 @@
 #include "outboxd/config/config.h"
 #include "outboxd/connect/router.h"
 #include "outboxd/pg/pgconn.h"
+#include "outboxd/pg/pgfailover.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/run/cleanup.h"
 #include "outboxd/run/http.h"
@@ -172,7 +173,8 @@ create_slot(const struct config *cfg, struct loop *loop)
 		int rc = pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err));
 
 		if (rc == 0) {
-			rc = pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err));
+			rc = pgsql_slot_create(c, cfg->slot_name, cfg->slot_failover, &lsn, err,
+					       sizeof(err));
 			PQfinish(c);
 		} else if (f == PGCONN_PRECONDITION) {
 			log_error(MOD, "%s", err);
@@ -382,6 +384,19 @@ diag(bool ok, const char *what, const char *detail)
 	printf("%-4s %-13s %s\n", ok ? "ok" : "FAIL", what, detail);
 }
 
+/* pgfailover_check()'s and poll_check()'s lines, as diag() prints them; a warning does not fail
+ * the check. */
+static void
+level_diag(void *arg, int level, const char *what, const char *detail)
+{
+	(void)arg;
+	if (level == 1) {
+		printf("%-4s %-13s %s\n", "warn", what, detail);
+	} else {
+		diag(level == 0, what, detail);
+	}
+}
+
 static bool
 check_kafka(const struct config *cfg)
 {
@@ -419,6 +434,29 @@ check_cleanup(const struct config *cfg, PGconn *c, const struct cleanup_table *t
 	return ok;
 }
 
+/*
+ * PostgreSQL 18's idle_replication_slot_timeout invalidates a slot nobody streamed from for that
+ * long: an outboxd that is down longer loses its slot. A warning, since it is a choice.
+ */
+static void
+check_idle_timeout(PGconn *c)
+{
+	PGresult *r = PQexec(c, "SELECT coalesce(current_setting('idle_replication_slot_timeout', "
+				"true), '0')");
+	char detail[512];
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "0") != 0) {
+		snprintf(
+			detail, sizeof(detail),
+			"idle_replication_slot_timeout = %s: if outboxd is stopped for longer, "
+			"PostgreSQL invalidates the slot (idle_timeout) and outboxd cannot resume; "
+			"set it above the longest outage you plan for, or 0",
+			PQgetvalue(r, 0, 0));
+		level_diag(NULL, 1, "slot", detail);
+	}
+	PQclear(r);
+}
+
 static bool
 check_postgres(const struct config *cfg, const struct router *router)
 {
@@ -437,12 +475,16 @@ check_postgres(const struct config *cfg, const struct router *router)
 	diag(true, "postgresql", "connected");
 	ok &= pgsql_check_role(c, err, sizeof(err)) == 0;
 	diag(ok, "privileges", ok ? "the role may stream changes (REPLICATION)" : err);
+	check_idle_timeout(c);
 	if (pgsql_check_slot(c, cfg->slot_name, &slot, err, sizeof(err)) == 0) {
 		snprintf(detail, sizeof(detail),
 			 "\"%s\": logical, pgoutput, confirmed_flush_lsn %s%s", cfg->slot_name,
 			 lsn_format(slot.confirmed_flush, at),
 			 slot.active ? ", active (another client streams from it now)" : "");
 		diag(true, "slot", detail);
+		ok = pgfailover_check(c, cfg->slot_name, cfg->slot_failover, slot.failover,
+				      level_diag, NULL) &&
+		     ok;
 	} else {
 		diag(false, "slot", err);
 		ok = false;
@@ -482,17 +524,6 @@ check_postgres(const struct config *cfg, const struct router *router)
 	return ok;
 }
 
-/* poll_check()'s lines, as diag() prints them; a warning does not fail the check. */
-static void
-poll_diag(void *arg, int level, const char *what, const char *detail)
-{
-	if (level == 1) {
-		printf("%-4s %-13s %s\n", "warn", what, detail);
-	} else {
-		diag(level == 0, what, detail);
-	}
-}
-
 /* @poll: `outboxd check --poll`, what `outboxd poll` needs instead of the slot's things. */
 static int
 cmd_check(int nfiles, char **files, bool poll)
@@ -514,7 +545,7 @@ cmd_check(int nfiles, char **files, bool poll)
 	ok = build_router(cfg, rid, &router) == 0;
 	diag(ok, "configuration", ok ? "valid" : "invalid (see the line above)");
 	if (ok && poll) {
-		ok = poll_check(&(struct poll_params){ .cfg = cfg, .router = router }, poll_diag,
+		ok = poll_check(&(struct poll_params){ .cfg = cfg, .router = router }, level_diag,
 				NULL);
 		ok = check_kafka(cfg) && ok;
 	} else if (ok) {
@@ -555,7 +586,8 @@ cmd_slot(int argc, char **argv)
 		return f == PGCONN_PRECONDITION ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	if (strcmp(argv[0], "create") == 0) {
-		if (pgsql_slot_create(c, cfg->slot_name, &lsn, err, sizeof(err)) == 0) {
+		if (pgsql_slot_create(c, cfg->slot_name, cfg->slot_failover, &lsn, err,
+				      sizeof(err)) == 0) {
 			printf("created replication slot \"%s\" (pgoutput) at %s\n", cfg->slot_name,
 			       lsn_format(lsn, at));
 		} else {

@@ -74,6 +74,7 @@ static const struct cf_key connector_keys[] = {
 	CF_ABS("status.update.interval.ms", CF_INT, status_update_interval_ms, "10000", NULL, 1,
 	       DAY_MS),
 	CF_ABS("slot.max.retries", CF_INT, slot_max_retries, "6", NULL, 0, 1000000),
+	CF_ABS("slot.failover", CF_BOOL, slot_failover, "false", NULL, 0, 0),
 	CF_ABS("slot.retry.delay.ms", CF_INT, slot_retry_delay_ms, "10000", NULL, 0, HOUR_MS),
 	CF_ABS("heartbeat.interval.ms", CF_INT, heartbeat_interval_ms, "0", NULL, 0, DAY_MS),
 	CF_ABS("heartbeat.action.query", CF_STR, heartbeat_action_query, NULL, NULL, 0, 0),

@@ -58,17 +58,137 @@ pgsql_positive_interval(PGconn *c, const char *value, PGresult **ret_failed)
 	return yes;
 }
 
+/*
+ * Why PostgreSQL invalidated a slot, in words that lead to the fix. @reason is 17+'s
+ * invalidation_reason; 16 only adds "conflicting", 15 and older only say wal_status = lost.
+ */
+static const char *
+invalidation_words(const char *reason, bool conflicting)
+{
+	static const struct {
+		const char *reason, *words;
+	} known[] = {
+		{ "wal_removed", "wal_removed: the WAL it needed was removed, see "
+				 "max_slot_wal_keep_size" },
+		{ "rows_removed", "rows_removed: VACUUM removed catalog rows it still needed; on a "
+				  "standby, hot_standby_feedback=on with a physical slot to the "
+				  "primary prevents it" },
+		{ "wal_level_insufficient", "wal_level_insufficient: the primary's wal_level is "
+					    "below logical" },
+		{ "idle_timeout", "idle_timeout: it was inactive for longer than "
+				  "idle_replication_slot_timeout" },
+	};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(reason, known[i].reason) == 0) {
+			return known[i].words;
+		}
+	}
+	if (reason[0]) {
+		return reason;
+	}
+	/* 16 sets conflicting for every invalidation of a logical slot, whatever the cause */
+	return conflicting ? "wal_status lost; PostgreSQL 16 does not say why: the WAL it needed "
+			     "was removed (see max_slot_wal_keep_size) or, on a standby, a "
+			     "conflict with recovery removed rows it needed (see "
+			     "hot_standby_feedback)" :
+			     "wal_status lost: the WAL it needed was removed, see "
+			     "max_slot_wal_keep_size";
+}
+
+/* The columns of pgsql_check_slot()'s query, in order. */
+enum slot_col {
+	SC_TYPE,
+	SC_PLUGIN,
+	SC_DATABASE,
+	SC_CURRENT_DB,
+	SC_WAL_STATUS,
+	SC_CONFIRMED,
+	SC_ACTIVE,
+	SC_ACTIVE_PID,
+	SC_TWO_PHASE,
+	SC_INVALIDATION,
+	SC_CONFLICTING,
+	SC_FAILOVER,
+};
+
+/* What is wrong with the slot in row 0 of @r (pgsql_check_slot()'s query): 0 if nothing. */
+static int
+slot_problem(const PGresult *r, const char *slot, char *errbuf, size_t errlen)
+{
+	const char *v[SC_FAILOVER + 1];
+	bool conflicting;
+
+	for (int i = 0; i <= SC_FAILOVER; i++) {
+		v[i] = PQgetvalue(r, 0, i);
+	}
+	conflicting = strcmp(v[SC_CONFLICTING], "true") == 0;
+	if (strcmp(v[SC_TYPE], "logical") != 0) {
+		errbuf_set(errbuf, errlen,
+			   "replication slot \"%s\" is a %s slot; outboxd needs a logical "
+			   "pgoutput slot: create one with sql/slot.sql",
+			   slot, v[SC_TYPE]);
+		return -EINVAL;
+	}
+	if (strcmp(v[SC_PLUGIN], "pgoutput") != 0) {
+		errbuf_set(
+			errbuf, errlen,
+			"replication slot \"%s\" uses the plugin \"%s\"; outboxd needs "
+			"pgoutput: create a pgoutput slot with sql/slot.sql (plugin.name=pgoutput)",
+			slot, v[SC_PLUGIN]);
+		return -EINVAL;
+	}
+	if (strcmp(v[SC_DATABASE], v[SC_CURRENT_DB]) != 0) {
+		errbuf_set(errbuf, errlen,
+			   "replication slot \"%s\" belongs to database \"%s\"; point "
+			   "database.dbname at it or create a slot in this database",
+			   slot, v[SC_DATABASE]);
+		return -EINVAL;
+	}
+	if (strcmp(v[SC_WAL_STATUS], "lost") == 0 || v[SC_INVALIDATION][0] || conflicting) {
+		errbuf_set(errbuf, errlen,
+			   "replication slot \"%s\" is invalidated (%s); drop and recreate it, "
+			   "then re-publish outbox rows committed since the last delivered one",
+			   slot, invalidation_words(v[SC_INVALIDATION], conflicting));
+		return -ESTALE;
+	}
+	if (strcmp(v[SC_TWO_PHASE], "true") == 0) {
+		/*
+		 * A two_phase slot decodes a prepared transaction at PREPARE, whatever options the
+		 * client sends: its rows would be published before the transaction commits, and a
+		 * ROLLBACK PREPARED would leave events without a committed change.
+		 */
+		errbuf_set(
+			errbuf, errlen,
+			"replication slot \"%s\" was created with two_phase = true: PostgreSQL "
+			"would send a prepared transaction's rows before it commits, and outboxd "
+			"publishes committed changes only; drop it and create it again without "
+			"two_phase (sql/slot.sql or \"outboxd slot create FILE...\")",
+			slot);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int
 pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errbuf, size_t errlen)
 {
 	const char *p[] = { slot };
 	PGresult *r = NULL;
+	/*
+	 * Columns that newer majors added (two_phase 14, conflicting 16, invalidation_reason and
+	 * failover 17) are read through to_jsonb, so one query serves 14 to 18: a missing one is
+	 * NULL, not an error.
+	 */
 	int rc = query(c,
 		       "SELECT slot_type, coalesce(plugin, ''), coalesce(database, ''), "
 		       "current_database(), coalesce(wal_status, ''), "
 		       "coalesce(confirmed_flush_lsn::text, '0/0'), active, "
-		       "coalesce(active_pid, 0) "
-		       "FROM pg_replication_slots WHERE slot_name = $1",
+		       "coalesce(active_pid, 0), coalesce(j->>'two_phase', 'false'), "
+		       "coalesce(j->>'invalidation_reason', ''), "
+		       "coalesce(j->>'conflicting', 'false'), coalesce(j->>'failover', 'false') "
+		       "FROM pg_replication_slots s, LATERAL (SELECT to_jsonb(s) AS j) x "
+		       "WHERE slot_name = $1",
 		       1, p, &r, errbuf, errlen);
 	lsn_t lsn = 0;
 
@@ -83,41 +203,18 @@ pgsql_check_slot(PGconn *c, const char *slot, struct pgsql_slot *ret, char *errb
 			"outboxd.slot.create=true",
 			slot);
 		rc = -ENOENT;
-	} else if (strcmp(PQgetvalue(r, 0, 0), "logical") != 0) {
-		errbuf_set(errbuf, errlen,
-			   "replication slot \"%s\" is a %s slot; outboxd needs a logical "
-			   "pgoutput slot: create one with sql/slot.sql",
-			   slot, PQgetvalue(r, 0, 0));
-		rc = -EINVAL;
-	} else if (strcmp(PQgetvalue(r, 0, 1), "pgoutput") != 0) {
-		errbuf_set(
-			errbuf, errlen,
-			"replication slot \"%s\" uses the plugin \"%s\"; outboxd needs "
-			"pgoutput: create a pgoutput slot with sql/slot.sql (plugin.name=pgoutput)",
-			slot, PQgetvalue(r, 0, 1));
-		rc = -EINVAL;
-	} else if (strcmp(PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3)) != 0) {
-		errbuf_set(errbuf, errlen,
-			   "replication slot \"%s\" belongs to database \"%s\"; point "
-			   "database.dbname at it or create a slot in this database",
-			   slot, PQgetvalue(r, 0, 2));
-		rc = -EINVAL;
-	} else if (strcmp(PQgetvalue(r, 0, 4), "lost") == 0) {
-		errbuf_set(errbuf, errlen,
-			   "replication slot \"%s\" is invalidated (wal_status lost: the WAL "
-			   "it needed was removed, see max_slot_wal_keep_size); drop and recreate "
-			   "it, then re-publish outbox rows committed since the last delivered one",
-			   slot);
-		rc = -ESTALE;
-	} else if (lsn_parse(PQgetvalue(r, 0, 5), &lsn) < 0) {
+	} else if ((rc = slot_problem(r, slot, errbuf, errlen)) < 0) {
+		/* named in @errbuf */
+	} else if (lsn_parse(PQgetvalue(r, 0, SC_CONFIRMED), &lsn) < 0) {
 		errbuf_set(errbuf, errlen,
 			   "replication slot \"%s\": unreadable confirmed_flush_lsn \"%s\"", slot,
-			   PQgetvalue(r, 0, 5));
+			   PQgetvalue(r, 0, SC_CONFIRMED));
 		rc = -EPROTO;
 	} else {
 		ret->confirmed_flush = lsn;
-		ret->active = strcmp(PQgetvalue(r, 0, 6), "t") == 0;
-		ret->active_pid = atoi(PQgetvalue(r, 0, 7));
+		ret->active = strcmp(PQgetvalue(r, 0, SC_ACTIVE), "t") == 0;
+		ret->active_pid = atoi(PQgetvalue(r, 0, SC_ACTIVE_PID));
+		ret->failover = strcmp(PQgetvalue(r, 0, SC_FAILOVER), "true") == 0;
 	}
 	PQclear(r);
 	return rc;
@@ -258,15 +355,38 @@ pgsql_defaults_free(char **defaults, int n)
 	free(defaults);
 }
 
+bool
+pgsql_failover_unsupported(PGconn *c, bool failover, char *errbuf, size_t errlen)
+{
+	if (!failover || PQserverVersion(c) >= 170000) {
+		return false;
+	}
+	errbuf_set(errbuf, errlen,
+		   "slot.failover=true needs PostgreSQL 17 or later (this server is %d): older "
+		   "majors have no failover slots; set slot.failover=false and see README "
+		   "(\"Failover\") for what to do on 14 to 16",
+		   PQserverVersion(c) / 10000);
+	return true;
+}
+
 int
-pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf, size_t errlen)
+pgsql_slot_create(PGconn *c, const char *slot, bool failover, lsn_t *ret_lsn, char *errbuf,
+		  size_t errlen)
 {
 	const char *p[] = { slot };
-	PGresult *r = PQexecParams(c,
-				   "SELECT lsn FROM pg_create_logical_replication_slot($1, "
-				   "'pgoutput')",
-				   1, NULL, p, NULL, NULL, 0);
+	PGresult *r;
 	int rc = 0;
+
+	if (pgsql_failover_unsupported(c, failover, errbuf, errlen)) {
+		return -EPERM;
+	}
+	/* (name, plugin, temporary, twophase, failover): the fifth argument exists from 17 on */
+	r = PQexecParams(c,
+			 failover ? "SELECT lsn FROM pg_create_logical_replication_slot($1, "
+				    "'pgoutput', false, false, true)" :
+				    "SELECT lsn FROM pg_create_logical_replication_slot($1, "
+				    "'pgoutput')",
+			 1, NULL, p, NULL, NULL, 0);
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		rc = failed(r, "42710", -EEXIST, errbuf, errlen); /* duplicate_object */

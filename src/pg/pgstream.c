@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "outboxd/pg/pgconn.h"
+#include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream_frame.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
@@ -262,9 +263,9 @@ pgstream_free(struct pgstream *s, bool orderly)
 }
 
 int
-pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exec_fn *exec,
-			 void *opaque, PGconn **ret_conn, char **ret_snapshot, lsn_t *ret_lsn,
-			 char *errbuf, size_t errlen)
+pgstream_create_exported(const struct kv *params, const char *slot, bool failover,
+			 pgstream_exec_fn *exec, void *opaque, PGconn **ret_conn,
+			 char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen)
 {
 	enum pgconn_failure cf = PGCONN_TRANSIENT;
 	PGconn *c = NULL;
@@ -277,8 +278,24 @@ pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exe
 	if (pgconn_open(params, true, &c, &cf, errbuf, errlen) < 0) {
 		return pgconn_failure_code(cf);
 	}
+	if (pgsql_failover_unsupported(c, failover, errbuf, errlen)) {
+		PQfinish(c);
+		return -EPERM;
+	}
 	ident = PQescapeIdentifier(c, slot, strlen(slot));
-	buf_add_fmt(&cmd, "CREATE_REPLICATION_SLOT %s LOGICAL pgoutput (SNAPSHOT 'export')", ident);
+	/*
+	 * The option list in parentheses came with 15 (and FAILOVER with 17); 14 knows only the
+	 * older keyword, which every later major still accepts.
+	 */
+	if (failover) {
+		buf_add_fmt(&cmd,
+			    "CREATE_REPLICATION_SLOT %s LOGICAL pgoutput (SNAPSHOT 'export', "
+			    "FAILOVER true)",
+			    ident);
+	} else {
+		buf_add_fmt(&cmd, "CREATE_REPLICATION_SLOT %s LOGICAL pgoutput EXPORT_SNAPSHOT",
+			    ident);
+	}
 	PQfreemem(ident);
 	r = exec(opaque, c, buf_cstr(&cmd));
 	buf_fini(&cmd);

@@ -162,8 +162,8 @@ create_slot(struct snap *s, const char *marker, PGconn **ret_repl, char **ret_na
 		 "creating replication slot \"%s\" with an exported snapshot: this waits until "
 		 "the transactions running now have ended",
 		 slot);
-	rc = pgstream_create_exported(&s->cfg->pg_conn, slot, exec_create, s, ret_repl, ret_name,
-				      &s->lsn, err, sizeof(err));
+	rc = pgstream_create_exported(&s->cfg->pg_conn, slot, s->cfg->slot_failover, exec_create, s,
+				      ret_repl, ret_name, &s->lsn, err, sizeof(err));
 	if (rc == 0) {
 		return OUTCOME_OK;
 	}

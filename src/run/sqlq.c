@@ -1,10 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "outboxd/run/sqlq.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "outboxd/pg/pgconn.h"
+#include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
+#include "outboxd/util/now.h"
+
+#define MOD "sqlq"
+
+static const char *const kind_names[SQLQ_KINDS] = {
+	[SQLQ_HEARTBEAT] = "heartbeat.action.query",
+	[SQLQ_SLOT] = "the slot's health query",
+	[SQLQ_CLEANUP] = "the cleanup's statement",
+};
 
 void
 sqlq_init(struct sqlq *q, PGconn *conn)
@@ -98,14 +111,21 @@ results(struct sqlq *q, bool wait, char *why, size_t whylen)
 		struct sqlq_job *j = &q->jobs[q->running];
 
 		if (!(r = PQgetResult(q->conn))) {
+			/* cancelled by sqlq_settle(): its turn comes again after the catalog query */
+			j->queued = j->queued || q->again;
 			q->running = -1;
+			q->cancelled = q->again = false;
 			if (wait && PQstatus(q->conn) == CONNECTION_BAD) {
 				pgconn_error_line(q->conn, why, whylen);
 				return OUTCOME_RESTART;
 			}
 			return o;
 		}
-		if (o == OUTCOME_OK) {
+		if (q->cancelled && PQresultStatus(r) == PGRES_FATAL_ERROR &&
+		    PQresultErrorField(r, PG_DIAG_SQLSTATE) &&
+		    strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "57014") == 0) {
+			q->again = true; /* query_canceled: ours, not the statement's failure */
+		} else if (o == OUTCOME_OK && !q->again) {
 			o = j->fn(j->arg, r, why, whylen);
 		}
 		PQclear(r);
@@ -128,8 +148,62 @@ sqlq_poll(struct sqlq *q, char *why, size_t whylen)
 	return OUTCOME_OK;
 }
 
+/* Waits until libpq holds a whole result (or the connection failed), until @deadline_us. */
+static bool
+arrived(PGconn *c, int64_t deadline_us)
+{
+	for (;;) {
+		struct pollfd p = { .fd = PQsocket(c), .events = POLLIN };
+		int64_t left_ms;
+
+		if (PQconsumeInput(c) == 0 || !PQisBusy(c)) {
+			return true; /* a failure is for results() to report */
+		}
+		left_ms = (deadline_us - now_monotonic_us()) / 1000;
+		if (left_ms <= 0) {
+			return false;
+		}
+		if (poll(&p, 1, (int)left_ms) < 0 && errno != EINTR) {
+			return true;
+		}
+	}
+}
+
+/* Asks the server to cancel the running statement; its results then end soon. */
+static void
+cancel(struct sqlq *q)
+{
+	PGcancel *c = PQgetCancel(q->conn);
+	char err[256] = "";
+
+	log_warn(MOD,
+		 "%s still ran after %d ms while the relay needed the connection for a catalog "
+		 "query: cancelled, it runs again afterwards",
+		 kind_names[q->running], SQLQ_SETTLE_MS);
+	if (!c || !PQcancel(c, err, sizeof(err))) {
+		log_warn(MOD, "could not cancel %s: %s; waiting for it", kind_names[q->running],
+			 err[0] ? err : "no cancel handle");
+	} else {
+		q->cancelled = true;
+	}
+	PQfreeCancel(c);
+}
+
 enum outcome
 sqlq_settle(struct sqlq *q, char *why, size_t whylen)
 {
-	return results(q, true, why, whylen);
+	int64_t deadline = now_monotonic_us() + (int64_t)SQLQ_SETTLE_MS * 1000;
+	enum outcome o;
+
+	/* Whole results first, each read as sqlq_poll() reads them; the bound, then the cancel. */
+	while (q->running >= 0) {
+		if (!arrived(q->conn, deadline)) {
+			cancel(q);
+			return results(q, true, why, whylen);
+		}
+		if ((o = results(q, false, why, whylen)) != OUTCOME_OK) {
+			return o;
+		}
+	}
+	return OUTCOME_OK;
 }

@@ -614,6 +614,15 @@ START_TEST(test_huge_transaction_bounded_memory)
 END_TEST
 
 /* Runs outboxd with @connector_extra and expects exit 2 with one error line containing @needle. */
+/* The last 3000 bytes of @log, for a failure message. */
+static const char *
+log_tail(const char *log)
+{
+	size_t n = strlen(log);
+
+	return n > 3000 ? log + n - 3000 : log;
+}
+
 static void
 expect_precondition(struct relayfix *f, const char *connector_extra, const char *needle)
 {
@@ -624,11 +633,12 @@ expect_precondition(struct relayfix *f, const char *connector_extra, const char 
 	relayfix_start(f);
 	ck_assert_int_eq(relayfix_wait_exit(f, 60), 2);
 	log = relayfix_log(f);
-	ck_assert_msg(strstr(log, needle) != NULL, "no \"%s\" in:\n%s", needle, log);
+	/* the log's tail: Check refuses a failure message longer than about 4 KB */
+	ck_assert_msg(strstr(log, needle) != NULL, "no \"%s\" in:\n%s", needle, log_tail(log));
 	for (line = strstr(log, " error "); line; line = strstr(line + 1, " error ")) {
 		errors++;
 	}
-	ck_assert_msg(errors == 1, "want one error line, got %d:\n%s", errors, log);
+	ck_assert_msg(errors == 1, "want one error line, got %d:\n%s", errors, log_tail(log));
 	ck_assert_msg(strstr(log, itest_env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")) == NULL,
 		      "the password appears in the log");
 	free(log);
@@ -733,38 +743,143 @@ START_TEST(test_second_relay_on_the_slot_exits_2)
 END_TEST
 
 /* outboxd check: a diagnosis, exit 0 when it can run, 2 with FAIL lines otherwise. */
-START_TEST(test_check_command_exits_0_when_ready_and_2_with_fail_lines)
+/* Runs `outboxd check` on the fixture's files; @out gets its output. Return: its exit status. */
+static int
+run_check(struct relayfix *f, char *out, size_t size)
 {
-	struct relayfix f;
 	struct buf cmd = BUF_INIT;
-	char out[8192];
 	size_t n;
 	FILE *p;
 	int st;
 
-	relayfix_init(&f, _i == 1);
-	relayfix_config(&f, NULL, NULL);
 	buf_add_fmt(&cmd, "'%s' check '%s/worker.properties' '%s/connector.properties' 2>&1",
-		    itest_env("OUTBOXD_BIN"), f.dir, f.dir);
+		    itest_env("OUTBOXD_BIN"), f->dir, f->dir);
 	p = popen(buf_cstr(&cmd), "r");
-	n = fread(out, 1, sizeof(out) - 1, p);
+	ck_assert(p != NULL);
+	n = fread(out, 1, size - 1, p);
 	out[n] = '\0';
 	st = pclose(p);
-	ck_assert_msg(WEXITSTATUS(st) == 0, "%s", out);
+	buf_fini(&cmd);
+	return WEXITSTATUS(st);
+}
+
+/*
+ * A slot PostgreSQL invalidated (here: its WAL removed past max_slot_wal_keep_size) is exit 2
+ * naming the reason: 17+'s invalidation_reason, older majors' wal_status.
+ */
+START_TEST(test_invalidated_slot_names_its_reason)
+{
+	struct relayfix f;
+	const char *major = itest_env("OUTBOXD_TEST_PG_MAJOR");
+
+	relayfix_init(&f, false);
+	itest_sqlf(f.pg, "ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
+	itest_sqlf(f.pg, "SELECT pg_reload_conf()");
+	/* Two segments written past the slot's restart_lsn, then a checkpoint removes them. */
+	for (int i = 0; i < 2; i++) {
+		itest_sqlf(f.pg, "INSERT INTO %s.business (v) VALUES ('wal')", f.name);
+		itest_sqlf(f.pg, "SELECT pg_switch_wal()");
+		itest_sqlf(f.pg, "CHECKPOINT");
+	}
+	itest_sqlf(f.pg, "ALTER SYSTEM RESET max_slot_wal_keep_size");
+	itest_sqlf(f.pg, "SELECT pg_reload_conf()");
+	expect_precondition(&f, NULL,
+			    atoi(major) >= 17 ? "is invalidated (wal_removed: the WAL it needed" :
+						"is invalidated (wal_status lost");
+	relayfix_fini(&f);
+}
+END_TEST
+
+/*
+ * PostgreSQL 18's idle_replication_slot_timeout: `outboxd check` warns while it is set, and a
+ * slot it invalidated is exit 2 naming idle_timeout. Before 18 the setting does not exist.
+ */
+START_TEST(test_idle_timeout_invalidation)
+{
+	struct relayfix f;
+	struct buf q = BUF_INIT;
+	char out[32768];
+	bool invalidated = false;
+	PGresult *r;
+
+	relayfix_init(&f, false);
+	if (atoi(itest_env("OUTBOXD_TEST_PG_MAJOR")) < 18) {
+		r = itest_sql(f.pg, "SELECT current_setting('idle_replication_slot_timeout', true) "
+				    "IS NULL");
+		ck_assert_str_eq(PQgetvalue(r, 0, 0), "t");
+		PQclear(r);
+		relayfix_fini(&f);
+		return;
+	}
+	relayfix_config(&f, NULL, NULL);
+	itest_sqlf(f.pg, "ALTER SYSTEM SET idle_replication_slot_timeout = '1s'");
+	itest_sqlf(f.pg, "SELECT pg_reload_conf()");
+	/* the slot, never streamed from, is idle from its creation; a checkpoint invalidates it */
+	buf_add_fmt(&q,
+		    "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s' AND "
+		    "invalidation_reason = 'idle_timeout'",
+		    f.slot);
+	for (int i = 0; i < 100 && !invalidated; i++) {
+		usleep(100 * 1000);
+		if (i >= 20) {
+			itest_sqlf(f.pg, "CHECKPOINT");
+		}
+		r = itest_sql(f.pg, buf_cstr(&q));
+		invalidated = strcmp(PQgetvalue(r, 0, 0), "1") == 0;
+		PQclear(r);
+	}
+	buf_fini(&q);
+	ck_assert_msg(invalidated, "no idle_timeout invalidation of %s within 10 s", f.slot);
+	ck_assert_int_eq(run_check(&f, out, sizeof(out)), 2);
+	itest_sqlf(f.pg, "ALTER SYSTEM RESET idle_replication_slot_timeout");
+	itest_sqlf(f.pg, "SELECT pg_reload_conf()");
+	ck_assert_msg(
+		strstr(out, "\nwarn slot") &&
+			strstr(out, "idle_replication_slot_timeout = 1s: if outboxd is stopped"),
+		"%s", log_tail(out));
+	expect_precondition(&f, NULL, "is invalidated (idle_timeout: it was inactive");
+	relayfix_fini(&f);
+}
+END_TEST
+
+START_TEST(test_check_command_exits_0_when_ready_and_2_with_fail_lines)
+{
+	struct relayfix f;
+	char out[8192];
+
+	relayfix_init(&f, _i == 1);
+	relayfix_config(&f, NULL, NULL);
+	ck_assert_msg(run_check(&f, out, sizeof(out)) == 0, "%s", out);
 	ck_assert_msg(strstr(out, "ok   slot") && strstr(out, "ok   publication") &&
 			      strstr(out, "ok   kafka") && strstr(out, "ok   privileges"),
 		      "%s", out);
 	ck_assert_msg(strstr(out, itest_env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")) == NULL,
 		      "the password appears in the diagnosis");
 	relayfix_config(&f, NULL, "slot.name=no_such_slot");
-	p = popen(buf_cstr(&cmd), "r");
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = '\0';
-	st = pclose(p);
-	ck_assert_int_eq(WEXITSTATUS(st), 2);
+	ck_assert_int_eq(run_check(&f, out, sizeof(out)), 2);
 	ck_assert_msg(strstr(out, "FAIL slot") && strstr(out, "\"no_such_slot\" does not exist"),
 		      "%s", out);
-	buf_fini(&cmd);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/*
+ * A two_phase slot would hand over a prepared transaction's rows before COMMIT PREPARED: run and
+ * check refuse it, naming the fix.
+ */
+START_TEST(test_two_phase_slot_refused)
+{
+	struct relayfix f;
+	char out[32768];
+
+	relayfix_init(&f, _i == 1);
+	itest_sqlf(f.pg, "SELECT pg_drop_replication_slot('%s')", f.slot);
+	itest_sqlf(f.pg, "SELECT pg_create_logical_replication_slot('%s', 'pgoutput', false, true)",
+		   f.slot);
+	expect_precondition(&f, NULL, "was created with two_phase = true");
+	ck_assert_msg(run_check(&f, out, sizeof(out)) == 2, "%s", log_tail(out));
+	ck_assert_msg(strstr(out, "FAIL slot") && strstr(out, "create it again without two_phase"),
+		      "%s", log_tail(out));
 	relayfix_fini(&f);
 }
 END_TEST
@@ -955,7 +1070,8 @@ START_TEST(test_selected_logical_messages_go_to_the_message_topic)
 	end = relayfix_last_commit_end(&f);
 	ck_assert_int_ge(wait_confirmed(&f, end, 30), 0);
 	buf_add_fmt(&topic, "%s.message", f.name);
-	n = itest_consume_all(buf_cstr(&topic), 3, 15000, &recs);
+	/* Confirmed means delivered: a third (unselected) record would be there by now. */
+	n = itest_consume_all(buf_cstr(&topic), 3, 5000, &recs);
 	ck_assert_uint_eq(n, 2);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_ptr_null(recs[i].headers);
@@ -1133,6 +1249,60 @@ START_TEST(test_heartbeat_query_error_is_not_lost_to_a_catalog_query)
 	buf_fini(&extra);
 	buf_fini(&q);
 	buf_fini(&waiting);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/*
+ * A statement of the queue that cannot finish (an action query waiting for a lock the test never
+ * lets go) does not hold the stream: the catalog query of a Relation message cancels it after
+ * SQLQ_SETTLE_MS, the row is delivered, and the statement runs again later, not as a failure.
+ */
+START_TEST(test_blocked_statement_is_cancelled_for_a_catalog_query)
+{
+	struct relayfix f;
+	struct buf extra = BUF_INIT, q = BUF_INIT;
+	PGconn *holder = itest_pg();
+	long key = (long)getpid() * 1000 + 23;
+	char *log;
+
+	relayfix_init(&f, false);
+	setup_types(&f);
+	buf_add_fmt(&q, "SELECT pg_advisory_lock(%ld)", key);
+	sql(holder, buf_cstr(&q));
+	buf_add_fmt(&extra,
+		    "heartbeat.interval.ms=300\n"
+		    "heartbeat.action.query=SELECT pg_advisory_xact_lock(%ld)",
+		    key);
+	relayfix_config(&f, NULL, buf_cstr(&extra));
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	buf_reset(&q);
+	buf_add_fmt(&q,
+		    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name "
+		    "= 'outboxd' AND query LIKE '%%pg_advisory_xact_lock(%ld)%%' AND "
+		    "wait_event_type = 'Lock')",
+		    key);
+	ck_assert_msg(wait_true(f.pg, buf_cstr(&q), 30), "the heartbeat query did not start");
+	/* the session's first outbox row: its Relation message needs the connection */
+	insert_load(&f, f.pg, 0, 1, 1);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
+	ck_assert(relayfix_wait_log(&f, "heartbeat.action.query still ran after 5000 ms", 10));
+	/* sent again: it waits for the lock once more, and succeeds once the lock goes */
+	ck_assert_msg(wait_true(f.pg, buf_cstr(&q), 30), "the heartbeat query was not sent again");
+	buf_reset(&q);
+	buf_add_fmt(&q, "SELECT pg_advisory_unlock(%ld)", key);
+	sql(holder, buf_cstr(&q));
+	insert_load(&f, f.pg, 1, 1, 1);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	log = relayfix_log(&f);
+	ck_assert_msg(!strstr(log, "heartbeat.action.query failed"), "%s", log_tail(log));
+	free(log);
+	PQfinish(holder);
+	buf_fini(&extra);
+	buf_fini(&q);
 	relayfix_fini(&f);
 	free_types();
 }
@@ -1905,6 +2075,11 @@ relay_suite(void)
 	TCase *pre = tcase_create("preconditions");
 	TCase *sql = tcase_create("sql_connection");
 	TCase *snap = tcase_create("snapshot");
+	/*
+	 * Broker outages test the Kafka side alone: scripts/test runs them on PostgreSQL 15 and
+	 * leaves them out (CK_EXCLUDE_TAGS=broker-outage) on the other majors of the matrix.
+	 */
+	TCase *outage = tcase_create("broker_outage");
 
 	tcase_set_timeout(flow, 300);
 	tcase_set_timeout(confirm, 300);
@@ -1912,6 +2087,8 @@ relay_suite(void)
 	tcase_set_timeout(pre, 120);
 	tcase_set_timeout(sql, 120);
 	tcase_set_timeout(snap, 300);
+	tcase_set_timeout(outage, 300);
+	tcase_set_tags(outage, "broker-outage");
 	tcase_add_loop_test(flow, test_rows_arrive_once_in_order, 0, 2);
 	tcase_add_loop_test(flow, test_huge_transaction_bounded_memory, 0, 2);
 	tcase_add_test(flow, test_update_fatal_halts);
@@ -1923,12 +2100,13 @@ relay_suite(void)
 		flow, test_heartbeats_publish_and_run_their_query_and_initial_statements_run, 0, 2);
 	tcase_add_test(sql, test_heartbeat_query_error_is_not_lost_to_a_catalog_query);
 	tcase_add_test(sql, test_cleanup_deletes_only_confirmed_rows);
+	tcase_add_test(sql, test_blocked_statement_is_cancelled_for_a_catalog_query);
 	tcase_add_loop_test(flow, test_selected_logical_messages_go_to_the_message_topic, 0, 2);
-	tcase_add_loop_test(confirm, test_frozen_broker_never_confirms_ahead, 0, 2);
+	tcase_add_loop_test(outage, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
 	tcase_add_test(confirm, test_wedged_loop_fails_liveness);
 	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);
-	tcase_add_loop_test(faults, test_broker_down_20s_keeps_the_relay_running_and_it_catches_up,
+	tcase_add_loop_test(outage, test_broker_down_20s_keeps_the_relay_running_and_it_catches_up,
 			    0, 2);
 	tcase_add_loop_test(pre, test_missing_slot_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_missing_publication_exits_2, 0, 2);
@@ -1936,11 +2114,15 @@ relay_suite(void)
 	tcase_add_test(pre, test_cleanup_settings_refused_exit_2);
 	tcase_add_loop_test(pre, test_wrong_password_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_second_relay_on_the_slot_exits_2, 0, 2);
+	tcase_add_loop_test(pre, test_two_phase_slot_refused, 0, 1);
+	tcase_add_test(pre, test_invalidated_slot_names_its_reason);
+	tcase_add_test(pre, test_idle_timeout_invalidation);
 	tcase_add_loop_test(pre, test_check_command_exits_0_when_ready_and_2_with_fail_lines, 0, 2);
 	suite_add_tcase(s, pre);
 	suite_add_tcase(s, flow);
 	suite_add_tcase(s, confirm);
 	suite_add_tcase(s, faults);
+	suite_add_tcase(s, outage);
 	tcase_add_loop_test(snap, test_snapshot_of_a_partitioned_outbox, 0, 2);
 	tcase_add_loop_test(snap, test_snapshot_rows_of_one_aggregate_in_insert_order, 0, 2);
 	tcase_add_loop_test(snap, test_snapshot_poison_row_goes_to_the_dead_letter_topic, 0, 2);

@@ -10,10 +10,12 @@ role_managed.sql is run for each service it knows (the rds_replication role RDS 
 created here to stand in for the service's). TAP output; the stack's environment is required.
 """
 import os
+import re
 import secrets
 import subprocess
 import sys
 import tempfile
+import time
 
 SOURCE = os.environ.get("OUTBOXD_TEST_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -53,6 +55,114 @@ def psql(args, sql=None):
 def value(sql):
     r = psql([], sql)
     return r.stdout.strip() if r.returncode == 0 else f"ERROR {r.stderr.strip()}"
+
+
+def run_outboxd(args, worker, cfg):
+    """outboxd ARGS... WORKER CONNECTOR with the two files' text; (exit status, output)."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for name, text in (("worker.properties", worker), ("connector.properties", cfg)):
+            paths.append(os.path.join(d, name))
+            with open(paths[-1], "w") as f:
+                f.write(text)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_TEST")}
+        r = subprocess.run([BIN] + args + paths, capture_output=True, text=True, timeout=120,
+                           env=e)
+        return r.returncode, r.stdout + r.stderr
+
+
+def lines(out, prefix):
+    return [l for l in out.splitlines() if l.startswith(prefix)]
+
+
+def check_failover_lines(tag, major, worker, fcfg, cfg):
+    """outboxd check's failover lines: what synchronized_standby_slots lacks, named."""
+    if major < 17:
+        rc, out = run_outboxd(["check"], worker, cfg + "slot.failover=true\n")
+        tap(rc == 2 and any("needs PostgreSQL 17" in l for l in lines(out, "FAIL failover")),
+            f"outboxd check: slot.failover=true is a FAIL on {major}", out)
+        return
+    rc, out = run_outboxd(["check"], worker, cfg + "slot.failover=true\n")
+    tap(rc == 2 and any("ALTER_REPLICATION_SLOT" in l for l in lines(out, "FAIL failover")),
+        "outboxd check: slot.failover=true on a plain slot is a FAIL naming the ALTER", out)
+    rc, out = run_outboxd(["check"], worker, fcfg)
+    tap(rc == 2 and any("synchronized_standby_slots is empty" in l
+                        for l in lines(out, "FAIL failover")),
+        "outboxd check: a failover slot without synchronized_standby_slots is a FAIL", out)
+    sb = f"sb_{tag}"
+    psql([], f"ALTER SYSTEM SET synchronized_standby_slots = '{sb}'")
+    psql([], "SELECT pg_reload_conf()")
+    # the new value is read by sessions that start after the reload has been processed
+    ok = False
+    for _ in range(50):
+        rc, out = run_outboxd(["check"], worker, fcfg)
+        if any("does not exist" in l for l in lines(out, "FAIL failover")):
+            ok = rc == 2
+            break
+        time.sleep(0.1)
+    tap(ok, "outboxd check: synchronized_standby_slots naming a missing slot is a FAIL", out)
+    psql([], f"SELECT pg_create_physical_replication_slot('{sb}', true)")
+    rc, out = run_outboxd(["check"], worker, fcfg)
+    tap(rc == 0 and any("is not connected" in l for l in lines(out, "warn failover")) and
+        any(f"synchronized_standby_slots = '{sb}'" in l for l in lines(out, "ok   failover")),
+        "outboxd check: an existing physical slot is ok, its absent standby a warning", out)
+
+
+def failover_checks(tag, worker, cfg):
+    """slot.sql -v failover=on and `outboxd slot create` with slot.failover=true: failover slots
+    on 17+, a refusal naming the version before; two_phase and non-failover slots refused."""
+    major = int(env("OUTBOXD_TEST_PG_MAJOR"))
+    fslot, oslot = f"fo_{tag}", f"fx_{tag}"
+    try:
+        r = psql(["-v", f"slot={fslot}", "-v", "failover=on", "-f",
+                  os.path.join(SOURCE, "sql", "slot.sql")])
+        if major >= 17:
+            tap(r.returncode == 0 and value(f"SELECT failover FROM pg_replication_slots "
+                                            f"WHERE slot_name = '{fslot}'") == "t",
+                "sql/slot.sql -v failover=on makes a failover slot", r.stdout + r.stderr)
+        else:
+            tap(r.returncode != 0 and "needs PostgreSQL 17 or later" in r.stderr and
+                value(f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = '{fslot}'")
+                == "0", f"sql/slot.sql -v failover=on refused on {major}", r.stdout + r.stderr)
+        # an existing plain slot asked to be a failover slot: refused with the ALTER that fixes it
+        psql([], f"SELECT pg_create_logical_replication_slot('{oslot}', 'pgoutput')")
+        r = psql(["-v", f"slot={oslot}", "-v", "failover=on", "-f",
+                  os.path.join(SOURCE, "sql", "slot.sql")])
+        if major >= 17:
+            tap(r.returncode != 0 and "is not a failover slot" in r.stderr and
+                "ALTER_REPLICATION_SLOT" in r.stderr, "sql/slot.sql: a plain slot is not "
+                "taken for a failover slot, the fix named", r.stdout + r.stderr)
+            a = subprocess.run(["psql", CONNINFO + " replication=database", "-X", "-q", "-c",
+                                f"ALTER_REPLICATION_SLOT {oslot} (FAILOVER true)"],
+                               capture_output=True, text=True, timeout=60)
+            r = psql(["-v", f"slot={oslot}", "-v", "failover=on", "-f",
+                      os.path.join(SOURCE, "sql", "slot.sql")])
+            tap(a.returncode == 0 and r.returncode == 0, "the named ALTER_REPLICATION_SLOT "
+                "makes it one, and slot.sql then accepts it", a.stderr + r.stdout + r.stderr)
+        psql([], f"SELECT pg_drop_replication_slot('{oslot}')")
+        psql([], f"SELECT pg_create_logical_replication_slot('{oslot}', 'pgoutput', false, true)")
+        r = psql(["-v", f"slot={oslot}", "-f", os.path.join(SOURCE, "sql", "slot.sql")])
+        tap(r.returncode != 0 and "two_phase" in r.stderr, "sql/slot.sql refuses a two_phase slot",
+            r.stdout + r.stderr)
+        psql([], f"SELECT pg_drop_replication_slot('{fslot}') FROM pg_replication_slots "
+                 f"WHERE slot_name = '{fslot}'")
+        # outboxd slot create with slot.failover=true
+        fcfg = re.sub(r"(?m)^slot\.name=.*$", f"slot.name={fslot}", cfg) + "slot.failover=true\n"
+        rc, out = run_outboxd(["slot", "create"], worker, fcfg)
+        if major >= 17:
+            tap(rc == 0 and value(f"SELECT failover FROM pg_replication_slots "
+                                  f"WHERE slot_name = '{fslot}'") == "t",
+                "outboxd slot create with slot.failover=true makes a failover slot", out)
+        else:
+            tap(rc == 2 and "slot.failover=true needs PostgreSQL 17 or later" in out,
+                f"outboxd slot create with slot.failover=true: exit 2 on {major}", out)
+        check_failover_lines(tag, major, worker, fcfg, cfg)
+    finally:
+        psql([], "ALTER SYSTEM RESET synchronized_standby_slots; SELECT pg_reload_conf()"
+             if major >= 17 else "SELECT 1")
+        for sl in (fslot, oslot, f"sb_{tag}"):
+            psql([], f"SELECT pg_drop_replication_slot('{sl}') FROM pg_replication_slots "
+                     f"WHERE slot_name = '{sl}'")
 
 
 def main():
@@ -155,6 +265,7 @@ outboxd.cleanup.retention=7 days
             tap(r.returncode == 2 and any(l.startswith("FAIL cleanup") and "GRANT DELETE" in l
                                           for l in out.splitlines()),
                 f"outboxd check as {crole} (no DELETE): FAIL cleanup naming the GRANT", out)
+        failover_checks(tag, worker_ok, cfg_ok)
         r = psql(names[:4] + ["-v", f"role=m_{tag}_x", "-v", "service=heroku",
                               "-v", f"outboxd_password={password}",
                               "-f", os.path.join(SOURCE, "sql", "role_managed.sql")])

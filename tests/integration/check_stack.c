@@ -36,7 +36,10 @@ START_TEST(test_pg_settings_for_replication)
 
 	ck_assert_str_eq(PQgetvalue(r, 0, 0), "logical");
 	ck_assert_str_eq(PQgetvalue(r, 0, 1), "10s");
-	ck_assert_str_eq(PQgetvalue(r, 0, 2), "15");
+	/* the stack runs the major it was asked for (scripts/stack --pg) */
+	ck_assert_msg(getenv("OUTBOXD_TEST_PG_MAJOR") != NULL,
+		      "OUTBOXD_TEST_PG_MAJOR is not set: start the stack with scripts/stack up");
+	ck_assert_str_eq(PQgetvalue(r, 0, 2), getenv("OUTBOXD_TEST_PG_MAJOR"));
 	PQclear(r);
 	PQfinish(c);
 }

@@ -27,13 +27,14 @@ struct pgsql_slot {
 	lsn_t confirmed_flush;
 	bool active;
 	int active_pid;
+	bool failover; /* created with failover (17+): synchronised to standbys */
 };
 
 /**
- * pgsql_check_slot() - the slot exists, is logical, uses pgoutput, belongs to this database and
- * is not invalidated.
+ * pgsql_check_slot() - the slot exists, is logical, uses pgoutput, belongs to this database, is
+ * not invalidated (its reason named on 16+) and was not created with two_phase.
  * @ret: written on success.
- * Return: 0; -ENOENT missing; -EINVAL wrong type, plugin or database; -ESTALE invalidated;
+ * Return: 0; -ENOENT missing; -EINVAL wrong type, plugin, database or two_phase; -ESTALE invalidated;
  * -EPROTO an unreadable LSN; or a failed query's code (above). @errbuf names the problem and the
  * fix.
  */
@@ -95,10 +96,19 @@ int pgsql_column_facts(PGconn *c, const char *schema, const char *table, const c
 void pgsql_defaults_free(char **defaults, int n);
 
 /**
- * pgsql_slot_create() - create a logical pgoutput slot (operations' command).
- * Return: 0; -EEXIST if it exists; -EPROTO an unreadable LSN; or a failed query's code.
+ * pgsql_slot_create() - create a logical pgoutput slot (operations' command); with @failover a
+ * failover slot, which standbys synchronise (PostgreSQL 17+).
+ * Return: 0; -EEXIST if it exists; -EPERM @failover before 17; -EPROTO an unreadable LSN; or a
+ * failed query's code.
  */
-int pgsql_slot_create(PGconn *c, const char *slot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
+int pgsql_slot_create(PGconn *c, const char *slot, bool failover, lsn_t *ret_lsn, char *errbuf,
+		      size_t errlen);
+
+/**
+ * pgsql_failover_unsupported() - whether @failover cannot be had on this server (before 17);
+ * when so, @errbuf names the fix.
+ */
+bool pgsql_failover_unsupported(PGconn *c, bool failover, char *errbuf, size_t errlen);
 
 /* pgsql_slot_drop() - drop a slot. Return: 0, -ENOENT, -EBUSY (active) or a failed query's code. */
 int pgsql_slot_drop(PGconn *c, const char *slot, char *errbuf, size_t errlen);

@@ -81,9 +81,9 @@ void pgstream_free(struct pgstream *s, bool orderly);
 typedef PGresult *pgstream_exec_fn(void *opaque, PGconn *c, const char *command);
 
 /**
- * pgstream_create_exported() - create the logical pgoutput slot @slot on a new replication
- * connection with an exported snapshot (CREATE_REPLICATION_SLOT ... (SNAPSHOT 'export')), run
- * through @exec. The snapshot stays importable until the connection runs another command or
+ * pgstream_create_exported() - create the logical pgoutput slot @slot (a failover slot with
+ * @failover, 17+) on a new replication connection with an exported snapshot
+ * (CREATE_REPLICATION_SLOT ... EXPORT_SNAPSHOT), run through @exec. The snapshot stays importable until the connection runs another command or
  * closes: the caller imports it on the ordinary connection (SET TRANSACTION SNAPSHOT) and then
  * PQfinish()es @ret_conn.
  * @ret_snapshot: the snapshot name, caller frees. @ret_lsn: the slot's consistent point.
@@ -91,8 +91,8 @@ typedef PGresult *pgstream_exec_fn(void *opaque, PGconn *c, const char *command)
  * exist now), or pgconn_failure_code() of the failure (-EIO transient, -EPERM precondition);
  * text in @errbuf.
  */
-int pgstream_create_exported(const struct kv *params, const char *slot, pgstream_exec_fn *exec,
-			     void *opaque, PGconn **ret_conn, char **ret_snapshot, lsn_t *ret_lsn,
-			     char *errbuf, size_t errlen);
+int pgstream_create_exported(const struct kv *params, const char *slot, bool failover,
+			     pgstream_exec_fn *exec, void *opaque, PGconn **ret_conn,
+			     char **ret_snapshot, lsn_t *ret_lsn, char *errbuf, size_t errlen);
 
 #endif

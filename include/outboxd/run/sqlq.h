@@ -11,7 +11,10 @@
  *
  * The connection also serves synchronous queries (the catalog facts of a Relation message):
  * sqlq_settle() first reads the running statement's results to the end, because libpq would
- * otherwise discard them, and with them an error that must halt the relay.
+ * otherwise discard them, and with them an error that must halt the relay. It waits at most
+ * SQLQ_SETTLE_MS: a statement still running then (a cleanup DELETE waiting for an application's
+ * row lock, an action query on a locked table) is cancelled and sent again after the catalog
+ * query, so that no statement of the queue holds the main loop, and with it the stream, longer.
  */
 
 #include <libpq-fe.h>
@@ -27,6 +30,9 @@ enum sqlq_kind {
 	SQLQ_CLEANUP,	/* outboxd.cleanup.* */
 	SQLQ_KINDS,
 };
+
+/* How long sqlq_settle() waits for the running statement before it cancels it. */
+#define SQLQ_SETTLE_MS 5000
 
 /* The most text parameters a statement takes. */
 #define SQLQ_MAX_PARAMS 5
@@ -50,8 +56,10 @@ struct sqlq_job {
 
 /* One session's queue: embed it, sqlq_init() it, sqlq_fini() it. */
 struct sqlq {
-	PGconn *conn; /* borrowed */
-	int running;  /* the kind whose results are awaited, -1 = none */
+	PGconn *conn;	/* borrowed */
+	int running;	/* the kind whose results are awaited, -1 = none */
+	bool cancelled; /* sqlq_settle() cancelled the running statement */
+	bool again;	/* ... and it was cancelled indeed: send it again */
 	struct sqlq_job jobs[SQLQ_KINDS];
 };
 
@@ -83,7 +91,9 @@ enum outcome sqlq_poll(struct sqlq *q, char *why, size_t whylen);
 
 /**
  * sqlq_settle() - wait for the running statement and read its results as sqlq_poll() does, so
- * the connection is free for a synchronous query. Queued statements stay queued.
+ * the connection is free for a synchronous query. Queued statements stay queued. After
+ * SQLQ_SETTLE_MS the statement is cancelled (a warning names its kind) and queued again; its
+ * result function never sees the cancellation.
  * Return: as sqlq_poll().
  */
 enum outcome sqlq_settle(struct sqlq *q, char *why, size_t whylen);

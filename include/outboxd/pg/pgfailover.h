@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pgfailover - what makes a failover slot safe, checked from the primary (PostgreSQL 17+).
+ *
+ * A failover slot is copied to standbys that run with sync_replication_slots=on, so outboxd can
+ * resume on a promoted standby. That is only safe when the primary holds back every change from
+ * outboxd until the standbys that may be promoted have it (synchronized_standby_slots): without
+ * it outboxd can publish an event for a transaction a promoted standby never received, an
+ * event without a committed change.
+ */
+#ifndef OUTBOXD_PG_PGFAILOVER_H
+#define OUTBOXD_PG_PGFAILOVER_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+/* A line of `outboxd check`: @level 0 ok, 1 a warning, 2 a failure. */
+typedef void (*pgfailover_diag)(void *arg, int level, const char *what, const char *detail);
+
+/**
+ * pgfailover_check() - for a failover slot, or when slot.failover=true asks for one (@want):
+ * the slot is one (@is_failover, from pgsql_check_slot()), the server can have one, and the
+ * primary's synchronized_standby_slots names existing physical slots whose standbys are
+ * connected. Nothing is reported for a plain slot nobody asked to be a failover slot.
+ * Return: true when nothing failed.
+ */
+bool pgfailover_check(PGconn *c, const char *slot, bool want, bool is_failover,
+		      pgfailover_diag diag, void *arg);
+
+#endif
