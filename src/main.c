@@ -485,6 +485,14 @@ check_postgres(const struct config *cfg, const struct router *router)
 		ok = pgfailover_check(c, cfg->slot_name, cfg->slot_failover, slot.failover,
 				      level_diag, NULL) &&
 		     ok;
+		if (cfg->slot_failover || slot.failover) {
+			char *standby_slots = pgfailover_standby_slots(c);
+
+			ok = pgfailover_check_hosts(&cfg->pg_conn, cfg->slot_name, standby_slots,
+						    level_diag, NULL) &&
+			     ok;
+			free(standby_slots);
+		}
 	} else {
 		diag(false, "slot", err);
 		ok = false;

@@ -105,6 +105,8 @@ static const struct cf_key connector_keys[] = {
 
 static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.slot.create", CF_BOOL, slot_create, "false", NULL, 0, 0),
+	/* libpq's; with a database.hostname list, read-write finds the primary after a failover */
+	CF_PGKEY("outboxd.database.target.session.attrs", "target_session_attrs", NULL),
 	CF_ABS("outboxd.http.port", CF_INT, http_port, "8080", NULL, 0, 65535),
 	CF_ABS("outboxd.shutdown.flush.ms", CF_INT, shutdown_flush_ms, "10000", NULL, 0, HOUR_MS),
 	CF_ABS("outboxd.restart.backoff.max.ms", CF_INT, restart_backoff_max_ms, "30000", NULL, 1,
@@ -213,11 +215,18 @@ set_pg(struct ctx *c, const struct cf_key *k, const char *value, const char *ori
 
 		r = configdef_bool(value, &b);
 		t = xstrdup(b ? "1" : "0");
-	} else if (strcmp(k->extra, "port") == 0 || strcmp(k->extra, "connect_timeout") == 0) {
+	} else if (strcmp(k->extra, "port") == 0) {
+		r = configdef_long_list(value, 0, 65535); /* one per host of a list */
+		t = configdef_trimdup(value);
+	} else if (strcmp(k->extra, "connect_timeout") == 0) {
 		int64_t v;
 
 		r = configdef_long(value, 0, 65535, &v);
 		t = configdef_trimdup(value);
+	} else if (strcmp(k->extra, "target_session_attrs") == 0) {
+		r = configdef_enum(value, "any|read-write|read-only|primary|standby|prefer-standby",
+				   &t);
+		r = r < 0 ? r : 0;
 	} else if (strcmp(k->extra, "sslmode") == 0) {
 		r = configdef_enum(value, "disable|allow|prefer|require|verify-ca|verify-full", &t);
 		r = r < 0 ? r : 0;

@@ -114,6 +114,21 @@ configdef_long(const char *value, int64_t min, int64_t max, int64_t *ret)
 }
 
 int
+configdef_long_list(const char *value, int64_t min, int64_t max)
+{
+	char *copy = xstrdup(value), *save = NULL;
+	int r = 0;
+
+	for (char *p = strtok_r(copy, ",", &save); p && !r; p = strtok_r(NULL, ",", &save)) {
+		int64_t v;
+
+		r = configdef_long(p, min, max, &v) < 0 ? -EINVAL : 0;
+	}
+	free(copy);
+	return r;
+}
+
+int
 configdef_int(const char *value, int32_t min, int32_t max, int32_t *ret)
 {
 	int64_t v;

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/util/buf.h"
+#include "outboxd/util/mem.h"
 
 #define WHAT "failover"
 
@@ -161,5 +163,179 @@ pgfailover_check(PGconn *c, const char *slot, bool want, bool is_failover, pgfai
 	}
 	PQclear(r);
 	buf_fini(&line);
+	return ok;
+}
+
+char *
+pgfailover_standby_slots(PGconn *c)
+{
+	PGresult *r = PQexec(c, "SELECT coalesce(current_setting('synchronized_standby_slots', "
+				"true), '')");
+	char *v = xstrdup(PQresultStatus(r) == PGRES_TUPLES_OK ? PQgetvalue(r, 0, 0) : "");
+
+	PQclear(r);
+	return v;
+}
+
+/* Whether the comma-separated list @list names @name (entries may be double-quoted). */
+static bool
+names(const char *list, const char *name)
+{
+	char *copy = xstrdup(list), *save = NULL;
+	bool found = false;
+
+	for (char *p = strtok_r(copy, ",", &save); p && !found; p = strtok_r(NULL, ",", &save)) {
+		size_t n;
+
+		while (*p == ' ' || *p == '"') {
+			p++;
+		}
+		n = strlen(p);
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '"')) {
+			p[--n] = '\0';
+		}
+		found = strcmp(p, name) == 0;
+	}
+	free(copy);
+	return found;
+}
+
+/* The standby-side needs of one host in recovery, @at naming it ("host:port"). */
+static bool
+standby_side(PGconn *c, const char *at, const char *slot, const char *standby_slots,
+	     pgfailover_diag diag, void *arg)
+{
+	const char *p[] = { slot };
+	PGresult *r = PQexecParams(
+		c,
+		"SELECT coalesce(current_setting('sync_replication_slots', true), 'off'), "
+		"current_setting('hot_standby_feedback'), current_setting('primary_slot_name'), "
+		"(SELECT coalesce(j->>'synced', 'false') || ' ' || "
+		"coalesce(j->>'invalidation_reason', '') FROM pg_replication_slots s, "
+		"LATERAL (SELECT to_jsonb(s) AS j) x WHERE slot_name = $1)",
+		1, NULL, p, NULL, NULL, 0);
+	struct buf line = BUF_INIT;
+	bool ok = true;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		buf_add_fmt(&line, "standby %s: could not read its settings: %s", at,
+			    PQresultErrorMessage(r));
+		ok = say(diag, arg, 2, buf_cstr(&line));
+	} else {
+		const char *sync = PQgetvalue(r, 0, 0), *feedback = PQgetvalue(r, 0, 1),
+			   *pslot = PQgetvalue(r, 0, 2), *state = PQgetvalue(r, 0, 3);
+
+		if (strcmp(sync, "on") != 0) {
+			buf_add_fmt(
+				&line,
+				"standby %s: sync_replication_slots is off, so it has no copy of "
+				"the slot to resume from after a promotion; set it on",
+				at);
+		} else if (strcmp(feedback, "on") != 0) {
+			buf_add_fmt(&line,
+				    "standby %s: hot_standby_feedback is off; slot synchronisation "
+				    "needs it on (else the primary may remove rows the copy needs)",
+				    at);
+		} else if (!pslot[0]) {
+			buf_add_fmt(&line,
+				    "standby %s: primary_slot_name is empty; slot synchronisation "
+				    "needs a physical slot on the primary, named in "
+				    "synchronized_standby_slots",
+				    at);
+		} else if (!names(standby_slots, pslot)) {
+			buf_add_fmt(
+				&line,
+				"standby %s streams through physical slot \"%s\", which the "
+				"primary's synchronized_standby_slots does not name: outboxd may "
+				"publish a transaction this standby lacks",
+				at, pslot);
+		} else if (PQgetisnull(r, 0, 3) || strncmp(state, "true ", 5) != 0) {
+			buf_add_fmt(&line,
+				    "standby %s: no synchronised copy of slot \"%s\" yet (check "
+				    "its log; primary_conninfo needs a dbname)",
+				    at, slot);
+		} else if (state[5]) {
+			buf_add_fmt(&line,
+				    "standby %s: its copy of slot \"%s\" is invalidated (%s)", at,
+				    slot, state + 5);
+		} else {
+			buf_add_fmt(
+				&line,
+				"standby %s: sync_replication_slots and hot_standby_feedback on, "
+				"streams through \"%s\", holds a synced copy of \"%s\"",
+				at, pslot, slot);
+			say(diag, arg, 0, buf_cstr(&line));
+			PQclear(r);
+			buf_fini(&line);
+			return true;
+		}
+		ok = say(diag, arg, 2, buf_cstr(&line));
+	}
+	PQclear(r);
+	buf_fini(&line);
+	return ok;
+}
+
+/* The @i-th entry of the comma-separated @list, or the last one (libpq's rule for ports). */
+static char *
+nth(const char *list, int i)
+{
+	const char *s = list, *e;
+
+	for (int k = 0; k < i && strchr(s, ','); k++) {
+		s = strchr(s, ',') + 1;
+	}
+	e = strchr(s, ',');
+	return e ? xstrndup(s, (size_t)(e - s)) : xstrdup(s);
+}
+
+bool
+pgfailover_check_hosts(const struct kv *params, const char *slot, const char *standby_slots,
+		       pgfailover_diag diag, void *arg)
+{
+	const char *hosts = kv_get(params, "host"), *ports = kv_get(params, "port");
+	int n = 1;
+	bool ok = true;
+
+	if (!hosts || !strchr(hosts, ',')) {
+		return true;
+	}
+	for (const char *h = hosts; (h = strchr(h, ',')); h++) {
+		n++;
+	}
+	for (int i = 0; i < n; i++) {
+		struct kv one = KV_INIT;
+		char *host = nth(hosts, i), *port = ports ? nth(ports, i) : NULL, err[512], at[300];
+		enum pgconn_failure f;
+		PGconn *c = NULL;
+
+		for (size_t k = 0; k < params->n; k++) {
+			kv_set(&one, params->v[k].key, params->v[k].value, params->v[k].origin);
+		}
+		kv_set(&one, "host", host, "database.hostname");
+		if (port) {
+			kv_set(&one, "port", port, "database.port");
+		}
+		kv_del(&one, "target_session_attrs");
+		snprintf(at, sizeof(at), "%s:%s", host, port ? port : "5432");
+		if (pgconn_open(&one, false, &c, &f, err, sizeof(err)) < 0) {
+			char line[900];
+
+			snprintf(line, sizeof(line), "host %s does not answer (%s)", at, err);
+			say(diag, arg, 1, line);
+		} else {
+			PGresult *r = PQexec(c, "SELECT pg_is_in_recovery()");
+
+			if (PQresultStatus(r) == PGRES_TUPLES_OK &&
+			    strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
+				ok = standby_side(c, at, slot, standby_slots, diag, arg) && ok;
+			}
+			PQclear(r);
+		}
+		PQfinish(c);
+		kv_fini(&one);
+		free(host);
+		free(port);
+	}
 	return ok;
 }

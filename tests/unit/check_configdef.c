@@ -164,6 +164,16 @@ START_TEST(test_long_takes_64_bits_and_refuses_more)
 }
 END_TEST
 
+/* database.port's list: each entry a number in range, one per host. */
+START_TEST(test_long_list_checks_every_entry)
+{
+	ck_assert_int_eq(configdef_long_list("5432", 0, 65535), 0);
+	ck_assert_int_eq(configdef_long_list("5432,5433, 5434", 0, 65535), 0);
+	ck_assert_int_eq(configdef_long_list("5432,x", 0, 65535), -EINVAL);
+	ck_assert_int_eq(configdef_long_list("5432,65536", 0, 65535), -EINVAL);
+}
+END_TEST
+
 static void
 ck_list(const struct configdef_list *l, size_t n, const char *const *want)
 {
@@ -285,6 +295,7 @@ configdef_suite(void)
 	TCase *list = tcase_create("list");
 
 	tcase_add_test(scalar, test_trim_strips_control_chars_like_java);
+	tcase_add_test(scalar, test_long_list_checks_every_entry);
 	tcase_add_test(scalar, test_trim_keeps_non_ascii_and_inner_whitespace);
 	tcase_add_test(scalar, test_bool_accepts_true_false_in_any_case_trimmed);
 	tcase_add_test(scalar, test_bool_refuses_anything_else_and_leaves_ret);

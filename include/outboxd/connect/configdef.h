@@ -70,6 +70,12 @@ int configdef_int(const char *value, int32_t min, int32_t max, int32_t *ret);
 /* configdef_long() - ConfigDef LONG: configdef_int() with Long.parseLong's 64 bits. */
 int configdef_long(const char *value, int64_t min, int64_t max, int64_t *ret);
 
+/**
+ * configdef_long_list() - a comma-separated list whose every entry is a configdef_long() in
+ * [@min, @max] (libpq's multi-host database.port, one port per host). Return: 0 or -EINVAL.
+ */
+int configdef_long_list(const char *value, int64_t min, int64_t max);
+
 /* The items of a list value, in order; each owned by the list. */
 struct configdef_list {
 	char **v;

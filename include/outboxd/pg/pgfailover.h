@@ -14,6 +14,8 @@
 #include <libpq-fe.h>
 #include <stdbool.h>
 
+#include "outboxd/util/kv.h"
+
 /* A line of `outboxd check`: @level 0 ok, 1 a warning, 2 a failure. */
 typedef void (*pgfailover_diag)(void *arg, int level, const char *what, const char *detail);
 
@@ -26,5 +28,24 @@ typedef void (*pgfailover_diag)(void *arg, int level, const char *what, const ch
  */
 bool pgfailover_check(PGconn *c, const char *slot, bool want, bool is_failover,
 		      pgfailover_diag diag, void *arg);
+
+/**
+ * pgfailover_check_hosts() - for a failover slot, each host of a database.hostname list on its
+ * own (libpq's multi-host form, outboxd's way to follow a failover): a standby among them must
+ * run sync_replication_slots=on and hot_standby_feedback=on, stream through a physical slot
+ * (primary_slot_name) that @standby_slots (the primary's synchronized_standby_slots) names,
+ * and hold a synced, valid copy of @slot. A host that does not answer is a warning (it may be
+ * the failed primary). Nothing is reported for a single host.
+ * @params: the connection's libpq keywords (host and port lists).
+ * Return: true when nothing failed.
+ */
+bool pgfailover_check_hosts(const struct kv *params, const char *slot, const char *standby_slots,
+			    pgfailover_diag diag, void *arg);
+
+/**
+ * pgfailover_standby_slots() - the primary's synchronized_standby_slots (17+), "" when unset
+ * or unreadable. Return: a string the caller frees.
+ */
+char *pgfailover_standby_slots(PGconn *c);
 
 #endif
