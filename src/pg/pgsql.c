@@ -41,6 +41,22 @@ failed(const PGresult *r, const char *code, int special, char *errbuf, size_t er
 }
 
 int
+pgsql_standby(PGconn *c, bool *ret_standby, bool *ret_feedback, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	int rc = query(c, "SELECT pg_is_in_recovery(), current_setting('hot_standby_feedback')", 0,
+		       NULL, &r, errbuf, errlen);
+
+	if (rc < 0) {
+		return rc;
+	}
+	*ret_standby = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	*ret_feedback = strcmp(PQgetvalue(r, 0, 1), "on") == 0;
+	PQclear(r);
+	return 0;
+}
+
+int
 pgsql_positive_interval(PGconn *c, const char *value, PGresult **ret_failed)
 {
 	const char *params[1] = { value };

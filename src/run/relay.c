@@ -118,6 +118,43 @@ column_facts(void *opaque, const struct relcache_rel *rel, bool **ret_notnull, c
 	return rc < 0 ? OUTCOME_RESTART : OUTCOME_OK;
 }
 
+/*
+ * Decoding on a standby (16+): the cleanup cannot delete there (exit 2), an action query that
+ * writes fails at every heartbeat, and without hot_standby_feedback the primary's VACUUM can
+ * invalidate the slot (rows_removed). Said once per session.
+ */
+static enum outcome
+check_standby(struct session *s)
+{
+	const struct config *cfg = s->r->cfg;
+	bool standby = false, feedback = false;
+	int rc = pgsql_standby(s->sql, &standby, &feedback, s->why, sizeof(s->why));
+
+	if (rc < 0) {
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
+	}
+	if (!standby) {
+		return OUTCOME_OK;
+	}
+	if (cfg->cleanup_retention) {
+		errbuf_set(s->why, sizeof(s->why),
+			   "outboxd.cleanup.retention is set, but this server is a standby, where "
+			   "nothing can be deleted: unset it here, and run the cleanup where the "
+			   "outbox can be written (the primary)");
+		return OUTCOME_PRECONDITION;
+	}
+	log_info(MOD, "this server is a standby: decoding here (PostgreSQL 16+)%s",
+		 feedback ? "" :
+			    "; hot_standby_feedback is off, so the primary's VACUUM may "
+			    "invalidate the slot (rows_removed): set it on");
+	if (cfg->heartbeat_action_query) {
+		log_warn(MOD,
+			 "this server is a standby: heartbeat.action.query runs here read-only, "
+			 "and fails at every heartbeat if it writes");
+	}
+	return OUTCOME_OK;
+}
+
 /* Checks the preconditions on the ordinary connection; returns the slot's confirmed LSN. */
 static enum outcome
 check_preconditions(struct session *s, lsn_t *ret_confirmed)
@@ -134,7 +171,12 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 	    (rc = pgsql_publication_tables(s->sql, cfg->publication_name, &tables, &n, s->why,
 					   sizeof(s->why))) < 0) {
 		/* -EIO: the query failed transiently (pgsql.h); every other code is a finding */
+		pgsql_pubtables_free(tables, n);
 		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
+	}
+	if ((o = check_standby(s)) != OUTCOME_OK) {
+		pgsql_pubtables_free(tables, n);
+		return o;
 	}
 	clean = xcalloc((size_t)n + 1, sizeof(*clean));
 	for (int i = 0; i < n; i++) {

@@ -1308,6 +1308,61 @@ START_TEST(test_blocked_statement_is_cancelled_for_a_catalog_query)
 }
 END_TEST
 
+/*
+ * A stored generated column reaches outboxd only when PostgreSQL 18's publication says
+ * publish_generated_columns = stored: then it can be placed (here in a header); before 18, or
+ * without the option, it is not in the row (table.field.additional.missing=ignore: no header).
+ */
+START_TEST(test_generated_column_with_publish_generated_columns)
+{
+	struct relayfix f;
+	struct buf q = BUF_INIT;
+	struct itest_record *recs;
+	bool published = atoi(itest_env("OUTBOXD_TEST_PG_MAJOR")) >= 18;
+	const void *hv = NULL;
+	size_t hl = 0, n;
+	char *topic;
+
+	relayfix_init(&f, false);
+	setup_types(&f);
+	itest_sqlf(f.pg,
+		   "ALTER TABLE %s.outbox ADD COLUMN idlen int GENERATED ALWAYS AS "
+		   "(length(aggregateid)) STORED",
+		   f.name);
+	if (published) {
+		itest_sqlf(f.pg, "ALTER PUBLICATION %s SET (publish_generated_columns = stored)",
+			   f.pub);
+	}
+	relayfix_config(&f, NULL,
+			"transforms.outbox.table.fields.additional.placement=idlen:header:idlen\n"
+			"transforms.outbox.table.field.additional.missing=ignore");
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	buf_add_fmt(&q,
+		    "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+		    "('0badc0de-0000-4000-8000-0000000000a1', '%s', 'agg-12345', 'T', '{}')",
+		    f.name, aggtypes[0]);
+	sql(f.pg, buf_cstr(&q));
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
+	topic = topic_of(0);
+	n = itest_consume_all(topic, 1, 15000, &recs);
+	ck_assert_uint_eq(n, 1);
+	if (published) {
+		ck_assert_int_eq(rd_kafka_header_get_last(recs[0].headers, "idlen", &hv, &hl), 0);
+		ck_assert_msg(hl == 1 && memcmp(hv, "9", 1) == 0, "idlen header: %.*s", (int)hl,
+			      (const char *)hv);
+	} else {
+		ck_assert_int_ne(rd_kafka_header_get_last(recs[0].headers, "idlen", &hv, &hl), 0);
+	}
+	itest_records_free(recs, n);
+	free(topic);
+	buf_fini(&q);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 /* SELECT count(*) FROM @f's outbox. */
 static long
 outbox_rows(struct relayfix *f)
@@ -2092,6 +2147,7 @@ relay_suite(void)
 	tcase_add_loop_test(flow, test_rows_arrive_once_in_order, 0, 2);
 	tcase_add_loop_test(flow, test_huge_transaction_bounded_memory, 0, 2);
 	tcase_add_test(flow, test_update_fatal_halts);
+	tcase_add_test(flow, test_generated_column_with_publish_generated_columns);
 	tcase_add_loop_test(flow, test_partitions_match_java, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_halts_and_is_not_skipped, 0, 2);
 	tcase_add_test(flow, test_halt_stay_keeps_the_halted_process_up);

@@ -22,6 +22,13 @@
 #include "outboxd/pg/relcache.h"
 #include "outboxd/util/lsn.h"
 
+/**
+ * pgsql_standby() - whether the server is a standby (in recovery), and whether its
+ * hot_standby_feedback is on (@ret_feedback; meaningful on a standby only).
+ * Return: 0 with @ret_standby set, or a failed query's code.
+ */
+int pgsql_standby(PGconn *c, bool *ret_standby, bool *ret_feedback, char *errbuf, size_t errlen);
+
 /* What the slot check found. */
 struct pgsql_slot {
 	lsn_t confirmed_flush;
