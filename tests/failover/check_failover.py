@@ -27,31 +27,10 @@ import threading
 import time
 import uuid
 
-SOURCE = os.environ.get("OUTBOXD_TEST_SOURCE_DIR") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-BIN = os.environ.get("OUTBOXD_BIN", os.path.join(SOURCE, "build", "outboxd"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from taplib import BIN, SOURCE, finish, note, tap  # noqa: E402
 MAJOR = os.environ.get("OUTBOXD_FAILOVER_PG", "17")
 STACK = os.path.join(SOURCE, "scripts", "stack")
-
-n_tests = 0
-failed = 0
-
-
-def tap(ok, what, detail=""):
-    global n_tests, failed
-    n_tests += 1
-    if not ok:
-        failed += 1
-    print(f"{'ok' if ok else 'not ok'} {n_tests} - {what}")
-    if detail and not ok:
-        for line in detail.rstrip().splitlines()[-40:]:
-            print(f"# {line}")
-    sys.stdout.flush()
-
-
-def note(msg):
-    print(f"# {msg}")
-    sys.stdout.flush()
 
 
 def exports(out):
@@ -383,8 +362,7 @@ def main():
     else:
         for synced in (True, False):
             one_run(synced)
-    print(f"1..{n_tests}")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -17,29 +17,8 @@ import sys
 import tempfile
 import time
 
-SOURCE = os.environ.get("OUTBOXD_TEST_SOURCE_DIR") or os.path.abspath(
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-BIN = os.environ.get("OUTBOXD_BIN", os.path.join(SOURCE, "build", "outboxd"))
-n = 0
-failed = 0
-
-
-def tap(ok, what, detail=""):
-    global n, failed
-    n += 1
-    failed += 0 if ok else 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}")
-    if not ok and detail:
-        for line in detail.strip().splitlines()[-30:]:
-            print(f"# {line}")
-
-
-def env(name):
-    v = os.environ.get(name)
-    if not v:
-        print(f"Bail out! {name} is not set: run scripts/test, or eval \"$(scripts/stack up)\"")
-        sys.exit(1)
-    return v
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from taplib import BIN, SOURCE, env, finish, tap  # noqa: E402
 
 
 CONNINFO = env("OUTBOXD_TEST_PG_CONNINFO")
@@ -278,8 +257,7 @@ outboxd.cleanup.retention=7 days
         psql([], f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         for r in (role, f"m_{tag}_rds", f"m_{tag}_cloudsql", f"m_{tag}_azure"):
             psql([], f'DROP OWNED BY "{r}"; DROP ROLE "{r}"')
-    print(f"1..{n}")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

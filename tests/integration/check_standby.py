@@ -18,32 +18,8 @@ import tempfile
 import threading
 import time
 
-SOURCE = os.environ.get("OUTBOXD_TEST_SOURCE_DIR") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-BIN = os.environ.get("OUTBOXD_BIN", os.path.join(SOURCE, "build", "outboxd"))
-
-n = 0
-failed = 0
-
-
-def tap(ok, what, detail=""):
-    global n, failed
-    n += 1
-    if not ok:
-        failed += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}")
-    if detail and not ok:
-        for line in detail.rstrip().splitlines()[-40:]:
-            print(f"# {line}")
-    sys.stdout.flush()
-
-
-def env(name):
-    v = os.environ.get(name)
-    if not v:
-        print(f"Bail out! {name} is not set: start the stack with scripts/stack up")
-        sys.exit(1)
-    return v
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from taplib import BIN, SOURCE, env, finish, tap  # noqa: E402
 
 
 STACK_DIR = env("OUTBOXD_TEST_STACK_DIR")
@@ -167,7 +143,7 @@ def main():
             rc, out = outboxd(["slot", "create"], cfg)
             tap(rc == 2 and "logical decoding cannot be used while in recovery" in out,
                 f"PostgreSQL {MAJOR}: a slot on a standby is refused with PostgreSQL's reason", out)
-            return 1 if failed else 0
+            return finish()
         # slot creation on a standby waits for a standby snapshot from the primary
         stop = threading.Event()
 
@@ -238,8 +214,7 @@ def main():
         psql(PRIMARY, f"DROP PUBLICATION IF EXISTS {tag}_pub; DROP SCHEMA IF EXISTS {tag} "
                       "CASCADE", check=False)
         subprocess.run(["rm", "-rf", d])
-        print(f"1..{n}")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,47 @@
+"""TAP output and the stack's environment, shared by the Python test scripts (check_sql.py,
+check_standby.py, check_failover.py): meson reads the TAP."""
+import os
+import sys
+
+SOURCE = os.environ.get("OUTBOXD_TEST_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+BIN = os.environ.get("OUTBOXD_BIN", os.path.join(SOURCE, "build", "outboxd"))
+
+_count = 0
+_failed = 0
+
+
+def tap(ok, what, detail=""):
+    """One TAP line; a failure's @detail follows as comments (its last 40 lines)."""
+    global _count, _failed
+    _count += 1
+    _failed += 0 if ok else 1
+    print(f"{'ok' if ok else 'not ok'} {_count} - {what}")
+    if not ok and detail:
+        for line in detail.strip().splitlines()[-40:]:
+            print(f"# {line}")
+    sys.stdout.flush()
+
+
+def note(msg):
+    print(f"# {msg}")
+    sys.stdout.flush()
+
+
+def finish():
+    """The plan line; the exit status: 1 when a test failed."""
+    print(f"1..{_count}")
+    return 1 if _failed else 0
+
+
+def failed():
+    return _failed > 0
+
+
+def env(name):
+    """A stack variable, or a bail-out that says how to start the stack."""
+    v = os.environ.get(name)
+    if not v:
+        print(f"Bail out! {name} is not set: run scripts/test, or eval \"$(scripts/stack up)\"")
+        sys.exit(1)
+    return v
