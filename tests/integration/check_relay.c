@@ -2126,32 +2126,34 @@ relay_suite(void)
 	Suite *s = suite_create("relay");
 	TCase *flow = tcase_create("flow");
 	TCase *confirm = tcase_create("confirm");
-	TCase *faults = tcase_create("faults");
 	TCase *pre = tcase_create("preconditions");
 	TCase *sql = tcase_create("sql_connection");
 	TCase *snap = tcase_create("snapshot");
 	/*
-	 * Broker outages test the Kafka side alone: scripts/test runs them on PostgreSQL 15 and
-	 * leaves them out (CK_EXCLUDE_TAGS=broker-outage) on the other majors of the matrix.
+	 * Broker outages test the Kafka side alone, and the process tcase outboxd's own handling
+	 * (a SIGKILL, its memory, poison rows, Java's partitioner): scripts/test runs both on
+	 * PostgreSQL 15 and leaves them out (CK_EXCLUDE_TAGS=pg-independent) on the other majors.
 	 */
 	TCase *outage = tcase_create("broker_outage");
+	TCase *process = tcase_create("process");
 
 	tcase_set_timeout(flow, 300);
 	tcase_set_timeout(confirm, 300);
-	tcase_set_timeout(faults, 300);
 	tcase_set_timeout(pre, 120);
 	tcase_set_timeout(sql, 120);
 	tcase_set_timeout(snap, 300);
 	tcase_set_timeout(outage, 300);
-	tcase_set_tags(outage, "broker-outage");
+	tcase_set_tags(outage, "broker-outage pg-independent");
+	tcase_set_timeout(process, 300);
+	tcase_set_tags(process, "pg-independent");
 	tcase_add_loop_test(flow, test_rows_arrive_once_in_order, 0, 2);
-	tcase_add_loop_test(flow, test_huge_transaction_bounded_memory, 0, 2);
+	tcase_add_loop_test(process, test_huge_transaction_bounded_memory, 0, 2);
 	tcase_add_test(flow, test_update_fatal_halts);
 	tcase_add_test(flow, test_generated_column_with_publish_generated_columns);
-	tcase_add_loop_test(flow, test_partitions_match_java, 0, 2);
+	tcase_add_loop_test(process, test_partitions_match_java, 0, 2);
 	tcase_add_loop_test(flow, test_poison_row_halts_and_is_not_skipped, 0, 2);
-	tcase_add_test(flow, test_halt_stay_keeps_the_halted_process_up);
-	tcase_add_loop_test(flow, test_poison_row_to_dead_letter_topic, 0, 2);
+	tcase_add_test(process, test_halt_stay_keeps_the_halted_process_up);
+	tcase_add_loop_test(process, test_poison_row_to_dead_letter_topic, 0, 2);
 	tcase_add_loop_test(
 		flow, test_heartbeats_publish_and_run_their_query_and_initial_statements_run, 0, 2);
 	tcase_add_test(sql, test_heartbeat_query_error_is_not_lost_to_a_catalog_query);
@@ -2161,7 +2163,7 @@ relay_suite(void)
 	tcase_add_loop_test(outage, test_frozen_broker_never_confirms_ahead, 0, 2);
 	tcase_add_loop_test(confirm, test_idle_outbox_does_not_pin_wal, 0, 2);
 	tcase_add_test(confirm, test_wedged_loop_fails_liveness);
-	tcase_add_loop_test(faults, test_sigkill_loses_nothing, 0, 2);
+	tcase_add_loop_test(process, test_sigkill_loses_nothing, 0, 2);
 	tcase_add_loop_test(outage, test_broker_down_20s_keeps_the_relay_running_and_it_catches_up,
 			    0, 2);
 	tcase_add_loop_test(pre, test_missing_slot_exits_2, 0, 2);
@@ -2177,8 +2179,8 @@ relay_suite(void)
 	suite_add_tcase(s, pre);
 	suite_add_tcase(s, flow);
 	suite_add_tcase(s, confirm);
-	suite_add_tcase(s, faults);
 	suite_add_tcase(s, outage);
+	suite_add_tcase(s, process);
 	tcase_add_loop_test(snap, test_snapshot_of_a_partitioned_outbox, 0, 2);
 	tcase_add_loop_test(snap, test_snapshot_rows_of_one_aggregate_in_insert_order, 0, 2);
 	tcase_add_loop_test(snap, test_snapshot_poison_row_goes_to_the_dead_letter_topic, 0, 2);
