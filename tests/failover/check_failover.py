@@ -127,13 +127,26 @@ class Writers:
             t.join(timeout=30)
 
 
-def standby_conf(cl, line):
-    """Appends @line to the standby's postgresql.conf and reloads it."""
+def wait_setting(cl, port, name, value):
+    """Waits, 15 s at most, until SHOW @name on @port reads @value (a reload is asynchronous)."""
+    deadline = time.time() + 15
+    while True:
+        r = cl.psql(f"SHOW {name}", port=port, check=False)
+        if r.stdout.strip() == value or time.time() > deadline:
+            return r.stdout.strip() == value
+        time.sleep(0.1)
+
+
+def standby_conf(cl, name, value):
+    """Appends name = 'value' to the standby's postgresql.conf, reloads it, and waits until the
+    standby reports @value."""
     with open(os.path.join(cl.env["OUTBOXD_TEST_PG_STANDBY_DATA"], "postgresql.conf"), "a") as f:
-        f.write(line + "\n")
+        f.write(f"{name} = '{value}'\n")
     subprocess.run(cl.as_pg([os.path.join(cl.env["OUTBOXD_TEST_PG_BIN"], "pg_ctl"), "-D",
                              cl.env["OUTBOXD_TEST_PG_STANDBY_DATA"], "reload"]),
                    capture_output=True)
+    tap(wait_setting(cl, cl.standby, name, value), f"the standby's {name} reads {value} "
+        "after the reload")
 
 
 def write_config(cl, d, topic):
@@ -219,7 +232,8 @@ def one_run(synced):
             cl.psql("ALTER SYSTEM SET synchronized_standby_slots = 'outboxd_standby'",
                     port=cl.primary)
             cl.psql("SELECT pg_reload_conf()", port=cl.primary)
-            time.sleep(1)
+            tap(wait_setting(cl, cl.primary, "synchronized_standby_slots", "outboxd_standby"),
+                f"{label}: the primary's synchronized_standby_slots is set after the reload")
         # the standby has the slot, synchronised
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -242,14 +256,12 @@ def one_run(synced):
                 f"{label}: outboxd check passes the primary's and the standby's failover lines",
                 out)
             # a standby without hot_standby_feedback: named
-            standby_conf(cl, "hot_standby_feedback = off")
-            time.sleep(1)
+            standby_conf(cl, "hot_standby_feedback", "off")
             rc, out = outboxd(["check"], files)
             tap(rc == 2 and any(l.startswith("FAIL failover") and standby in l and
                                 "hot_standby_feedback is off" in l for l in out.splitlines()),
                 f"{label}: outboxd check FAILs a standby without hot_standby_feedback", out)
-            standby_conf(cl, "hot_standby_feedback = on")
-            time.sleep(1)
+            standby_conf(cl, "hot_standby_feedback", "on")
         else:
             tap(rc == 2 and any(l.startswith("FAIL failover") and
                                 "synchronized_standby_slots is empty" in l for l in lines) and
@@ -270,8 +282,7 @@ def one_run(synced):
         # cut the standby off: from now on the primary commits what the standby lacks (a
         # frozen receiver would read what the socket buffered once thawed; a conninfo that
         # leads nowhere keeps the restarted receiver away)
-        standby_conf(cl, "primary_conninfo = 'host=127.0.0.1 port=1 connect_timeout=1'")
-        time.sleep(0.5)
+        standby_conf(cl, "primary_conninfo", "host=127.0.0.1 port=1 connect_timeout=1")
         wr = cl.psql("SELECT pid FROM pg_stat_wal_receiver", port=cl.standby).stdout.strip()
         if wr:
             os.kill(int(wr), signal.SIGTERM)
