@@ -37,6 +37,7 @@ struct producer {
 	struct topic_slot *topics;
 	size_t topics_cap; /* a power of two */
 	size_t topics_n;
+	bool lookup;		      /* producer_needs_topic_lookup() */
 	int64_t lookup_skip_until_us; /* monotonic; see topic_get() */
 	char last_error[256];	      /* what the error callback last said about the brokers */
 	int64_t last_error_us;	      /* monotonic; 0 = nothing yet */
@@ -284,6 +285,23 @@ producer_set_stats(struct producer *p, producer_on_stats fn, void *arg)
 	p->stats_arg = arg;
 }
 
+const char *
+producer_version_refusal(int version)
+{
+	if (version >= 0x02020000 && version < 0x02050000) {
+		return "librdkafka 2.2.0 to 2.4.x can fail produce requests with \"Unable to "
+		       "reconstruct MessageSet\" (librdkafka#4750): install 2.5.0 or later";
+	}
+	return NULL;
+}
+
+/* 2.10.1 asks for an unknown topic's metadata at once (confluentinc/librdkafka#5032). */
+bool
+producer_needs_topic_lookup(int version)
+{
+	return version < 0x020a0100;
+}
+
 int
 producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery, void *opaque,
 	     struct producer **ret, char *errbuf, size_t errlen)
@@ -291,7 +309,18 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	struct producer *p = znew(*p);
 	char err[512];
+	const char *refusal = producer_version_refusal(rd_kafka_version());
 
+	if (refusal) {
+		rd_kafka_conf_destroy(conf);
+		free(p);
+		if (errbuf) {
+			snprintf(errbuf, errlen, "librdkafka %s is refused: %s",
+				 rd_kafka_version_str(), refusal);
+		}
+		return -EINVAL;
+	}
+	p->lookup = producer_needs_topic_lookup(rd_kafka_version());
 	p->on_delivery = on_delivery;
 	p->opaque = opaque;
 	if (apply_settings(conf, settings, errbuf, errlen) < 0 ||
@@ -358,7 +387,9 @@ topics_grow(struct producer *p)
  * always has at start-up); the record then waits for its 1-second topic scan
  * (confluentinc/librdkafka#3202). That second was the whole of outboxd's start-up time and part of
  * every catch-up. An application metadata request is always sent (librdkafka forces it) and fills
- * the topic's partition count, so the record goes straight to its partition. The wait is bounded:
+ * the topic's partition count, so the record goes straight to its partition. librdkafka 2.10.1
+ * asks at once itself, and there the lookup is left out (producer_needs_topic_lookup()). The
+ * wait is bounded:
  * with no broker answering, the record is queued after TOPIC_LOOKUP_MS and librdkafka retries;
  * and for TOPIC_LOOKUP_BACKOFF_US after that, new topics do not wait at all, so that many new
  * topics during an outage cannot hold the relay thread (and its replies to the walsender) for long.
@@ -392,7 +423,7 @@ topic_get(struct producer *p, const char *name)
 	}
 	p->topics[j].name = xstrdup(name);
 	p->topics_n++;
-	if (now_monotonic_us() < p->lookup_skip_until_us) {
+	if (!p->lookup || now_monotonic_us() < p->lookup_skip_until_us) {
 		return p->topics[j].rkt;
 	}
 	if (rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS) ==

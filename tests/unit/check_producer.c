@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <librdkafka/rdkafka.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +330,25 @@ START_TEST(test_purge_on_free_reports_failures)
 }
 END_TEST
 
+/* The versions refused (librdkafka#4750) and those that need the first-record lookup (#5032). */
+START_TEST(test_version_gates)
+{
+	ck_assert_ptr_null(producer_version_refusal(0x020002ff)); /* 2.0.2, Debian 12 */
+	ck_assert_ptr_null(producer_version_refusal(0x020100ff));
+	ck_assert_ptr_nonnull(producer_version_refusal(0x020200ff));
+	ck_assert_ptr_nonnull(producer_version_refusal(0x020401ff));
+	ck_assert_ptr_null(producer_version_refusal(0x020500ff));
+	ck_assert_ptr_null(producer_version_refusal(0x020800ff));	  /* 2.8.0, Debian 13 */
+	ck_assert_ptr_null(producer_version_refusal(rd_kafka_version())); /* the one linked */
+	ck_assert(strstr(producer_version_refusal(0x020300ff), "2.5.0 or later"));
+	ck_assert(producer_needs_topic_lookup(0x020002ff));
+	ck_assert(producer_needs_topic_lookup(0x020800ff));
+	ck_assert(producer_needs_topic_lookup(0x020a00ff));
+	ck_assert(!producer_needs_topic_lookup(0x020a01ff));
+	ck_assert(!producer_needs_topic_lookup(0x020c00ff));
+}
+END_TEST
+
 static Suite *
 producer_suite(void)
 {
@@ -345,6 +365,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_bad_setting_named_secret_hidden);
 	tcase_add_test(tc, test_purge_on_free_reports_failures);
 	tcase_add_test(tc, test_statistics_reach_the_callback_and_parse);
+	tcase_add_test(tc, test_version_gates);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -47,12 +47,26 @@ struct producer_record {
 };
 
 /**
+ * producer_version_refusal() - why librdkafka @version (rd_kafka_version()'s 0xMMmmrrpp) must
+ * not carry the delivery guarantee, or NULL when it may. meson refuses such a version at build
+ * time; this catches a shared library swapped under a built binary.
+ */
+const char *producer_version_refusal(int version);
+
+/**
+ * producer_needs_topic_lookup() - whether librdkafka @version holds a new topic's first record
+ * for its one-second topic scan unless the topic's metadata is asked for first (see topic_get()).
+ */
+bool producer_needs_topic_lookup(int version);
+
+/**
  * producer_new() - create the producer.
  * @settings: borrowed; librdkafka property names (config translated the Java ones). Keys that
  *            override a forced guarantee are applied, and a warning says what is given up.
  * @wake_fd: write end of a non-blocking pipe; librdkafka writes "1" when events wait. -1: none
  *	(a caller that only asks for metadata, `outboxd check`).
- * Return: 0, or -EINVAL with the failing setting named in @errbuf (values never shown).
+ * Return: 0, or -EINVAL with the failing setting named in @errbuf (values never shown), or the
+ * running librdkafka's refusal (producer_version_refusal()).
  */
 int producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery,
 		 void *opaque, struct producer **ret, char *errbuf, size_t errlen);
