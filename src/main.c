@@ -42,7 +42,8 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 static void
 usage(FILE *out)
 {
-	fputs("usage: outboxd COMMAND [FILE...]\n"
+	/* Its headings are help2man's ("Usage:", "Commands:", ...): the man page is this text. */
+	fputs("Usage: outboxd COMMAND [FILE...]\n"
 	      "\n"
 	      "Relays transactional-outbox rows from PostgreSQL logical replication to Kafka,\n"
 	      "producing the records Debezium's outbox EventRouter produces.\n"
@@ -50,7 +51,7 @@ usage(FILE *out)
 	      "FILE... is the configuration a Debezium user already has: a Kafka Connect\n"
 	      "standalone worker .properties plus a connector .properties or connector JSON file.\n"
 	      "\n"
-	      "commands:\n"
+	      "Commands:\n"
 	      "  run FILE...           run the relay until SIGTERM or SIGINT\n"
 	      "  poll FILE...          run the polling publisher (no logical replication) from the\n"
 	      "                        same files and outboxd.poll.*\n"
@@ -64,11 +65,18 @@ usage(FILE *out)
 	      "  version               print the version of outboxd and of its libraries\n"
 	      "  --help                print this text\n"
 	      "\n"
-	      "environment: OUTBOXD_LOG_LEVEL=error|warn|info|debug (default info);\n"
-	      "OUTBOXD_LOG_FORMAT=text|json (default text; also outboxd.log.format);\n"
-	      "OUTBOXD_<KEY> overrides outboxd.<key> (OUTBOXD_SLOT_CREATE=true).\n"
+	      "Environment:\n"
+	      "  OUTBOXD_LOG_LEVEL     error, warn, info (the default) or debug\n"
+	      "  OUTBOXD_LOG_FORMAT    text (the default) or json; also outboxd.log.format\n"
+	      "  OUTBOXD_<KEY>         overrides outboxd.<key>, e.g. OUTBOXD_SLOT_CREATE=true\n"
 	      "\n"
-	      "exit codes: 0 clean stop, 1 runtime failure, 2 configuration or precondition error\n",
+	      "Exit status:\n"
+	      "  0                     clean stop (SIGTERM or SIGINT, the producer flushed)\n"
+	      "  1                     runtime failure (a restart may help)\n"
+	      "  2                     configuration or precondition error (a restart does not)\n"
+	      "\n"
+	      "Secrets belong in files read through ${file:PATH:KEY} or in the environment, never\n"
+	      "on the command line. The manual is README.md.\n",
 	      out);
 }
 

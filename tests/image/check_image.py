@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""The container image, run as users run it (TAP).
+
+scripts/image build made the image (scripts/test does it before this suite). The container runs
+as uid 10001 with a read-only root file system, every capability dropped, no-new-privileges and
+the host's network (to reach the test stack on loopback); its configuration and the database
+password are mounted read-only, the password read through ${file:...}. It relays rows end to
+end, answers /health/live, /health/ready and /metrics, and exits 0 on SIGTERM within the flush
+bound; its log holds no password. Its configuration is the ConfigMap of
+deploy/kubernetes/outboxd.yaml (the stack's addresses put in), mounted where that Deployment
+mounts it, so the manifest's files are proven here too.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+
+import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from taplib import SOURCE, env, finish, note, tap  # noqa: E402
+
+IMAGE = os.environ.get("OUTBOXD_IMAGE", "localhost/outboxd:dev")
+PG_PORT = env("OUTBOXD_TEST_PG_PORT")
+PASSWORD = env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")
+BOOT = env("OUTBOXD_TEST_KAFKA_BOOTSTRAP")
+IMAGE_SH = os.path.join(SOURCE, "scripts", "image")
+MANIFEST = os.path.join(SOURCE, "deploy", "kubernetes", "outboxd.yaml")
+UID = 10001
+FLUSH_MS = 5000
+
+
+def podman(*args, check=False, timeout=120):
+    return subprocess.run([IMAGE_SH, "podman"] + list(args), capture_output=True, text=True,
+                          timeout=timeout, check=check)
+
+
+def psql(sql):
+    r = subprocess.run(["psql", f"host=127.0.0.1 port={PG_PORT} user=postgres dbname=outboxd",
+                        "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c", sql], capture_output=True,
+                       text=True, env=dict(os.environ, PGPASSWORD=PASSWORD), timeout=60)
+    if r.returncode != 0:
+        raise RuntimeError(f"psql: {r.stderr.strip()}\n  SQL: {sql[:200]}")
+    return r.stdout.strip()
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(port, path):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError as e:
+        return None, str(e)
+
+
+def wait_for(pred, seconds):
+    deadline = time.time() + seconds
+    while True:
+        v = pred()
+        if v or time.time() > deadline:
+            return v
+        time.sleep(0.2)
+
+
+def read_topic(topic):
+    r = subprocess.run(["kcat", "-C", "-b", BOOT, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-f", "%k\t%s\\n"], capture_output=True, text=True, timeout=60)
+    return [l.split("\t", 1) for l in r.stdout.splitlines() if "\t" in l]
+
+
+def substitute(text, subs):
+    """@text with each (old, new) of @subs replaced; each old must be there."""
+    for old, new in subs:
+        if old not in text:
+            raise RuntimeError(f"the manifest lacks {old!r}")
+        text = text.replace(old, new)
+    return text
+
+
+def write_files(d, tag, http_port):
+    """The ConfigMap of deploy/kubernetes/outboxd.yaml, mounted where the Deployment mounts it,
+    with the addresses, names and role of the test stack put in; the secret's key file where the
+    Deployment's secret volume puts it."""
+    docs = list(yaml.safe_load_all(open(MANIFEST)))
+    cm = next(x for x in docs if x["kind"] == "ConfigMap")["data"]
+    conf = os.path.join(d, "config")
+    os.mkdir(conf)
+    worker = substitute(cm["connect-worker.properties"], [
+        ("bootstrap.servers=my-cluster-kafka-bootstrap:9092", f"bootstrap.servers={BOOT}"),
+        ("outboxd.http.port=8080", f"outboxd.http.port={http_port}\n"
+         f"outboxd.shutdown.flush.ms={FLUSH_MS}")])
+    conn = substitute(cm["connector.properties"], [
+        ("database.hostname=postgres", "database.hostname=127.0.0.1"),
+        ("database.port=5432", f"database.port={PG_PORT}"),
+        ("database.user=outboxd", "database.user=postgres"),
+        ("database.dbname=app", "database.dbname=outboxd"),
+        ("slot.name=debezium", f"slot.name={tag}_slot"),
+        ("publication.name=dbz_publication", f"publication.name={tag}_pub"),
+        ("table.include.list=public.outbox", f"table.include.list={tag}.outbox\n"
+         f"transforms.outbox.route.topic.replacement={tag}_events")])
+    with open(os.path.join(conf, "connect-worker.properties"), "w") as f:
+        f.write(worker)
+    with open(os.path.join(conf, "connector.properties"), "w") as f:
+        f.write(conn)
+    secrets_dir = os.path.join(d, "secrets")
+    os.mkdir(secrets_dir)
+    secret = os.path.join(secrets_dir, "outboxd-pg")
+    with open(secret, "w") as f:
+        f.write(f"password={PASSWORD}\n")
+    # the container's user owns its secret, readable by nobody else (as the Deployment's
+    # defaultMode 0400 with fsGroup, or systemd's LoadCredential, give it)
+    os.chown(secret, UID, UID)
+    os.chmod(secret, 0o400)
+    for x in (d, conf, secrets_dir):
+        os.chmod(x, 0o755)
+    for name in os.listdir(conf):
+        os.chmod(os.path.join(conf, name), 0o444)
+    return conf, secrets_dir
+
+
+def unwrap(v):
+    """A JsonConverter value ({"schema": ..., "payload": ...}) as its payload, JSON text parsed."""
+    try:
+        v = json.loads(v)
+    except ValueError:
+        return v
+    if isinstance(v, dict) and set(v) == {"schema", "payload"}:
+        v = v["payload"]
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            pass
+    return json.dumps(v, sort_keys=True)
+
+
+def main():
+    r = podman("image", "exists", IMAGE)
+    if r.returncode != 0:
+        print(f"Bail out! the image {IMAGE} is missing: run scripts/image build")
+        return 1
+    tag = f"img_{uuid.uuid4().hex[:8]}"
+    d = tempfile.mkdtemp(prefix="outboxd-image-", dir="/tmp")
+    http_port = free_port()
+    name = f"outboxd-test-{tag}"
+    psql(f"CREATE SCHEMA {tag}; CREATE TABLE {tag}.outbox (id uuid PRIMARY KEY, "
+         "aggregatetype varchar(255) NOT NULL, aggregateid varchar(255) NOT NULL, type "
+         "varchar(255) NOT NULL, payload jsonb); "
+         f"CREATE PUBLICATION {tag}_pub FOR TABLE {tag}.outbox WITH (publish = 'insert')")
+    psql(f"SELECT pg_create_logical_replication_slot('{tag}_slot', 'pgoutput')")
+    conf, secrets_dir = write_files(d, tag, http_port)
+    try:
+        r = podman("image", "inspect", "--format", "{{.Config.User}} {{.Size}}", IMAGE)
+        user, size = (r.stdout.split() + ["", ""])[:2]
+        tap(user == f"{UID}:{UID}", f"the image runs as {UID}:{UID} by default", r.stdout)
+        note(f"image {IMAGE}: {int(size or 0)} bytes")
+        tap(0 < int(size or 0) < 100 * 1000 * 1000, "the runtime image is under 100 MB",
+            r.stdout)
+
+        r = podman("run", "--rm", "--network", "none", "--ulimit", "nofile=20000:20000",
+                   "--ulimit", "nproc=32768:32768", IMAGE, "version")
+        tap(r.returncode == 0 and "librdkafka 2.8" in r.stdout and "libpq 17" in r.stdout,
+            "outboxd version in the image: librdkafka 2.8, libpq 17", r.stdout + r.stderr)
+        note(" / ".join(r.stdout.split("\n")[:3]))
+
+        r = podman("run", "-d", "--name", name, "--user", f"{UID}:{UID}", "--read-only",
+                   "--cap-drop", "all", "--security-opt", "no-new-privileges", "--network",
+                   "host", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=32768:32768",
+                   "-v", f"{conf}:/etc/outboxd:ro", "-v", f"{secrets_dir}:/run/secrets/outboxd:ro",
+                   IMAGE)
+        tap(r.returncode == 0, "the container starts with deploy/kubernetes/outboxd.yaml's "
+            "ConfigMap and secret mounts (uid 10001, read-only root, no capabilities, "
+            "no-new-privileges, host network)", r.stdout + r.stderr)
+
+        def logs():
+            return podman("logs", name).stdout + podman("logs", name).stderr
+
+        streaming = wait_for(lambda: "streaming slot" in logs(), 60)
+        tap(streaming, "outboxd in the container streams the slot", logs())
+        st, body = wait_for(lambda: (lambda s, b: (s, b) if s == 200 else None)(
+            *http_get(http_port, "/health/ready")), 30) or http_get(http_port, "/health/ready")
+        tap(st == 200, "/health/ready answers 200", body)
+        st, body = http_get(http_port, "/health/live")
+        tap(st == 200, "/health/live answers 200", body)
+
+        rows = []
+        for i in range(50):
+            rid = str(uuid.uuid4())
+            rows.append((rid, f"agg-{i % 5}", json.dumps({"n": i})))
+        psql(f"INSERT INTO {tag}.outbox VALUES " + ", ".join(
+            f"('{rid}', 'T', '{agg}', 'E', '{p}')" for rid, agg, p in rows))
+        lsn = psql("SELECT pg_current_wal_lsn()")
+        got = wait_for(lambda: (lambda recs: recs if len(recs) >= len(rows) else None)(
+            read_topic(f"{tag}_events")), 60) or read_topic(f"{tag}_events")
+        want = sorted((agg, unwrap(p)) for _, agg, p in rows)
+        have = sorted((json.loads(unwrap(k)), unwrap(v)) for k, v in got)
+        tap(have == want, f"the {len(rows)} rows reach {tag}_events with their keys and "
+            "payloads", f"{len(got)} records; first: {got[:3]}")
+
+        st, body = http_get(http_port, "/metrics")
+        delivered = [l for l in body.splitlines() if l.startswith("outboxd_records_acknowledged_total")]
+        tap(st == 200 and delivered and float(delivered[0].split()[-1]) >= len(rows),
+            "/metrics counts the delivered records", "\n".join(delivered) or body[:500])
+        confirmed = wait_for(lambda: psql(
+            f"SELECT confirmed_flush_lsn >= '{lsn}' FROM pg_replication_slots WHERE "
+            f"slot_name = '{tag}_slot'") == "t", 30)
+        tap(confirmed, "the container confirms the slot past the rows' commit")
+
+        t0 = time.time()
+        podman("kill", "--signal", "TERM", name)
+        r = podman("wait", name, timeout=FLUSH_MS / 1000 + 30)
+        took = time.time() - t0
+        code = r.stdout.strip()
+        tap(code == "0" and took < FLUSH_MS / 1000 + 5, f"SIGTERM: exit {code} after "
+            f"{took:.1f} s (bound: the flush, {FLUSH_MS} ms, plus 5 s)", logs())
+        out = logs()
+        tap(PASSWORD not in out and PASSWORD not in podman("inspect", name).stdout,
+            "the container's log and its inspect output hold no password")
+    finally:
+        podman("rm", "-f", name)
+        psql(f"SELECT pg_drop_replication_slot('{tag}_slot') FROM pg_replication_slots WHERE "
+             f"slot_name = '{tag}_slot' AND NOT active")
+        psql(f"DROP SCHEMA {tag} CASCADE; DROP PUBLICATION IF EXISTS {tag}_pub")
+        subprocess.run(["rm", "-rf", d])
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
