@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "outboxd/config/properties.h"
+#include "outboxd/config/strimzi.h"
 #include "outboxd/config/vocab.h"
 #include "outboxd/connect/configdef.h"
 #include "outboxd/util/buf.h"
@@ -35,6 +36,7 @@ struct file {
 	const char *path; /* borrowed */
 	enum file_kind kind;
 	struct kv keys;
+	struct kv ignored; /* a Strimzi resource's fields without effect */
 };
 
 static bool
@@ -196,6 +198,12 @@ read_one(const char *path, struct file *f, char *errbuf, size_t errlen)
 	for (p = text; isspace((unsigned char)*p); p++) {
 	}
 	f->path = path;
+	if (strimzi_is_resource(path, text)) {
+		f->kind = FILE_CONNECTOR;
+		r = strimzi_parse(path, text, len, &f->keys, &f->ignored, errbuf, errlen);
+		free(text);
+		return r;
+	}
 	if (*p == '{') {
 		f->kind = FILE_CONNECTOR;
 		r = parse_json(path, text, len, &f->keys, errbuf, errlen);
@@ -700,7 +708,8 @@ load_connect(struct file *files, int n, char *const *envp, struct cfgsrc *src, c
 		errbuf_set(
 			errbuf, errlen,
 			"%s: no %s file; pass the Kafka Connect worker .properties and the connector "
-			".properties or JSON (the connector file is the one with connector.class)",
+			".properties, JSON or Strimzi KafkaConnector YAML (the connector file is the "
+			"one with connector.class)",
 			files[0].path, worker ? "connector" : "worker");
 		return -EINVAL;
 	}
@@ -709,8 +718,10 @@ load_connect(struct file *files, int n, char *const *envp, struct cfgsrc *src, c
 	src->connector_path = xstrdup(connector->path);
 	src->worker = worker->keys;
 	src->connector = connector->keys;
+	src->ignored = connector->ignored;
 	worker->keys = KV_INIT;
 	connector->keys = KV_INIT;
+	connector->ignored = KV_INIT;
 	take_outboxd(&src->worker, &src->outboxd);
 	take_outboxd(&src->connector, &src->outboxd);
 	return connect_resolve(src, envp, errbuf, errlen);
@@ -749,6 +760,7 @@ cfgsrc_load(const char *const *paths, int npaths, char *const *envp, struct cfgs
 	}
 	for (int i = 0; i < nread; i++) {
 		kv_fini(&files[i].keys);
+		kv_fini(&files[i].ignored);
 	}
 	free(files);
 	if (r) {
@@ -769,5 +781,6 @@ cfgsrc_fini(struct cfgsrc *src)
 	kv_fini(&src->connector);
 	kv_fini(&src->server);
 	kv_fini(&src->outboxd);
+	kv_fini(&src->ignored);
 	*src = CFGSRC_INIT;
 }

@@ -620,6 +620,7 @@ load(struct ctx *c)
 	}
 	r = r ? r :
 		(src->flavour == CFGSRC_SERVER ? config_kafka_server(c) : config_kafka_worker(c));
+	config_ctx_ignore_all(c, &src->ignored);
 	for (size_t i = 0; r == 0 && i < src->connector.n; i++) {
 		r = connector_key(c, &src->connector.v[i]);
 	}

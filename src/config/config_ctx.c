@@ -56,6 +56,14 @@ config_ctx_ignore(struct ctx *c, const char *shown, const char *why, const char 
 	kv_set(&c->cfg->ignored, shown, why, origin);
 }
 
+void
+config_ctx_ignore_all(struct ctx *c, const struct kv *ignored)
+{
+	for (size_t i = 0; i < ignored->n; i++) {
+		config_ctx_ignore(c, ignored->v[i].key, ignored->v[i].value, ignored->v[i].origin);
+	}
+}
+
 int
 config_ctx_unknown(struct ctx *c, const char *shown, const char *origin)
 {

@@ -39,6 +39,8 @@ bool config_ctx_starts_with(const char *s, const char *prefix);
 char *config_ctx_display(const struct ctx *c, const char *key);
 /* config_ctx_ignore() - list @shown as accepted without effect, for @why (logged at start-up). */
 void config_ctx_ignore(struct ctx *c, const char *shown, const char *why, const char *origin);
+/* config_ctx_ignore_all() - config_ctx_ignore() each entry of @ignored (key -> why). */
+void config_ctx_ignore_all(struct ctx *c, const struct kv *ignored);
 /* config_ctx_unknown() - the error for a key nobody defines (a typo). Return: -EINVAL. */
 int config_ctx_unknown(struct ctx *c, const char *shown, const char *origin);
 /* config_ctx_shown_value() - @value, or a placeholder when @key's value is a secret. */

@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <yaml.h>
 
 #include "outboxd/util/buf.h"
 
@@ -29,4 +30,5 @@ version_print(FILE *out)
 	fprintf(out, "json-c %s\n", json_c_version());
 	fprintf(out, "pcre2 %s\n", pcre);
 	fprintf(out, "libmicrohttpd %s\n", MHD_get_version());
+	fprintf(out, "libyaml %s\n", yaml_get_version_string());
 }

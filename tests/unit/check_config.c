@@ -241,6 +241,77 @@ START_TEST(test_connector_json_configures_like_properties)
 }
 END_TEST
 
+/*
+ * Strimzi's KafkaConnector as the connector file: the same keys, classified the same way (a
+ * typo is an error at its line), the worker's ${file:...} provider resolved in spec.config,
+ * outboxd.* keys taken, and the fields without effect listed among the ignored keys.
+ */
+START_TEST(test_kafkaconnector_yaml_configures_like_properties)
+{
+	const char *paths[2];
+	struct config *cfg = NULL;
+	char err[512] = "";
+	struct buf w = BUF_INIT, want = BUF_INIT;
+	const char *secret = testdir_put("pg.properties", "password=s3cret\n");
+
+	buf_add_fmt(&w,
+		    "%sconfig.providers=file\n"
+		    "config.providers.file.class="
+		    "org.apache.kafka.common.config.provider.FileConfigProvider\n",
+		    WORKER);
+	paths[0] = testdir_put("w.properties", buf_cstr(&w));
+	buf_reset(&w);
+	buf_add_fmt(&w,
+		    "apiVersion: kafka.strimzi.io/v1beta2\n"
+		    "kind: KafkaConnector\n"
+		    "metadata:\n"
+		    "  name: outbox\n"
+		    "spec:\n"
+		    "  class: io.debezium.connector.postgresql.PostgresConnector\n"
+		    "  tasksMax: 1\n"
+		    "  autoRestart: {enabled: true, maxRestarts: 10}\n"
+		    "  config:\n"
+		    "    database.hostname: db\n"
+		    "    database.port: 5433\n"
+		    "    database.user: relay\n"
+		    "    database.password: ${file:%s:password}\n"
+		    "    database.dbname: app\n"
+		    "    topic.prefix: app\n"
+		    "    extended.headers.enabled: false\n"
+		    "    transforms: outbox\n"
+		    "    transforms.outbox.type: io.debezium.transforms.outbox.EventRouter\n"
+		    "    outboxd.http.port: 0\n",
+		    secret);
+	paths[1] = testdir_put("connector.yaml", buf_cstr(&w));
+	ck_assert_msg(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_str_eq(cfg->name, "outbox");
+	ck_kv(cfg->pg_conn, "port", "5433");
+	ck_kv(cfg->pg_conn, "password", "s3cret");
+	ck_assert(!cfg->extended_headers);
+	ck_assert_int_eq(cfg->http_port, 0);
+	buf_add_fmt(&want, "%s:8", paths[1]);
+	ck_assert_str_eq(kv_find(config_ignored(cfg), "spec.autoRestart")->origin, buf_cstr(&want));
+	config_free(cfg);
+
+	/* a typo in spec.config is an unknown key at its line, as in any connector file */
+	paths[1] = testdir_put("connector.yaml",
+			       "apiVersion: kafka.strimzi.io/v1beta2\n"
+			       "kind: KafkaConnector\n"
+			       "spec:\n"
+			       "  class: io.debezium.connector.postgresql.PostgresConnector\n"
+			       "  config:\n"
+			       "    database.hostnme: db\n");
+	ck_assert_int_eq(config_load((const char *const *)paths, 2, NULL, &cfg, err, sizeof(err)),
+			 -EINVAL);
+	buf_reset(&want);
+	buf_add_fmt(&want, "%s:6: unknown key \"database.hostnme\"", paths[1]);
+	ck_assert_msg(strstr(err, buf_cstr(&want)), "%s", err);
+	buf_fini(&w);
+	buf_fini(&want);
+}
+END_TEST
+
 static const char SERVER[] =
 	"debezium.sink.type=kafka\n"
 	"debezium.sink.kafka.producer.bootstrap.servers=${KAFKA:localhost:9092}\n"
@@ -666,7 +737,8 @@ START_TEST(test_missing_worker_file_or_required_key_is_an_error)
 	buf_add_fmt(
 		&want,
 		"%s: no worker file; pass the Kafka Connect worker .properties and the "
-		"connector .properties or JSON (the connector file is the one with connector.class)",
+		"connector .properties, JSON or Strimzi KafkaConnector YAML (the connector file is "
+		"the one with connector.class)",
 		path);
 	ck_assert_str_eq(err, buf_cstr(&want));
 	buf_fini(&want);
@@ -710,6 +782,7 @@ config_suite(void)
 	tcase_add_test(tc, test_connect_pair_gets_debezium_defaults);
 	tcase_add_test(tc, test_file_order_is_free_and_connector_keys_override_the_worker);
 	tcase_add_test(tc, test_connector_json_configures_like_properties);
+	tcase_add_test(tc, test_kafkaconnector_yaml_configures_like_properties);
 	tcase_add_test(tc, test_server_file_takes_environment_overrides_and_expressions);
 	tcase_add_test(tc, test_router_config_carries_the_selection_lists_and_the_flavour);
 	tcase_add_test(tc, test_server_variable_without_a_value_is_an_error_at_its_line);

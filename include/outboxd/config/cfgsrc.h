@@ -5,9 +5,10 @@
 /*
  * The configuration sources a Debezium user already has, read into flat key lists before any key
  * is classified (that is config's job):
- *  - Kafka Connect: a worker .properties plus a connector .properties or connector JSON
- *    ({"name": ..., "config": {...}} as sent to the REST API), told apart by content; the
- *    worker's config providers (${file:path:key}, ${env:VAR}, ${dir:path:file}) are resolved.
+ *  - Kafka Connect: a worker .properties plus a connector .properties, connector JSON
+ *    ({"name": ..., "config": {...}} as sent to the REST API) or Strimzi KafkaConnector YAML
+ *    (strimzi.h), told apart by content; the worker's config providers (${file:path:key},
+ *    ${env:VAR}, ${dir:path:file}) are resolved.
  *  - Debezium Server: one application.properties; environment variables override its keys the
  *    way MicroProfile Config maps them (DEBEZIUM_SOURCE_DATABASE_HOSTNAME), and ${VAR} /
  *    ${VAR:default} expressions are expanded.
@@ -38,9 +39,10 @@ struct cfgsrc {
 	struct kv
 		server; /* Server: every other key as written (debezium.format.*, debezium.sink.*, quarkus.*) */
 	struct kv outboxd; /* outboxd.* keys from any file or OUTBOXD_* */
+	struct kv ignored; /* fields of the file's format without effect (key -> why) */
 };
 
-#define CFGSRC_INIT ((struct cfgsrc){ 0, NULL, NULL, KV_INIT, KV_INIT, KV_INIT, KV_INIT })
+#define CFGSRC_INIT ((struct cfgsrc){ 0, NULL, NULL, KV_INIT, KV_INIT, KV_INIT, KV_INIT, KV_INIT })
 
 /**
  * cfgsrc_load() - read the files and the environment.

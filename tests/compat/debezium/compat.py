@@ -28,7 +28,8 @@ How it works:
      task in the REST status. The worker is then stopped and its records dumped (Dump.java, the
      Java consumer: exact bytes, header order, null vs empty).
   3. outboxd: `outboxd run worker.properties connector.properties` per configuration, with the
-     same connector file (only slot.name differs); stopped with SIGTERM once the slot's
+     same connector file (only slot.name differs; three configurations give it as Strimzi's
+     KafkaConnector YAML instead, o_format); stopped with SIGTERM once the slot's
      confirmed_flush_lsn reached the end of the table's last transaction, or expected to exit 1
      by itself (configurations where Debezium's task fails). Its records are dumped from the
      offsets where Debezium's ended (the topics are the same: outboxd runs after Debezium).
@@ -107,6 +108,8 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+
+import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -698,7 +701,7 @@ class Config:
     def __init__(self, name, table, conn=None, router=None, fails=False, bad_row=None, ts=False,
                  partition_col=None, runtime="java17", pub="table", select=None, absent=(),
                  fieldset_rows=(), heartbeat=False, effects=False, snapshot=False, o_worker=None,
-                 server=None, base=None, min_run=0, messages=None):
+                 server=None, base=None, min_run=0, messages=None, o_format="properties"):
         self.name = name
         self.table = table if isinstance(table, Group) else TABLES[table]
         self.conn = dict(conn or {})      # connector-level keys (converters, connector options)
@@ -720,6 +723,9 @@ class Config:
         self.server = server              # Debezium Server keys (debezium.format.*) for runtime server
         self.base = base                  # the Connect configuration the expectation comes from
         self.min_run = min_run            # outboxd runs at least this long (heartbeats)
+        # o_format: how outboxd run gets the connector: "properties", or "strimzi" (the same keys
+        # as Strimzi's KafkaConnector resource, YAML; Debezium's side is the same either way)
+        self.o_format = o_format
         # messages: the message.prefix.include.list (a Java regex, matched in full); then the
         # logical decoding messages of MSGS it selects are expected on <topic.prefix>.message
         self.messages = messages
@@ -769,7 +775,7 @@ CONFIGS = [
     Config("main_placement_mixed_order", "ob_main", J1,
            {"table.fields.additional.placement": "note:header:n, type:envelope:eventType, tenant:partition,"
                                                  " i4:header, flag:envelope, ver:envelope:v"},
-           partition_col="tenant"),
+           partition_col="tenant", o_format="strimzi"),
     Config("main_tombstone_json_schemas", "ob_main", J1, {"route.tombstone.on.empty.payload": "true"}),
     Config("main_timestamp_micro", "ob_main", J0, {"table.field.event.timestamp": "created_at"},
            ts="created_at"),
@@ -791,7 +797,7 @@ CONFIGS = [
            {"route.topic.regex": "(?:" + RX + r"\.)(ab|a)(.*)", "route.topic.replacement": RUN + ".alt2.$1.$2"}),
     Config("route_named_groups", "ob_route", J1,
            {"route.topic.regex": "(?<run>" + RX + r")\.(?<head>[a-z]+)(?:\.(?<tail>.*))?",
-            "route.topic.replacement": "${run}.named.${head}.${tail}"}),
+            "route.topic.replacement": "${run}.named.${head}.${tail}"}, o_format="strimzi"),
     Config("route_numbered_groups", "ob_route", J0,
            {"route.topic.regex": "(" + RX + r")\.([a-z]+)(\.(.*))?",
             "route.topic.replacement": "$1.num.$2.$40.$3"}),
@@ -811,7 +817,7 @@ CONFIGS = [
     Config("uuid_key_json_schemas", "ob_uuidkey", J1),
     Config("uuid_key_string", "ob_uuidkey", SS),
     Config("int_key_json_schemas", "ob_intkey", J1),
-    Config("int_key_json_noschemas", "ob_intkey", J0),
+    Config("int_key_json_noschemas", "ob_intkey", J0, o_format="strimzi"),
     Config("int_key_string", "ob_intkey", SS),
     Config("fail_oversize_record", "ob_fail_big", J1, fails=True, bad_row="bad"),
     Config("fail_null_aggregatetype", "ob_fail_nulltype", J0, fails=True, bad_row="bad"),
@@ -1048,6 +1054,26 @@ def write_props(path, props, comment):
         f.write("# %s\n" % comment)
         for k, v in props.items():
             f.write("%s=%s\n" % (prop_escape(k, key=True), prop_escape(v)))
+
+
+def write_strimzi(path, props, comment):
+    """@props as Strimzi's KafkaConnector resource, written as its users write it: name as
+    metadata.name, connector.class as spec.class, tasks.max as spec.tasksMax, the rest in
+    spec.config with integers and booleans unquoted (PyYAML quotes any other string YAML 1.1
+    would read as something else)."""
+    def typed(v):
+        if re.fullmatch(r"-?(0|[1-9][0-9]{0,17})", v):
+            return int(v)
+        return v == "true" if v in ("true", "false") else v
+    doc = {"apiVersion": "kafka.strimzi.io/v1beta2", "kind": "KafkaConnector",
+           "metadata": {"name": props["name"], "labels": {"strimzi.io/cluster": "connect"}},
+           "spec": {"class": props["connector.class"], "tasksMax": int(props["tasks.max"]),
+                    "autoRestart": {"enabled": True}, "state": "running",
+                    "config": {k: typed(v) for k, v in props.items()
+                               if k not in ("name", "connector.class", "tasks.max")}}}
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# %s\n" % comment)
+        yaml.safe_dump(doc, f, sort_keys=False, allow_unicode=True, width=1000)
 
 
 def worker_props(extra):
@@ -1440,8 +1466,12 @@ def run_outboxd(already):
                     cwp = os.path.join(WORK, cfg.tag + "-outboxd-worker.properties")
                     write_props(cwp, worker_props({"outboxd.http.port": "0", **cfg.o_worker}),
                                 "outboxd worker: " + cfg.name)
-                cp = os.path.join(WORK, cfg.tag + "-outboxd.properties")
-                write_props(cp, connector_props(cfg, slot, "o"), cfg.name)
+                if cfg.o_format == "strimzi":
+                    cp = os.path.join(WORK, cfg.tag + "-outboxd-kafkaconnector.yaml")
+                    write_strimzi(cp, connector_props(cfg, slot, "o"), cfg.name)
+                else:
+                    cp = os.path.join(WORK, cfg.tag + "-outboxd.properties")
+                    write_props(cp, connector_props(cfg, slot, "o"), cfg.name)
                 args = [cwp, cp]
             proc = subprocess.Popen([OUTBOXD, "run"] + args, stdout=subprocess.DEVNULL,
                                     stderr=open(lp, "w"), env=env)
