@@ -117,9 +117,9 @@ map_get(yaml_document_t *doc, const yaml_node_t *map, const char *key, yaml_node
 static const char *
 yaml11_bool(const char *s)
 {
-	static const char *const yes[] = { "y", "Y", "yes", "Yes", "YES", "true",
-					   "True", "TRUE", "on", "On", "ON" };
-	static const char *const no[] = { "n", "N", "no", "No", "NO", "false",
+	static const char *const yes[] = { "y",	   "Y",	   "yes", "Yes", "YES", "true",
+					   "True", "TRUE", "on",  "On",	 "ON" };
+	static const char *const no[] = { "n",	   "N",	    "no",  "No",  "NO", "false",
 					  "False", "FALSE", "off", "Off", "OFF" };
 
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
@@ -176,9 +176,10 @@ yaml11_float(const char *s)
 static bool
 yaml11_number(const char *s)
 {
-	static const char *const special[] = { ".inf",	".Inf",	 ".INF",  "+.inf", "+.Inf",
-					       "+.INF", "-.inf", "-.Inf", "-.INF", ".nan",
-					       ".NaN",	".NAN" };
+	static const char *const special[] = {
+		".inf",	 ".Inf",  ".INF",  "+.inf", "+.Inf", "+.INF",
+		"-.inf", "-.Inf", "-.INF", ".nan",  ".NaN",  ".NAN"
+	};
 	char *p = xstrdup(s), *q = p, *body;
 	bool number;
 
@@ -189,11 +190,12 @@ yaml11_number(const char *s)
 	}
 	*q = '\0';
 	body = p + (*p == '+' || *p == '-');
-	if (body[0] == '0' && strchr("xX", body[1])) {
+	/* (body[1] first: strchr() also finds the terminating NUL) */
+	if (body[0] == '0' && body[1] && strchr("xX", body[1])) {
 		number = all_of(body + 2, "0123456789abcdefABCDEF");
-	} else if (body[0] == '0' && strchr("oO", body[1])) {
+	} else if (body[0] == '0' && body[1] && strchr("oO", body[1])) {
 		number = all_of(body + 2, "01234567");
-	} else if (body[0] == '0' && strchr("bB", body[1])) {
+	} else if (body[0] == '0' && body[1] && strchr("bB", body[1])) {
 		number = all_of(body + 2, "01");
 	} else {
 		number = all_of(body, "0123456789") || yaml11_float(p);
@@ -215,11 +217,32 @@ plain_decimal(const char *s)
 	return n > 0 && d[n] == '\0' && n <= INT_DIGITS_MAX && (d[0] != '0' || n == 1);
 }
 
+/*
+ * The byte offset of @m in the text. libyaml counts its index and columns in characters, not
+ * bytes, so the offset is found from the line (lines end at '\n') and the column in UTF-8
+ * characters.
+ */
+static size_t
+byte_offset(const struct walk *w, yaml_mark_t m)
+{
+	size_t i = 0;
+
+	for (size_t line = 0; line < m.line && i < w->len; i++) {
+		line += w->text[i] == '\n';
+	}
+	for (size_t col = 0; i < w->len; i++) {
+		if (((unsigned char)w->text[i] & 0xc0) != 0x80 && col++ == m.column) {
+			break;
+		}
+	}
+	return i;
+}
+
 /* Whether the scalar @n carries an explicit tag in the source (`!!str yes`, `&a !!str yes`). */
 static bool
 tagged(const struct walk *w, const yaml_node_t *n)
 {
-	size_t i = n->start_mark.index;
+	size_t i = byte_offset(w, n->start_mark);
 
 	if (i < w->len && w->text[i] == '&') {
 		while (i < w->len && !isspace((unsigned char)w->text[i])) {
@@ -305,9 +328,10 @@ read_config(struct walk *w, const yaml_node_t *cfg)
 		}
 		for (size_t i = 0; i < sizeof(forbidden) / sizeof(forbidden[0]); i++) {
 			if (strcmp(key, forbidden[i][0]) == 0) {
-				return fail(w, k,
-					    "spec.config.%s: Strimzi does not allow it here; set %s",
-					    key, forbidden[i][1]);
+				return fail(
+					w, k,
+					"spec.config.%s: Strimzi does not allow it here; set %s",
+					key, forbidden[i][1]);
 			}
 		}
 		if (kv_find(w->out, key)) {
@@ -345,7 +369,8 @@ static int
 read_spec_field(struct walk *w, const char *name, yaml_node_t *k, yaml_node_t *v)
 {
 	static const char *const no_effect[][2] = {
-		{ "autoRestart", "outboxd restarts its own pipeline, and the orchestrator the process" },
+		{ "autoRestart",
+		  "outboxd restarts its own pipeline, and the orchestrator the process" },
 		{ "listOffsets", "the replication slot is outboxd's only offset" },
 		{ "alterOffsets", "the replication slot is outboxd's only offset" },
 		{ "version", "outboxd is the connector" },

@@ -12,34 +12,34 @@
 #include "outboxd/config/strimzi.h"
 
 static const char CONNECTOR[] =
-	"# the resource as a Strimzi user has it\n"	       /* 1 */
-	"apiVersion: kafka.strimzi.io/v1beta2\n"	       /* 2 */
-	"kind: KafkaConnector\n"			       /* 3 */
-	"metadata:\n"					       /* 4 */
-	"  name: outbox-connector\n"			       /* 5 */
-	"  labels:\n"					       /* 6 */
-	"    strimzi.io/cluster: my-connect\n"		       /* 7 */
-	"spec:\n"					       /* 8 */
-	"  class: io.debezium.connector.postgresql.PostgresConnector\n" /* 9 */
-	"  tasksMax: 1\n"				       /* 10 */
-	"  autoRestart:\n"				       /* 11 */
-	"    enabled: true\n"				       /* 12 */
-	"  state: running\n"				       /* 13 */
-	"  config:\n"					       /* 14 */
-	"    database.hostname: db.example.com\n"	       /* 15 */
-	"    database.port: 5432\n"			       /* 16 */
-	"    database.password: ${file:/run/secrets/pg:password}\n" /* 17 */
-	"    database.tcpKeepAlive: yes\n"		       /* 18 */
-	"    route.tombstone.on.empty.payload: Off\n"	       /* 19 */
-	"    heartbeat.interval.ms: '010'\n"		       /* 20 */
-	"    table.include.list: \"public.outbox\"\n"	       /* 21 */
+	"# the resource as a Strimzi user has it\n"				   /* 1 */
+	"apiVersion: kafka.strimzi.io/v1beta2\n"				   /* 2 */
+	"kind: KafkaConnector\n"						   /* 3 */
+	"metadata:\n"								   /* 4 */
+	"  name: outbox-connector\n"						   /* 5 */
+	"  labels:\n"								   /* 6 */
+	"    strimzi.io/cluster: my-connect\n"					   /* 7 */
+	"spec:\n"								   /* 8 */
+	"  class: io.debezium.connector.postgresql.PostgresConnector\n"		   /* 9 */
+	"  tasksMax: 1\n"							   /* 10 */
+	"  autoRestart:\n"							   /* 11 */
+	"    enabled: true\n"							   /* 12 */
+	"  state: running\n"							   /* 13 */
+	"  config: # f\u00fcr den Relay, \u00e9t\u00e9 \u2014 \u00fcberall\n"	   /* 14 */
+	"    database.hostname: d\u00e9.example.com\n"				   /* 15 */
+	"    database.port: 5432\n"						   /* 16 */
+	"    database.password: ${file:/run/secrets/pg:password}\n"		   /* 17 */
+	"    database.tcpKeepAlive: yes\n"					   /* 18 */
+	"    route.tombstone.on.empty.payload: Off\n"				   /* 19 */
+	"    heartbeat.interval.ms: '010'\n"					   /* 20 */
+	"    table.include.list: \"public.outbox\"\n"				   /* 21 */
 	"    transforms.outbox.route.topic.replacement: ${routedByValue}.events\n" /* 22 */
-	"    transforms.outbox.table.fields.additional.placement: >-\n" /* 23 */
-	"      type:header:eventType,\n"			       /* 24 */
-	"      tenant:partition\n"			       /* 25 */
-	"    snapshot.mode: !!str no\n"			       /* 26 */
-	"    poll.interval.ms: -5\n"			       /* 27 */
-	"    outboxd.http.port: 0\n";			       /* 28 */
+	"    transforms.outbox.table.fields.additional.placement: >-\n"		   /* 23 */
+	"      type:header:eventType,\n"					   /* 24 */
+	"      tenant:partition\n"						   /* 25 */
+	"    snapshot.mode: !!str no\n"						   /* 26 */
+	"    poll.interval.ms: -5\n"						   /* 27 */
+	"    outboxd.http.port: 0\n";						   /* 28 */
 
 static struct kv keys, ignored;
 static char err[512];
@@ -85,7 +85,7 @@ START_TEST(test_a_connector_resource_gives_its_keys_and_lines)
 	has("name", "outbox-connector", "c.yaml:5");
 	has("connector.class", "io.debezium.connector.postgresql.PostgresConnector", "c.yaml:9");
 	has("tasks.max", "1", "c.yaml:10");
-	has("database.hostname", "db.example.com", "c.yaml:15");
+	has("database.hostname", "d\u00e9.example.com", "c.yaml:15");
 	has("database.port", "5432", "c.yaml:16");
 	/* providers are the worker's business (cfgsrc resolves them later) */
 	has("database.password", "${file:/run/secrets/pg:password}", "c.yaml:17");
@@ -98,7 +98,8 @@ START_TEST(test_a_connector_resource_gives_its_keys_and_lines)
 	has("transforms.outbox.route.topic.replacement", "${routedByValue}.events", "c.yaml:22");
 	has("transforms.outbox.table.fields.additional.placement",
 	    "type:header:eventType, tenant:partition", "c.yaml:23");
-	/* an explicit string tag keeps the word a string */
+	/* an explicit string tag keeps the word a string (also after multi-byte characters:
+	 * libyaml's marks count characters) */
 	has("snapshot.mode", "no", "c.yaml:26");
 	has("poll.interval.ms", "-5", "c.yaml:27");
 	has("outboxd.http.port", "0", "c.yaml:28");
@@ -191,9 +192,10 @@ END_TEST
 /* Each unquoted value whose text Kubernetes would change: refused, with the fix. */
 START_TEST(test_values_kubernetes_would_change_are_refused_with_the_line)
 {
-	static const char *const changed[] = { "1.0", "0x1f", "010",	"1_000", ".inf",
-					       "-.Inf", "1e3",	"+5",	"0o17",	 "0b101",
-					       "1.",	".5",	"09",	"1234567890123456789" };
+	static const char *const changed[] = {
+		"1.0", "0x1f", "010",	"1_000", ".inf", "-.Inf", "1e3",
+		"+5",  "0o17", "0b101", "1.",	 ".5",	 "09",	  "1234567890123456789"
+	};
 	char text[256];
 
 	for (size_t i = 0; i < sizeof(changed) / sizeof(changed[0]); i++) {
@@ -206,10 +208,11 @@ START_TEST(test_values_kubernetes_would_change_are_refused_with_the_line)
 	}
 	refused(HEAD "  config:\n    k:\n", "c.yaml:5: k: no value (null)");
 	refused(HEAD "  config:\n    k: ~\n", "no value (null)");
-	refused(HEAD "  config:\n    k: {a: 1}\n", "c.yaml:5: k: expected a single value, found a map");
+	refused(HEAD "  config:\n    k: {a: 1}\n",
+		"c.yaml:5: k: expected a single value, found a map");
 	refused(HEAD "  config:\n    k: [1, 2]\n", "found a list");
 	refused(HEAD "  config:\n    k: !!int 5\n", "c.yaml:5: k: the tag tag:yaml.org,2002:int is "
-						  "not supported");
+						    "not supported");
 	/* words and forms that stay text */
 	ck_assert_int_eq(parse(HEAD "  config:\n    a: 10.0.0.1\n    b: 1.2.3\n    c: 0x\n"
 				    "    d: 12ms\n    e: .5s\n    f: yesno\n    g: 0\n"),
@@ -231,7 +234,8 @@ START_TEST(test_which_files_are_resources)
 {
 	ck_assert(strimzi_is_resource("a/connector.yaml", "x=1"));
 	ck_assert(strimzi_is_resource("connector.yml", ""));
-	ck_assert(strimzi_is_resource("/etc/outboxd/connector", "apiVersion: x\nkind: KafkaConnector\n"));
+	ck_assert(strimzi_is_resource("/etc/outboxd/connector",
+				      "apiVersion: x\nkind: KafkaConnector\n"));
 	ck_assert(strimzi_is_resource("c", "kind:KafkaConnector # the resource\n"));
 	ck_assert(!strimzi_is_resource("c.properties", "name=kind: KafkaConnector\n"));
 	ck_assert(!strimzi_is_resource("c.properties", "kind: KafkaConnectorX\n"));
