@@ -27,6 +27,7 @@
 #include "outboxd/run/relay.h"
 #include "outboxd/run/snapshot.h"
 #include "outboxd/util/buf.h"
+#include "outboxd/util/errbuf.h"
 #include "outboxd/util/failpoint.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/lsn.h"
@@ -162,6 +163,76 @@ signal_fd(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
+/* The tries at a slot on a standby that a conflict invalidates before it is protected. */
+#define STANDBY_SLOT_TRIES 3
+
+/*
+ * Creates the slot. On a standby the new slot is exposed until the standby's next feedback
+ * carries its catalog_xmin to the primary (wal_receiver_status_interval): catalog rows the
+ * primary prunes meanwhile invalidate it (a conflict with recovery). So this waits one interval
+ * and a second, checks that the slot survived, and makes it again when it did not (it has
+ * delivered nothing, so nothing is lost), at most STANDBY_SLOT_TRIES times.
+ * Return: 0, -EINTR when a stop was asked for while waiting, or pgsql_slot_create()'s, the
+ * checks' or pgsql_slot_drop()'s code with @err set.
+ */
+static int
+slot_create_settled(PGconn *c, const struct config *cfg, struct loop *loop, lsn_t *lsn, char *err,
+		    size_t errlen)
+{
+	for (int attempt = 1;; attempt++) {
+		bool standby = false, feedback = false;
+		struct pgsql_slot slot;
+		int64_t ms = 0;
+		int rc = pgsql_slot_create(c, cfg->slot_name, cfg->slot_failover, lsn, err, errlen);
+
+		rc = rc ? rc : pgsql_standby(c, &standby, &feedback, err, errlen);
+		if (rc || !standby) {
+			return rc;
+		}
+		if (!feedback || (rc = pgsql_feedback_interval_ms(c, &ms, err, errlen)) ||
+		    ms == 0) {
+			log_warn(MOD,
+				 "replication slot \"%s\" was made on a standby whose %s: nothing "
+				 "keeps the primary from removing catalog rows it needs",
+				 cfg->slot_name,
+				 !feedback ?
+					 "hot_standby_feedback is off" :
+					 "wal_receiver_status_interval is 0 (no regular feedback)");
+			return rc;
+		}
+		log_info(
+			MOD,
+			"replication slot \"%s\" was made on a standby: waiting %lld ms, one "
+			"wal_receiver_status_interval and a second, for its feedback to protect the "
+			"slot on the primary",
+			cfg->slot_name, (long long)ms + 1000);
+		if (!loop_sleep(loop, ms + 1000)) {
+			return -EINTR;
+		}
+		rc = pgsql_check_slot(c, cfg->slot_name, &slot, err, errlen);
+		if (rc != -ESTALE) {
+			return rc;
+		}
+		if (attempt == STANDBY_SLOT_TRIES) {
+			errbuf_set(
+				err, errlen,
+				"a conflict with recovery invalidated the new slot before the "
+				"standby's feedback protected it, %d times: the primary prunes catalog "
+				"rows faster than wal_receiver_status_interval; lower it on the standby",
+				attempt);
+			return -EPERM;
+		}
+		log_warn(
+			MOD,
+			"a conflict with recovery invalidated replication slot \"%s\" before the "
+			"standby's feedback protected it; it had delivered nothing: making it again",
+			cfg->slot_name);
+		if ((rc = pgsql_slot_drop(c, cfg->slot_name, err, errlen)) != 0) {
+			return rc;
+		}
+	}
+}
+
 /*
  * outboxd.slot.create=true: creates the slot if it is missing (never recreates or replaces
  * one). A server that is not up yet, or any other transient failure, is waited for with the
@@ -181,8 +252,7 @@ create_slot(const struct config *cfg, struct loop *loop)
 		int rc = pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err));
 
 		if (rc == 0) {
-			rc = pgsql_slot_create(c, cfg->slot_name, cfg->slot_failover, &lsn, err,
-					       sizeof(err));
+			rc = slot_create_settled(c, cfg, loop, &lsn, err, sizeof(err));
 			PQfinish(c);
 		} else if (f == PGCONN_PRECONDITION) {
 			log_error(MOD, "%s", err);
@@ -196,6 +266,9 @@ create_slot(const struct config *cfg, struct loop *loop)
 		}
 		if (rc == 0 || rc == -EEXIST) {
 			return -1;
+		}
+		if (rc == -EINTR) {
+			return EXIT_OK; /* SIGTERM/SIGINT while the new slot settled */
 		}
 		if (rc != -EIO) { /* pgsql.h: -EIO is transient, every other code is not */
 			log_error(MOD, "could not create replication slot \"%s\": %s",
@@ -602,8 +675,20 @@ cmd_slot(int argc, char **argv)
 		return f == PGCONN_PRECONDITION ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	if (strcmp(argv[0], "create") == 0) {
-		if (pgsql_slot_create(c, cfg->slot_name, cfg->slot_failover, &lsn, err,
-				      sizeof(err)) == 0) {
+		struct loop loop;
+		int sfd = signal_fd();
+
+		loop_init(&loop, sfd);
+		rc = slot_create_settled(c, cfg, &loop, &lsn, err, sizeof(err));
+		if (sfd >= 0) {
+			close(sfd);
+		}
+		if (rc == -EINTR) {
+			printf("stopped while the new replication slot \"%s\" settled on the standby; "
+			       "it exists: check it with \"outboxd slot status\"\n",
+			       cfg->slot_name);
+			rc = EXIT_OK;
+		} else if (rc == 0) {
 			printf("created replication slot \"%s\" (pgoutput) at %s\n", cfg->slot_name,
 			       lsn_format(lsn, at));
 		} else {

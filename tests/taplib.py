@@ -12,14 +12,20 @@ _failed = 0
 
 
 def tap(ok, what, detail=""):
-    """One TAP line; a failure's @detail follows as comments (its last 40 lines)."""
+    """One TAP line; a failure's @detail follows as comments (its last 80 lines), and both go
+    to stderr too: meson reads stdout as TAP and shows a failed test's stderr only."""
     global _count, _failed
     _count += 1
     _failed += 0 if ok else 1
     print(f"{'ok' if ok else 'not ok'} {_count} - {what}")
-    if not ok and detail:
-        for line in detail.strip().splitlines()[-40:]:
+    if not ok:
+        lines = detail.strip().splitlines()[-80:] if detail else []
+        for line in lines:
             print(f"# {line}")
+        print(f"not ok {_count} - {what}", file=sys.stderr)
+        for line in lines:
+            print(f"# {line}", file=sys.stderr)
+        sys.stderr.flush()
     sys.stdout.flush()
 
 

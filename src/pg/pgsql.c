@@ -57,6 +57,24 @@ pgsql_standby(PGconn *c, bool *ret_standby, bool *ret_feedback, char *errbuf, si
 }
 
 int
+pgsql_feedback_interval_ms(PGconn *c, int64_t *ret_ms, char *errbuf, size_t errlen)
+{
+	PGresult *r = NULL;
+	/* pg_settings keeps it in seconds */
+	int rc = query(c,
+		       "SELECT setting::bigint * 1000 FROM pg_settings WHERE name = "
+		       "'wal_receiver_status_interval'",
+		       0, NULL, &r, errbuf, errlen);
+
+	if (rc < 0) {
+		return rc;
+	}
+	*ret_ms = PQntuples(r) == 1 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+	PQclear(r);
+	return 0;
+}
+
+int
 pgsql_positive_interval(PGconn *c, const char *value, PGresult **ret_failed)
 {
 	const char *params[1] = { value };

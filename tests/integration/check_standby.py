@@ -159,6 +159,14 @@ def main():
         tap(rc == 0 and psql(standby, f"SELECT count(*) FROM pg_replication_slots WHERE "
                                       f"slot_name = '{tag}_slot'") == "1",
             "outboxd slot create against the standby makes the slot there", out)
+        # Until the standby's feedback carries the new slot's catalog_xmin to the primary, the
+        # primary may prune catalog rows the slot needs, and the standby then invalidates the
+        # slot (rows_removed; README "Decoding on a standby"). PostgreSQL's own test of decoding
+        # on a standby (035_standby_logical_decoding.pl) waits for it the same way.
+        tap(wait_for(lambda: psql(PRIMARY, "SELECT catalog_xmin IS NOT NULL FROM "
+                                           "pg_replication_slots WHERE slot_name = "
+                                           "'outboxd_standby'") == "t", 30),
+            "the primary holds the standby slot's catalog_xmin (hot_standby_feedback)")
         # the cleanup cannot run on a standby
         rc, out = outboxd(["run"], files(d, standby, tag, "outboxd.cleanup.retention=1 day"))
         tap(rc == 2 and "this server is a standby, where nothing can be deleted" in out,
@@ -199,9 +207,18 @@ def main():
                 p.kill()
                 rc = -1
         text = open(logpath).read()
-        tap(ok and got and count_topic(f"{tag}_events") == 20,
-            "outboxd run against the standby relays the 20 rows committed on the primary",
-            text[-3000:])
+        relayed = ok and got and count_topic(f"{tag}_events") == 20
+        if not relayed:
+            # what the standby says of the slot, and its log's end, beside outboxd's log
+            slot = psql(standby, "SELECT to_jsonb(s) FROM pg_replication_slots s WHERE "
+                                 f"slot_name = '{tag}_slot'", check=False)
+            try:
+                sblog = open(os.path.join(STACK_DIR, "standby", "server.log")).read()[-3000:]
+            except OSError as e:
+                sblog = str(e)
+            text += f"\n--- the slot on the standby: {slot}\n--- standby log:\n{sblog}"
+        tap(relayed, "outboxd run against the standby relays the 20 rows committed on the primary",
+            text[-6000:])
         tap("this server is a standby: decoding here" in text and
             "heartbeat.action.query runs here read-only" in text,
             "it says at start-up that it decodes on a standby, and what that means for "

@@ -29,6 +29,14 @@
  */
 int pgsql_standby(PGconn *c, bool *ret_standby, bool *ret_feedback, char *errbuf, size_t errlen);
 
+/**
+ * pgsql_feedback_interval_ms() - a standby's wal_receiver_status_interval: how often at most its
+ * feedback (hot_standby_feedback's xmin and catalog_xmin) reaches the primary; 0 = only when the
+ * primary asks.
+ * Return: 0 with @ret_ms set, or a failed query's code.
+ */
+int pgsql_feedback_interval_ms(PGconn *c, int64_t *ret_ms, char *errbuf, size_t errlen);
+
 /* What the slot check found. */
 struct pgsql_slot {
 	lsn_t confirmed_flush;
