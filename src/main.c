@@ -5,6 +5,7 @@
  * precondition error). The only file outside the core library.
  */
 #include <errno.h>
+#include <librdkafka/rdkafka.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/run/cleanup.h"
 #include "outboxd/run/http.h"
+#include "outboxd/run/kafkasec.h"
 #include "outboxd/run/loop.h"
 #include "outboxd/run/metrics.h"
 #include "outboxd/run/poll.h"
@@ -485,9 +487,14 @@ check_kafka(const struct config *cfg)
 	char err[1024];
 	bool ok;
 
+	struct buf sec = BUF_INIT;
+	int warnings = kafkasec_describe(&cfg->librdkafka, rd_kafka_version(), &sec);
+
 	ok = producer_new(&cfg->librdkafka, -1, NULL, NULL, &p, err, sizeof(err)) == 0 &&
 	     producer_check_brokers(p, 10000, err, sizeof(err)) == 0;
 	diag(ok, "kafka", err);
+	level_diag(NULL, warnings ? 1 : 0, "kafka tls", buf_cstr(&sec));
+	buf_fini(&sec);
 	producer_free(p);
 	return ok;
 }
@@ -554,6 +561,13 @@ check_postgres(const struct config *cfg, const struct router *router)
 		return false;
 	}
 	diag(true, "postgresql", "connected");
+	{
+		struct buf sec = BUF_INIT;
+		int warnings = pgconn_security(c, &cfg->pg_conn, &sec);
+
+		level_diag(NULL, warnings ? 1 : 0, "postgres tls", buf_cstr(&sec));
+		buf_fini(&sec);
+	}
 	ok &= pgsql_check_role(c, err, sizeof(err)) == 0;
 	diag(ok, "privileges", ok ? "the role may stream changes (REPLICATION)" : err);
 	check_idle_timeout(c);

@@ -529,3 +529,58 @@ pgconn_run_statements(PGconn *c, const char *statements, char *errbuf, size_t er
 	buf_fini(&stmt);
 	return rc;
 }
+
+/* The effective value of connection option @key (libpq's defaults and environment included). */
+static char *
+conn_option(PGconn *c, const char *key)
+{
+	PQconninfoOption *opts = PQconninfo(c);
+	char *v = NULL;
+
+	for (PQconninfoOption *o = opts; o && o->keyword; o++) {
+		if (strcmp(o->keyword, key) == 0 && o->val && *o->val) {
+			v = xstrdup(o->val);
+		}
+	}
+	PQconninfoFree(opts);
+	return v;
+}
+
+int
+pgconn_security(PGconn *c, const struct kv *params, struct buf *out)
+{
+	char *mode = conn_option(c, "sslmode");
+	const char *proto = PQsslAttribute(c, "protocol"), *cipher = PQsslAttribute(c, "cipher");
+	bool full = mode && strcmp(mode, "verify-full") == 0;
+	bool ca = full || (mode && strcmp(mode, "verify-ca") == 0);
+	int warnings = 0;
+
+	if (!PQsslInUse(c)) {
+		buf_add_fmt(out, "no TLS (sslmode %s)", mode ? mode : "prefer");
+		if (PQconnectionUsedPassword(c)) {
+			buf_add_str(out, "; warning: the password was sent without TLS: set "
+					 "database.sslmode=verify-full and database.sslrootcert");
+			warnings++;
+		}
+		free(mode);
+		return warnings;
+	}
+	buf_add_fmt(out, "%s (%s), sslmode %s", proto ? proto : "TLS", cipher ? cipher : "?",
+		    mode ? mode : "prefer");
+	buf_add_str(out, full ? ", the server's certificate and host name verified" :
+			 ca   ? ", the server's certificate verified, its host name not" :
+				", the server's certificate NOT verified");
+	if (kv_get(params, "sslcert")) {
+		buf_add_str(out, ", client certificate");
+	}
+	if (PQconnectionUsedPassword(c)) {
+		buf_add_str(out, ", password");
+	}
+	if (!ca) {
+		buf_add_str(out, "; warning: anyone on the path can pose as the server: set "
+				 "database.sslmode=verify-full and database.sslrootcert");
+		warnings++;
+	}
+	free(mode);
+	return warnings;
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/run/kafkasec.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/hash.h"
 #include "outboxd/util/log.h"
@@ -41,6 +42,8 @@ struct producer {
 	int64_t lookup_skip_until_us; /* monotonic; see topic_get() */
 	char last_error[256];	      /* what the error callback last said about the brokers */
 	int64_t last_error_us;	      /* monotonic; 0 = nothing yet */
+	char mechanism[32];	      /* sasl.mechanisms, "" = none */
+	char precondition[768];	      /* a failure no retry fixes: see kafkasec_fix(); "" = none */
 	char report[768];	      /* the failed delivery report's reason, during the callback */
 	struct producer_failure failure; /* and the rest of what it says */
 };
@@ -158,14 +161,25 @@ static void
 on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	struct producer *p = opaque;
+	const char *fix;
 
 	(void)rk;
 	snprintf(p->last_error, sizeof(p->last_error), "%s (%s)", reason,
 		 rd_kafka_err2name((rd_kafka_resp_err_t)err));
 	p->last_error_us = now_monotonic_us();
-	if (err == RD_KAFKA_RESP_ERR__FATAL) {
+	fix = kafkasec_fix(err, reason, p->mechanism[0] ? p->mechanism : NULL, rd_kafka_version());
+	if (fix && !p->precondition[0]) {
+		/* the reason names the broker and the mechanism; it never holds a credential */
+		snprintf(p->precondition, sizeof(p->precondition), "%s: %s", reason, fix);
+	}
+	if (fix) {
+		log_error(MOD, "%s: %s", reason, fix);
+	} else if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		log_error(MOD, "fatal producer error: %s; the pipeline restarts from the slot",
 			  reason);
+	} else if (p->precondition[0]) {
+		/* the brokers are down because of it: the line above said why */
+		log_debug(MOD, "%s (%s)", reason, rd_kafka_err2name(err));
 	} else if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
 		   err == RD_KAFKA_RESP_ERR__TRANSPORT) {
 		log_warn(MOD, "%s; librdkafka keeps retrying, nothing is confirmed meanwhile",
@@ -330,6 +344,13 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 		return -EINVAL;
 	}
 	p->max_message_bytes = conf_int(conf, "message.max.bytes");
+	if (kv_get(settings, "sasl.mechanisms")) {
+		snprintf(p->mechanism, sizeof(p->mechanism), "%s",
+			 kv_get(settings, "sasl.mechanisms"));
+	} else if (kv_get(settings, "sasl.mechanism")) {
+		snprintf(p->mechanism, sizeof(p->mechanism), "%s",
+			 kv_get(settings, "sasl.mechanism"));
+	}
 	rd_kafka_conf_set_dr_msg_cb(conf, on_dr);
 	rd_kafka_conf_set_error_cb(conf, on_error);
 	rd_kafka_conf_set_log_cb(conf, on_log);
@@ -519,17 +540,42 @@ producer_fatal(struct producer *p, char *errbuf, size_t errlen)
 	return true;
 }
 
+bool
+producer_precondition(struct producer *p, char *errbuf, size_t errlen)
+{
+	if (!p->precondition[0]) {
+		return false;
+	}
+	if (errbuf) {
+		snprintf(errbuf, errlen, "%s", p->precondition);
+	}
+	return true;
+}
+
 int
 producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen)
 {
 	const struct rd_kafka_metadata *md = NULL;
-	rd_kafka_resp_err_t err = rd_kafka_metadata(p->rk, 0, NULL, &md, timeout_ms);
+	rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
 	struct buf line = BUF_INIT;
 
+	/* in slices, so that a refused login or certificate ends the wait (the error callback
+	 * runs in rd_kafka_poll) instead of the whole timeout */
+	for (int waited = 0; waited < timeout_ms && err != RD_KAFKA_RESP_ERR_NO_ERROR;) {
+		int slice = timeout_ms - waited < 500 ? timeout_ms - waited : 500;
+
+		err = rd_kafka_metadata(p->rk, 0, NULL, &md, slice);
+		waited += slice;
+		rd_kafka_poll(p->rk, 0);
+		if (err != RD_KAFKA_RESP_ERR_NO_ERROR && producer_precondition(p, errbuf, errlen)) {
+			return -EPERM;
+		}
+	}
 	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
 		if (errbuf) {
-			snprintf(errbuf, errlen, "no broker answered within %d ms: %s", timeout_ms,
-				 rd_kafka_err2str(err));
+			snprintf(errbuf, errlen, "no broker answered within %d ms: %s%s%s",
+				 timeout_ms, rd_kafka_err2str(err),
+				 p->last_error[0] ? "; last error: " : "", p->last_error);
 		}
 		return -EIO;
 	}

@@ -434,6 +434,10 @@ publish_serve(struct publish *pub, char *why, size_t whylen)
 		errbuf_set(why, whylen, "fatal producer error: %s", err);
 		return OUTCOME_RESTART;
 	}
+	if (producer_precondition(pub->prod, err, sizeof(err))) {
+		errbuf_set(why, whylen, "kafka: %s", err);
+		return OUTCOME_PRECONDITION;
+	}
 	return OUTCOME_OK;
 }
 

@@ -12,6 +12,7 @@
 #include <libpq-fe.h>
 #include <stdbool.h>
 
+#include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
 
 /*
@@ -94,6 +95,16 @@ const char *pgconn_local_fix(const char *message);
  */
 int pgconn_open(const struct kv *params, bool replication, PGconn **ret,
 		enum pgconn_failure *ret_failure, char *errbuf, size_t errlen);
+
+/**
+ * pgconn_security() - appends to @out how the open connection @c is secured: the TLS version
+ * and cipher libpq negotiated, whether the server's certificate and host name were verified
+ * (sslmode verify-ca, verify-full), whether a client certificate was given (@params' sslcert),
+ * or that there is no TLS. Never a secret.
+ * Return: the number of warnings appended (each after "; warning: "): a password sent without
+ * TLS, TLS that does not verify the server.
+ */
+int pgconn_security(PGconn *c, const struct kv *params, struct buf *out);
 
 /* pgconn_error_line() - libpq's last error of @c as one line (newlines folded) into @errbuf. */
 void pgconn_error_line(PGconn *c, char *errbuf, size_t errlen);

@@ -92,10 +92,18 @@ int producer_flush(struct producer *p, int timeout_ms);
 /* producer_fatal() - a fatal error occurred (idempotence, gapless); text in @errbuf. */
 bool producer_fatal(struct producer *p, char *errbuf, size_t errlen);
 
+/*
+ * producer_precondition() - true once librdkafka reported a broker failure that is the
+ * configuration's fault (a SASL login refused, a certificate that does not verify: see
+ * kafkasec_fix()); its reason and fix go to @errbuf. librdkafka would retry it for ever;
+ * the caller stops with exit 2.
+ */
+bool producer_precondition(struct producer *p, char *errbuf, size_t errlen);
+
 /**
  * producer_check_brokers() - ask the cluster for its metadata (the `outboxd check` probe).
  * @errbuf: on success a one-line summary ("1 broker: 127.0.0.1:9092"), else the reason.
- * Return: 0, or -EIO.
+ * Return: 0, -EPERM for a failure no retry fixes (producer_precondition()), or -EIO.
  */
 int producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen);
 

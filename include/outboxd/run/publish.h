@@ -127,7 +127,9 @@ bool publish_waiting(const struct publish *pub);
 /**
  * publish_serve() - drain the wake-up pipe, serve delivery reports (the source's callbacks run
  * now) and check for a fatal producer error. Never blocks.
- * Return: OUTCOME_OK, or OUTCOME_RESTART after a fatal producer error (reason in @why).
+ * Return: OUTCOME_OK, OUTCOME_RESTART after a fatal producer error, or OUTCOME_PRECONDITION
+ * once a broker refused the login or the certificates (producer_precondition()); the reason
+ * in @why.
  */
 enum outcome publish_serve(struct publish *pub, char *why, size_t whylen);
 

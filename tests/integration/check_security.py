@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Secured connections end to end (TAP), against the stack's TLS PostgreSQL and its broker's
+SASL_SSL (SCRAM-SHA-512) and SSL-with-client-auth listeners (scripts/stack).
+
+- PostgreSQL: `sslmode=verify-full` with the stack's CA, the role outboxd_cert signed in by its
+  client certificate alone (pg_hba `cert`), rows relayed; a CA that did not sign the server's
+  certificate is exit 2 naming database.sslrootcert.
+- Kafka mTLS with the settings a Debezium user has (`security.protocol=SSL`, PEM trust and key
+  stores, `ssl.key.password`), the passphrase and PostgreSQL's password read through
+  `${file:...}`: rows relayed, `outboxd check` says how each connection is secured.
+- SCRAM-SHA-512 over SASL_SSL with a wrong password: exit 2 naming the broker and the mechanism.
+  With the right one, a librdkafka before 2.6.1 (Debian 12's 2.0.2) cannot log in to Kafka 4
+  (librdkafka#4895): exit 2 saying so; with 2.6.1 or later it relays (the image suite runs that
+  with the image's 2.8.0).
+- A broker certificate from another CA, and no client certificate on the mTLS listener: exit 2
+  with the fix.
+- No secret anywhere: every secret value is looked for in every log line, /metrics, /health,
+  `outboxd check` and every error message of these runs.
+
+On the majors after 15 (CK_EXCLUDE_TAGS=pg-independent) only the PostgreSQL part runs.
+"""
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from taplib import BIN, env, finish, note, tap  # noqa: E402
+
+PGPORT = env("OUTBOXD_TEST_PG_PORT")
+PASSWORD = env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")
+PG_CA = env("OUTBOXD_TEST_PG_SSLROOTCERT")
+STACK_DIR = env("OUTBOXD_TEST_STACK_DIR")
+BOOT = env("OUTBOXD_TEST_KAFKA_BOOTSTRAP")
+SASL_BOOT = env("OUTBOXD_TEST_KAFKA_SASL_SSL_BOOTSTRAP")
+SSL_BOOT = env("OUTBOXD_TEST_KAFKA_SSL_BOOTSTRAP")
+KAFKA_CA = env("OUTBOXD_TEST_KAFKA_CA")
+CLIENT_PEM = env("OUTBOXD_TEST_KAFKA_CLIENT_PEM")
+KEY_PASSWORD = env("OUTBOXD_TEST_KAFKA_KEY_PASSWORD")
+SCRAM_USER = env("OUTBOXD_TEST_KAFKA_SCRAM_USER")
+SCRAM_PASSWORD = env("OUTBOXD_TEST_KAFKA_SCRAM_PASSWORD")
+PG_ONLY = "pg-independent" in os.environ.get("CK_EXCLUDE_TAGS", "")
+CERT_DIR = os.path.join(STACK_DIR, "pg", "tls")
+SECRETS = {"PostgreSQL password": PASSWORD, "key passphrase": KEY_PASSWORD,
+           "SCRAM password": SCRAM_PASSWORD, "wrong SCRAM password": "not-the-scram-secret"}
+seen = []  # every output of every run: the secret grep reads them all
+
+
+def psql(sql):
+    r = subprocess.run(["psql", f"host=127.0.0.1 port={PGPORT} user=postgres dbname=outboxd",
+                        "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c", sql], capture_output=True,
+                       text=True, env=dict(os.environ, PGPASSWORD=PASSWORD), timeout=60)
+    if r.returncode != 0:
+        raise RuntimeError(f"psql: {r.stderr.strip()}\n  SQL: {sql[:200]}")
+    return r.stdout.strip()
+
+
+def outboxd(args, cfg, timeout=60):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_")}
+    r = subprocess.run([BIN] + args + cfg, capture_output=True, text=True, timeout=timeout,
+                       env=e)
+    seen.append((f"outboxd {' '.join(args)}", r.stdout + r.stderr))
+    return r.returncode, r.stdout + r.stderr
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_for(pred, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.2)
+    return pred()
+
+
+def get(port, path):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.read().decode()
+    except OSError:
+        return ""
+
+
+def records(topic):
+    r = subprocess.run(["kcat", "-C", "-b", BOOT, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-f", "%k|%s|%h\\n"], capture_output=True, text=True, timeout=60)
+    return [line for line in r.stdout.splitlines() if line]
+
+
+class Setup:
+    """A schema with an outbox, its publication, a file of secrets for ${file:...}, and the
+    connector and worker files, with the PostgreSQL and Kafka settings of one case."""
+
+    def __init__(self, d, tag):
+        self.d, self.tag = d, tag
+        self.secrets = os.path.join(d, "secrets.properties")
+        with open(self.secrets, "w") as f:
+            f.write(f"pg.password={PASSWORD}\nkafka.key.password={KEY_PASSWORD}\n"
+                    f"kafka.scram.password={SCRAM_PASSWORD}\n")
+        os.chmod(self.secrets, 0o600)
+
+    def files(self, pg, kafka, extra="", rootcert=PG_CA, port=0):
+        w, c = os.path.join(self.d, "worker.properties"), os.path.join(self.d, "connector.properties")
+        with open(w, "w") as f:
+            f.write("key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+                    "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+                    "config.providers=file\n"
+                    "config.providers.file.class=org.apache.kafka.common.config.provider."
+                    f"FileConfigProvider\noutboxd.http.port={port}\n" + kafka + extra)
+        with open(c, "w") as f:
+            f.write(f"""name=sec
+connector.class=io.debezium.connector.postgresql.PostgresConnector
+database.hostname=localhost
+database.port={PGPORT}
+database.dbname=outboxd
+database.sslmode=verify-full
+database.sslrootcert={rootcert}
+topic.prefix={self.tag}
+slot.name={self.tag}_slot
+publication.name={self.tag}_pub
+table.include.list={self.tag}.outbox
+transforms=outbox
+transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
+transforms.outbox.route.topic.replacement={self.tag}_events
+""" + pg)
+        return [w, c]
+
+
+PG_PASSWORD = "database.user=postgres\ndatabase.password=${file:%s:pg.password}\n"
+PG_CERT = (f"database.user=outboxd_cert\ndatabase.sslcert={CERT_DIR}/cert.crt\n"
+           f"database.sslkey={CERT_DIR}/cert.key\n")
+K_PLAIN = f"bootstrap.servers={BOOT}\n"
+K_MTLS = (f"bootstrap.servers={SSL_BOOT}\nproducer.security.protocol=SSL\n"
+          f"producer.ssl.truststore.type=PEM\nproducer.ssl.truststore.location={KAFKA_CA}\n"
+          f"producer.ssl.keystore.type=PEM\nproducer.ssl.keystore.location={CLIENT_PEM}\n"
+          "producer.ssl.key.password=${file:%s:kafka.key.password}\n")
+
+
+def k_scram(password):
+    return (f"bootstrap.servers={SASL_BOOT}\nproducer.security.protocol=SASL_SSL\n"
+            "producer.sasl.mechanism=SCRAM-SHA-512\n"
+            "producer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
+            f"required username=\"{SCRAM_USER}\" password=\"{password}\";\n"
+            f"producer.ssl.truststore.type=PEM\nproducer.ssl.truststore.location={KAFKA_CA}\n")
+
+
+def insert(tag, first, n):
+    psql(f"INSERT INTO {tag}.outbox SELECT ('00000000-0000-0000-0000-' || lpad(i::text, 12, "
+         f"'0'))::uuid, 'A', 'agg-' || (i % 3), 'T', json_build_object('i', i) FROM "
+         f"generate_series({first}, {first + n - 1}) i")
+
+
+def relay(s, files, first, n, what, probe=False):
+    """outboxd run with the files of files(port): n rows inserted once it streams, all on the
+    topic with their ids; /metrics and /health read meanwhile; SIGTERM, exit 0."""
+    port = free_port()
+    cfg = files(port)
+    logpath = os.path.join(s.d, f"run{first}.log")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_")}
+    with open(logpath, "w") as log:
+        p = subprocess.Popen([BIN, "run"] + cfg, stdout=log, stderr=subprocess.STDOUT, env=e)
+        streaming = wait_for(lambda: "streaming slot" in open(logpath).read(), 30)
+        insert(s.tag, first, n)
+        want = {f"00000000-0000-0000-0000-{i:012d}" for i in range(first, first + n)}
+
+        def arrived():
+            got = {m.group(1) for m in (re.search(r"id=([0-9a-f-]+)", r)
+                                        for r in records(f"{s.tag}_events")) if m}
+            return want <= got
+        ok = streaming and wait_for(arrived, 60)
+        if probe:
+            wait_for(lambda: "outboxd_records_acknowledged_total" in get(port, "/metrics"), 10)
+            seen.append(("/metrics", get(port, "/metrics")))
+            seen.append(("/health", get(port, "/health")))
+        p.send_signal(signal.SIGTERM)
+        try:
+            rc = p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = -9
+    out = open(logpath).read()
+    seen.append((f"outboxd run ({what})", out))
+    tap(ok and rc == 0, f"{what}: {n} rows relayed, exit 0 on SIGTERM", out)
+    return out
+
+
+def main():
+    print("TAP version 13")
+    tag = f"sec_{secrets.token_hex(4)}"
+    d = tempfile.mkdtemp(prefix="outboxd-security-")
+    s = Setup(d, tag)
+    psql(f"CREATE SCHEMA {tag}; CREATE TABLE {tag}.outbox (id uuid PRIMARY KEY, aggregatetype "
+         "text NOT NULL, aggregateid text NOT NULL, type text NOT NULL, payload jsonb); "
+         f"CREATE PUBLICATION {tag}_pub FOR TABLE {tag}.outbox WITH (publish = 'insert'); "
+         "DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'outboxd_cert') THEN "
+         "CREATE ROLE outboxd_cert LOGIN REPLICATION; END IF; END$$; "
+         f"GRANT USAGE ON SCHEMA {tag} TO outboxd_cert; "
+         f"GRANT SELECT ON {tag}.outbox TO outboxd_cert")
+    pw = PG_PASSWORD % s.secrets
+
+    # PostgreSQL: verify-full, the role signed in by its certificate alone
+    cfg = s.files(PG_CERT, K_PLAIN)
+    rc, out = outboxd(["slot", "create"], cfg)
+    tap(rc == 0, "outboxd slot create as outboxd_cert, by its certificate", out)
+    rc, out = outboxd(["check"], cfg)
+    tls_line = next((line for line in out.splitlines() if "postgres tls" in line), "")
+    tap(rc == 0 and re.search(r"^ok\s+postgres tls\s+TLSv1\.[23] ", tls_line) and
+        "the server's certificate and host name verified, client certificate" in tls_line and
+        "password" not in tls_line,
+        "check, verify-full and a client certificate (pg_hba cert): TLS version, verified", out)
+    relay(s, lambda port: s.files(PG_CERT, K_PLAIN, port=port), 1, 10,
+          "PostgreSQL as outboxd_cert by its certificate, verify-full")
+    bad = s.files(PG_CERT.replace(CERT_DIR + "/cert", CERT_DIR + "/client"), K_PLAIN)
+    rc, out = outboxd(["run"], bad)
+    tap(rc == 2 and "outboxd_cert" in out and "certificate" in out,
+        "a client certificate for another user is exit 2 naming the role", out)
+    other_ca = s.files(PG_CERT, K_PLAIN, rootcert=KAFKA_CA)
+    rc, out = outboxd(["run"], other_ca)
+    tap(rc == 2 and "database.sslrootcert" in out,
+        "a root certificate that did not sign the server's is exit 2 naming "
+        "database.sslrootcert", out)
+    plain = s.files(pw + "database.sslmode=disable\n", K_PLAIN)
+    rc, out = outboxd(["check"], plain)
+    tap(re.search(r"^warn\s+postgres tls\s+no TLS .*password was sent without TLS", out, re.M),
+        "check warns that a password travelled without TLS (sslmode=disable)", out)
+
+    if PG_ONLY:
+        note("the Kafka cases run on PostgreSQL 15 only (they do not depend on its version)")
+    else:
+        # mTLS with a Debezium user's PEM stores; secrets through ${file:...}
+        pg_mtls = pw + f"database.sslcert={CERT_DIR}/client.crt\n" \
+            f"database.sslkey={CERT_DIR}/client.key\n"
+        cfg = s.files(pg_mtls, K_MTLS % s.secrets)
+        rc, out = outboxd(["check"], cfg)
+        tap(rc == 0 and re.search(r"^ok\s+kafka tls\s+security.protocol SSL; TLS, the broker's "
+                                  r"certificate verified against ssl.ca.location, host name "
+                                  r"verified; client certificate \(key encrypted\)$", out, re.M)
+            and re.search(r"^ok\s+postgres tls\s+TLSv1\.[23] .*verified, client certificate, "
+                          r"password$", out, re.M),
+            "check over mTLS: how each connection is secured", out)
+        relay(s, lambda port: s.files(pg_mtls, K_MTLS % s.secrets, port=port), 101, 20,
+              "Kafka mTLS (PEM key store, encrypted key)", probe=True)
+        # no client certificate on the listener that wants one
+        nocert = s.files(pw, f"bootstrap.servers={SSL_BOOT}\nproducer.security.protocol=SSL\n"
+                         f"producer.ssl.truststore.location={KAFKA_CA}\n"
+                         "producer.ssl.truststore.type=PEM\n")
+        rc, out = outboxd(["run"], nocert)
+        tap(rc == 2 and "refused outboxd's client certificate" in out and SSL_BOOT in out,
+            "mTLS without a client certificate: exit 2 naming the broker, with the fix", out)
+        # a broker certificate signed by another CA
+        wrongca = s.files(pw, (K_MTLS % s.secrets).replace(KAFKA_CA, PG_CA))
+        rc, out = outboxd(["run"], wrongca)
+        tap(rc == 2 and "certificate did not verify" in out and SSL_BOOT in out,
+            "a broker certificate from another CA: exit 2 naming the broker, with the fix", out)
+        # SCRAM-SHA-512, a wrong password
+        rc, out = outboxd(["run"], s.files(pw, k_scram("not-the-scram-secret")))
+        tap(rc == 2 and "SCRAM-SHA-512" in out and SASL_BOOT in out and
+            "sasl.jaas.config" in out,
+            "SCRAM with a wrong password: exit 2 naming the broker and the mechanism", out)
+        # SCRAM, the right password (through ${file:...})
+        cfg = s.files(pw, k_scram("${file:%s:kafka.scram.password}" % s.secrets))
+        rc, out = outboxd(["check"], cfg)
+        ver = re.search(r"librdkafka (\d+)\.(\d+)\.(\d+)",
+                        subprocess.run([BIN, "--version"], capture_output=True,
+                                       text=True).stdout)
+        old = ver and tuple(map(int, ver.groups())) < (2, 6, 1)
+        note(f"librdkafka {'.'.join(ver.groups()) if ver else '?'}")
+        if old:
+            tap(rc != 0 and re.search(r"^warn\s+kafka tls\s+.*SASL SCRAM-SHA-512; warning: this "
+                                      r"librdkafka cannot log in with SCRAM", out, re.M),
+                "check warns that this librdkafka's SCRAM cannot log in to Kafka 4", out)
+            rc, out = outboxd(["run"], cfg)
+            tap(rc == 2 and "librdkafka#4895" in out and SASL_BOOT in out,
+                "SCRAM with librdkafka before 2.6.1 against Kafka 4: exit 2 saying why", out)
+        else:
+            tap(rc == 0, "check over SASL_SSL with SCRAM-SHA-512", out)
+            relay(s, lambda port: s.files(pw, k_scram("${file:%s:kafka.scram.password}" %
+                                                      s.secrets), port=port),
+                  201, 20, "Kafka SASL_SSL SCRAM-SHA-512")
+
+    # no secret in anything these runs printed or served
+    leaks = [f"{name} in {where}" for where, text in seen for name, v in SECRETS.items()
+             if v in text]
+    tap(not leaks and len(seen) >= 6,
+        f"no secret in {len(seen)} outputs (logs, check, errors, /metrics, /health)",
+        "\n".join(leaks))
+    psql(f"SELECT pg_drop_replication_slot('{tag}_slot') FROM pg_replication_slots WHERE "
+         f"slot_name = '{tag}_slot'")
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
