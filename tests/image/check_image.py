@@ -6,7 +6,12 @@ as uid 10001 with a read-only root file system, every capability dropped, no-new
 the host's network (to reach the test stack on loopback); its configuration and the database
 password are mounted read-only, the password read through ${file:...}. It relays rows end to
 end, answers /health/live, /health/ready and /metrics, and exits 0 on SIGTERM within the flush
-bound; its log holds no password. Its configuration is the ConfigMap of
+bound; its log holds no password. A second container relays over the broker's SASL_SSL listener
+with SCRAM-SHA-512 and the settings a Debezium user has (security.protocol, sasl.mechanism,
+sasl.jaas.config with the SCRAM login module, a PEM trust store), the SCRAM password read
+through ${file:...} (the image's librdkafka 2.8.0 can: Debian 12's 2.0.2 cannot log in to
+Kafka 4, see tests/integration/check_security.py); a wrong SCRAM password is exit 2 naming the
+broker and the mechanism, and neither log holds a secret. Its configuration is the ConfigMap of
 deploy/kubernetes/outboxd.yaml (the stack's addresses put in), mounted where that Deployment
 mounts it, so the manifest's files are proven here too.
 """
@@ -28,6 +33,10 @@ IMAGE = os.environ.get("OUTBOXD_IMAGE", "localhost/outboxd:dev")
 PG_PORT = env("OUTBOXD_TEST_PG_PORT")
 PASSWORD = env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")
 BOOT = env("OUTBOXD_TEST_KAFKA_BOOTSTRAP")
+SASL_BOOT = env("OUTBOXD_TEST_KAFKA_SASL_SSL_BOOTSTRAP")
+KAFKA_CA = env("OUTBOXD_TEST_KAFKA_CA")
+SCRAM_USER = env("OUTBOXD_TEST_KAFKA_SCRAM_USER")
+SCRAM_PASSWORD = env("OUTBOXD_TEST_KAFKA_SCRAM_PASSWORD")
 IMAGE_SH = os.path.join(SOURCE, "scripts", "image")
 MANIFEST = os.path.join(SOURCE, "deploy", "kubernetes", "outboxd.yaml")
 UID = 10001
@@ -89,7 +98,7 @@ def substitute(text, subs):
     return text
 
 
-def write_files(d, tag, http_port):
+def write_files(d, tag, http_port, scram=None):
     """The ConfigMap of deploy/kubernetes/outboxd.yaml, mounted where the Deployment mounts it,
     with the addresses, names and role of the test stack put in; the secret's key file where the
     Deployment's secret volume puts it."""
@@ -97,8 +106,16 @@ def write_files(d, tag, http_port):
     cm = next(x for x in docs if x["kind"] == "ConfigMap")["data"]
     conf = os.path.join(d, "config")
     os.mkdir(conf)
+    # SCRAM over SASL_SSL as a Debezium user writes it; the CA beside the secret
+    kafka = f"bootstrap.servers={BOOT}" if scram is None else (
+        f"bootstrap.servers={SASL_BOOT}\nproducer.security.protocol=SASL_SSL\n"
+        "producer.sasl.mechanism=SCRAM-SHA-512\n"
+        "producer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
+        f"required username=\"{SCRAM_USER}\" password=\"{scram}\";\n"
+        "producer.ssl.truststore.type=PEM\n"
+        "producer.ssl.truststore.location=/run/secrets/outboxd/kafka-ca.crt")
     worker = substitute(cm["connect-worker.properties"], [
-        ("bootstrap.servers=my-cluster-kafka-bootstrap:9092", f"bootstrap.servers={BOOT}"),
+        ("bootstrap.servers=my-cluster-kafka-bootstrap:9092", kafka),
         ("outboxd.http.port=8080", f"outboxd.http.port={http_port}\n"
          f"outboxd.shutdown.flush.ms={FLUSH_MS}")])
     conn = substitute(cm["connector.properties"], [
@@ -118,7 +135,9 @@ def write_files(d, tag, http_port):
     os.mkdir(secrets_dir)
     secret = os.path.join(secrets_dir, "outboxd-pg")
     with open(secret, "w") as f:
-        f.write(f"password={PASSWORD}\n")
+        f.write(f"password={PASSWORD}\nscram={SCRAM_PASSWORD}\n")
+    with open(os.path.join(secrets_dir, "kafka-ca.crt"), "w") as f:
+        f.write(open(KAFKA_CA).read())
     # the container's user owns its secret, readable by nobody else (as the Deployment's
     # defaultMode 0400 with fsGroup, or systemd's LoadCredential, give it)
     os.chown(secret, UID, UID)
@@ -144,6 +163,52 @@ def unwrap(v):
         except ValueError:
             pass
     return json.dumps(v, sort_keys=True)
+
+
+def run_container(d, tag, name, scram, http_port):
+    os.makedirs(os.path.join(d, name))
+    conf, secrets_dir = write_files(os.path.join(d, name), tag, http_port, scram)
+    return podman("run", "-d", "--name", name, "--user", f"{UID}:{UID}", "--read-only",
+                  "--cap-drop", "all", "--security-opt", "no-new-privileges", "--network",
+                  "host", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=32768:32768",
+                  "-v", f"{conf}:/etc/outboxd:ro", "-v", f"{secrets_dir}:/run/secrets/outboxd:ro",
+                  IMAGE)
+
+
+def scram_relay(d, tag, base):
+    """The image's librdkafka over SASL_SSL with SCRAM-SHA-512: a wrong password is exit 2,
+    the right one (through ${file:...}) relays."""
+    bad, good = f"{base}-scram-bad", f"{base}-scram"
+    try:
+        r = run_container(d, tag, bad, "not-the-scram-secret", free_port())
+        r = podman("wait", bad, timeout=90)
+        out = podman("logs", bad).stdout + podman("logs", bad).stderr
+        tap(r.stdout.strip() == "2" and "SCRAM-SHA-512" in out and SASL_BOOT in out and
+            "not-the-scram-secret" not in out,
+            f"a wrong SCRAM password: exit {r.stdout.strip()} naming the broker and the "
+            "mechanism, not the password", out)
+        r = run_container(d, tag, good, "${file:/run/secrets/outboxd/outboxd-pg:scram}",
+                          free_port())
+        streaming = wait_for(lambda: "streaming slot" in podman("logs", good).stderr +
+                             podman("logs", good).stdout, 60)
+        ids = [str(uuid.uuid4()) for _ in range(20)]
+        psql(f"INSERT INTO {tag}.outbox VALUES " + ", ".join(
+            f"('{i}', 'T', 'scram-{n % 3}', 'E', '{{\"n\": {n}}}')" for n, i in enumerate(ids)))
+        got = wait_for(lambda: (lambda recs: recs if sum(
+            1 for k, _ in recs if "scram-" in k) >= len(ids) else None)(
+            read_topic(f"{tag}_events")), 60) or []
+        podman("kill", "--signal", "TERM", good)
+        code = podman("wait", good, timeout=60).stdout.strip()
+        out = podman("logs", good).stdout + podman("logs", good).stderr
+        tap(streaming and got and code == "0",
+            f"SASL_SSL with SCRAM-SHA-512 (librdkafka 2.8.0): {len(ids)} rows relayed, "
+            f"exit {code} on SIGTERM", out)
+        tap(SCRAM_PASSWORD not in out and PASSWORD not in out and
+            SCRAM_PASSWORD not in podman("inspect", good).stdout,
+            "the SCRAM container's log and inspect output hold no secret")
+    finally:
+        podman("rm", "-f", bad)
+        podman("rm", "-f", good)
 
 
 def main():
@@ -228,6 +293,8 @@ def main():
         out = logs()
         tap(PASSWORD not in out and PASSWORD not in podman("inspect", name).stdout,
             "the container's log and its inspect output hold no password")
+        podman("rm", "-f", name)
+        scram_relay(d, tag, name)
     finally:
         podman("rm", "-f", name)
         psql(f"SELECT pg_drop_replication_slot('{tag}_slot') FROM pg_replication_slots WHERE "
