@@ -13,6 +13,7 @@
 #include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
+#include "rdconf_int.h"
 
 enum action {
 	PASS,	/* same name in librdkafka */
@@ -58,10 +59,10 @@ static const struct rule rules[] = {
 	  "a Java class; librdkafka supports PLAIN, SCRAM and GSSAPI through sasl.jaas.config" },
 	{ "sasl.jaas.config", SPECIAL, NULL },
 	{ "sasl.kerberos.ticket.renew.", IGNORE, JAVA_ONLY },
+	{ "sasl.login.callback.handler.class", SPECIAL, NULL },
 	{ "sasl.login.", IGNORE, JAVA_ONLY },
 	{ "sasl.mechanism", SPECIAL, NULL },
-	{ "sasl.oauthbearer.", REJECT,
-	  "SASL/OAUTHBEARER is not supported by outboxd; use SCRAM or PLAIN" },
+	{ "sasl.oauthbearer.", SPECIAL, NULL },
 	{ "security.providers", IGNORE, JAVA_ONLY },
 	{ "send.buffer.bytes", SPECIAL, "socket.send.buffer.bytes" },
 	{ "socket.connection.setup.timeout.max.ms", IGNORE, JAVA_ONLY },
@@ -136,23 +137,17 @@ jaas_value(const char *p, struct buf *out)
 }
 
 int
-rdconf_jaas_credentials(const char *jaas, char **ret_user, char **ret_password)
+rdconf_jaas_parse(const char *jaas, char **ret_module, struct kv *opts)
 {
-	struct buf name = BUF_INIT, value = BUF_INIT, user = BUF_INIT, pass = BUF_INIT;
+	struct buf name = BUF_INIT, value = BUF_INIT;
 	const char *p = skip_space(jaas);
 	const char *cls = p;
-	bool have_user = false, have_pass = false;
 	int r = -EINVAL;
 
 	while (*p && !isspace((unsigned char)*p)) {
 		p++;
 	}
-	if (strncmp(cls, "org.apache.kafka.common.security.plain.PlainLoginModule",
-		    (size_t)(p - cls)) != 0 &&
-	    strncmp(cls, "org.apache.kafka.common.security.scram.ScramLoginModule",
-		    (size_t)(p - cls)) != 0) {
-		return -ENOTSUP;
-	}
+	*ret_module = xstrndup(cls, (size_t)(p - cls));
 	p = skip_space(p);
 	/* the control flag: required, requisite, sufficient or optional */
 	while (*p && isalpha((unsigned char)*p)) {
@@ -176,26 +171,33 @@ rdconf_jaas_credentials(const char *jaas, char **ret_user, char **ret_password)
 		if (!p) {
 			goto out;
 		}
-		if (strcmp(buf_cstr(&name), "username") == 0) {
-			buf_reset(&user);
-			buf_add_str(&user, buf_cstr(&value));
-			have_user = true;
-		} else if (strcmp(buf_cstr(&name), "password") == 0) {
-			buf_reset(&pass);
-			buf_add_str(&pass, buf_cstr(&value));
-			have_pass = true;
-		}
+		kv_set(opts, buf_cstr(&name), buf_cstr(&value), NULL);
 	}
-	if (have_user && have_pass) {
-		*ret_user = buf_steal(&user);
-		*ret_password = buf_steal(&pass);
-		r = 0;
-	}
+	r = 0;
 out:
 	buf_fini(&name);
 	buf_fini(&value);
-	buf_fini(&user);
-	buf_fini(&pass);
+	return r;
+}
+
+int
+rdconf_jaas_credentials(const char *jaas, char **ret_user, char **ret_password)
+{
+	struct kv opts = KV_INIT;
+	char *module = NULL;
+	int r = rdconf_jaas_parse(jaas, &module, &opts);
+
+	if (strcmp(module, "org.apache.kafka.common.security.plain.PlainLoginModule") != 0 &&
+	    strcmp(module, "org.apache.kafka.common.security.scram.ScramLoginModule") != 0) {
+		r = -ENOTSUP;
+	} else if (r == 0 && kv_get(&opts, "username") && kv_get(&opts, "password")) {
+		*ret_user = xstrdup(kv_get(&opts, "username"));
+		*ret_password = xstrdup(kv_get(&opts, "password"));
+	} else {
+		r = -EINVAL;
+	}
+	free(module);
+	kv_fini(&opts);
 	return r;
 }
 
@@ -207,9 +209,25 @@ translate_jaas(const char *value, const char *origin, const char *display, struc
 	int r = rdconf_jaas_credentials(value, &user, &pass);
 
 	if (r == -ENOTSUP) {
+		struct kv opts = KV_INIT;
+		char *module = NULL;
+		bool oauth = rdconf_jaas_parse(value, &module, &opts) == 0 &&
+			     strcmp(module, RDCONF_OAUTH_LOGIN_MODULE) == 0;
+
+		if (oauth) {
+			r = rdconf_oauth_jaas(&opts, origin, display, out, errbuf, errlen);
+		}
+		free(module);
+		kv_fini(&opts);
+		if (oauth) {
+			return r;
+		}
+	}
+	if (r == -ENOTSUP) {
 		errbuf_set(errbuf, errlen,
-			   "%s: %s: only PlainLoginModule and ScramLoginModule are supported; "
-			   "use SASL/PLAIN or SCRAM credentials",
+			   "%s: %s: only PlainLoginModule, ScramLoginModule and "
+			   "OAuthBearerLoginModule are supported; use SASL/PLAIN, SCRAM or "
+			   "OAUTHBEARER with an OIDC token endpoint",
 			   origin, display);
 		return -EINVAL;
 	}
@@ -299,15 +317,12 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 		return 0;
 	}
 	if (strcmp(key, "sasl.mechanism") == 0) {
-		if (strcasecmp(value, "OAUTHBEARER") == 0) {
-			errbuf_set(errbuf, errlen,
-				   "%s: %s: SASL/OAUTHBEARER is not supported by outboxd; use "
-				   "SCRAM-SHA-256, SCRAM-SHA-512 or PLAIN",
-				   origin, display);
-			return -EINVAL;
-		}
 		kv_set(out, "sasl.mechanisms", value, origin);
 		return 0;
+	}
+	if (rdconf_oauth_key(key)) {
+		return rdconf_oauth_setting(key, value, origin, display, out, ignored, errbuf,
+					    errlen);
 	}
 	if (strcmp(key, "ssl.endpoint.identification.algorithm") == 0) {
 		kv_set(out, key, *value ? value : "none", origin);

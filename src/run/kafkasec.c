@@ -20,11 +20,51 @@ is_scram(const char *mechanism)
 	return mechanism && strncasecmp(mechanism, "SCRAM-", 6) == 0;
 }
 
+/*
+ * The token endpoint's refusals that are the client's fault: RFC 6749 section 5.2's error
+ * codes, which librdkafka passes on from the response body. Anything else (unreachable, 5xx)
+ * is the identity provider's outage: retried.
+ */
+static bool
+oauth_client_refused(const char *reason)
+{
+	static const char *const codes[] = { "invalid_client",	"unauthorized_client",
+					     "invalid_grant",	"invalid_scope",
+					     "invalid_request", "unsupported_grant_type" };
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		if (strstr(reason, codes[i])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *
+oauth_fix(const char *reason)
+{
+	if (strstr(reason, "OAUTHBEARER token")) {
+		/* librdkafka could not get a token from sasl.oauthbearer.token.endpoint.url */
+		return oauth_client_refused(reason) ?
+			       "the token endpoint refused the client: check clientId, "
+			       "clientSecret and scope in sasl.jaas.config, and "
+			       "sasl.oauthbearer.token.endpoint.url" :
+			       NULL;
+	}
+	return "the broker refused the token: its issuer, audience or signing key is not what "
+	       "the broker's listener expects (its sasl.oauthbearer.expected.* and JWKS); check "
+	       "sasl.oauthbearer.token.endpoint.url and the scope";
+}
+
 const char *
 kafkasec_fix(int err, const char *reason, const char *mechanism, int version)
 {
 	if (!reason) {
 		reason = "";
+	}
+	if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION && mechanism &&
+	    strcasecmp(mechanism, "OAUTHBEARER") == 0) {
+		return oauth_fix(reason);
 	}
 	if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION) {
 		if (is_scram(mechanism) && kafkasec_scram_broken(version)) {
@@ -46,8 +86,8 @@ kafkasec_fix(int err, const char *reason, const char *mechanism, int version)
 	}
 	/* the broker's TLS alert: it wanted a client certificate it trusts (mTLS) */
 	if ((err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__SSL) &&
-	    (strstr(reason, "alert bad certificate") || strstr(reason, "alert certificate required") ||
-	     strstr(reason, "alert unknown ca"))) {
+	    (strstr(reason, "alert bad certificate") ||
+	     strstr(reason, "alert certificate required") || strstr(reason, "alert unknown ca"))) {
 		return "the broker refused outboxd's client certificate (or its absence): set "
 		       "ssl.keystore.location (PEM or PKCS12) or ssl.certificate.location and "
 		       "ssl.key.location to a certificate signed by a CA the broker trusts";
@@ -85,8 +125,8 @@ kafkasec_describe(const struct kv *rd, int version, struct buf *out)
 	const char *mech = get_or(rd, "sasl.mechanisms", get_or(rd, "sasl.mechanism", "GSSAPI"));
 	bool tls = strcasecmp(proto, "ssl") == 0 || strcasecmp(proto, "sasl_ssl") == 0;
 	bool sasl = strncasecmp(proto, "sasl_", 5) == 0;
-	bool verify = strcasecmp(get_or(rd, "enable.ssl.certificate.verification", "true"),
-				 "false") != 0;
+	bool verify =
+		strcasecmp(get_or(rd, "enable.ssl.certificate.verification", "true"), "false") != 0;
 	/* librdkafka 2.0 and later check the host name unless this is set to none */
 	bool names = strcasecmp(get_or(rd, "ssl.endpoint.identification.algorithm", "https"),
 				"none") != 0;
@@ -99,19 +139,24 @@ kafkasec_describe(const struct kv *rd, int version, struct buf *out)
 		if (verify) {
 			buf_add_str(out, has(rd, "ssl.ca.location") ? "ssl.ca.location" :
 					 has(rd, "ssl.ca.pem")	    ? "ssl.ca.pem" :
-									"the system's CA store");
-			buf_add_str(out, names ? ", host name verified" : ", host name NOT verified");
+								      "the system's CA store");
+			buf_add_str(out,
+				    names ? ", host name verified" : ", host name NOT verified");
 		}
 		if (has(rd, "ssl.certificate.location") || has(rd, "ssl.certificate.pem") ||
 		    has(rd, "ssl.keystore.location")) {
 			buf_add_fmt(out, "; client certificate %s",
-				    has(rd, "ssl.key.password") || has(rd, "ssl.keystore.password") ?
+				    has(rd, "ssl.key.password") ||
+						    has(rd, "ssl.keystore.password") ?
 					    "(key encrypted)" :
 					    "(key not encrypted)");
 		}
 	}
 	if (sasl) {
 		buf_add_fmt(out, "; SASL %s", mech);
+		if (strcasecmp(get_or(rd, "sasl.oauthbearer.method", "default"), "oidc") == 0) {
+			buf_add_str(out, ", tokens from an OIDC token endpoint");
+		}
 	}
 	if (!tls) {
 		buf_add_str(out, "; no TLS");

@@ -81,8 +81,13 @@ conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, char *errbuf
 		return 0;
 	}
 	if (errbuf) {
-		snprintf(errbuf, errlen, "producer setting %s%s%s: %s", key,
-			 secret_key(key) ? "" : "=", secret_key(key) ? "" : value, err);
+		/* e.g. OIDC in a librdkafka built without libcurl (Debian 12's 2.0.2) */
+		snprintf(errbuf, errlen, "producer setting %s%s%s: %s%s", key,
+			 secret_key(key) ? "" : "=", secret_key(key) ? "" : value, err,
+			 strstr(err, "not supported in this build") ?
+				 "; run outboxd built with a librdkafka that has it (the container "
+				 "image's 2.8.0 has OIDC)" :
+				 "");
 	}
 	return -EINVAL;
 }

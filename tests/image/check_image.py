@@ -11,7 +11,12 @@ with SCRAM-SHA-512 and the settings a Debezium user has (security.protocol, sasl
 sasl.jaas.config with the SCRAM login module, a PEM trust store), the SCRAM password read
 through ${file:...} (the image's librdkafka 2.8.0 can: Debian 12's 2.0.2 cannot log in to
 Kafka 4, see tests/integration/check_security.py); a wrong SCRAM password is exit 2 naming the
-broker and the mechanism, and neither log holds a secret. Its configuration is the ConfigMap of
+broker and the mechanism, and neither log holds a secret. A third relays over the broker's
+OAUTHBEARER listener with tokens from an OIDC token endpoint the test serves (client
+credentials grant, RS256 tokens the broker checks against its JWKS), configured as the Java
+client is (OAuthBearerLoginCallbackHandler, sasl.oauthbearer.token.endpoint.url, clientId and
+clientSecret in OAuthBearerLoginModule's options); a wrong client secret is exit 2. Its
+configuration is the ConfigMap of
 deploy/kubernetes/outboxd.yaml (the stack's addresses put in), mounted where that Deployment
 mounts it, so the manifest's files are proven here too.
 """
@@ -27,6 +32,7 @@ import uuid
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from oidclib import TokenEndpoint  # noqa: E402
 from taplib import SOURCE, env, finish, note, tap  # noqa: E402
 
 IMAGE = os.environ.get("OUTBOXD_IMAGE", "localhost/outboxd:dev")
@@ -37,6 +43,9 @@ SASL_BOOT = env("OUTBOXD_TEST_KAFKA_SASL_SSL_BOOTSTRAP")
 KAFKA_CA = env("OUTBOXD_TEST_KAFKA_CA")
 SCRAM_USER = env("OUTBOXD_TEST_KAFKA_SCRAM_USER")
 SCRAM_PASSWORD = env("OUTBOXD_TEST_KAFKA_SCRAM_PASSWORD")
+OAUTH_BOOT = env("OUTBOXD_TEST_KAFKA_OAUTH_BOOTSTRAP")
+OAUTH_KEY = env("OUTBOXD_TEST_KAFKA_OAUTH_KEY")
+OIDC_SECRET = "outboxd-oidc-secret"
 IMAGE_SH = os.path.join(SOURCE, "scripts", "image")
 MANIFEST = os.path.join(SOURCE, "deploy", "kubernetes", "outboxd.yaml")
 UID = 10001
@@ -98,7 +107,31 @@ def substitute(text, subs):
     return text
 
 
-def write_files(d, tag, http_port, scram=None):
+def kafka_settings(scram=None, oidc=None):
+    """The worker's Kafka lines: plaintext; SCRAM over SASL_SSL (@scram: the password); or
+    OAUTHBEARER over SASL_SSL (@oidc: (token endpoint URL, client secret)), as a Debezium user
+    writes them, the CA beside the secret."""
+    tls = ("producer.ssl.truststore.type=PEM\n"
+           "producer.ssl.truststore.location=/run/secrets/outboxd/kafka-ca.crt")
+    if scram is not None:
+        return (f"bootstrap.servers={SASL_BOOT}\nproducer.security.protocol=SASL_SSL\n"
+                "producer.sasl.mechanism=SCRAM-SHA-512\n"
+                "producer.sasl.jaas.config=org.apache.kafka.common.security.scram."
+                f"ScramLoginModule required username=\"{SCRAM_USER}\" password=\"{scram}\";\n"
+                + tls)
+    if oidc is not None:
+        return (f"bootstrap.servers={OAUTH_BOOT}\nproducer.security.protocol=SASL_SSL\n"
+                "producer.sasl.mechanism=OAUTHBEARER\n"
+                "producer.sasl.login.callback.handler.class=org.apache.kafka.common.security."
+                "oauthbearer.OAuthBearerLoginCallbackHandler\n"
+                f"producer.sasl.oauthbearer.token.endpoint.url={oidc[0]}\n"
+                "producer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer."
+                "OAuthBearerLoginModule required clientId=\"outboxd\" "
+                f"clientSecret=\"{oidc[1]}\" scope=\"kafka\";\n" + tls)
+    return f"bootstrap.servers={BOOT}"
+
+
+def write_files(d, tag, http_port, scram=None, oidc=None):
     """The ConfigMap of deploy/kubernetes/outboxd.yaml, mounted where the Deployment mounts it,
     with the addresses, names and role of the test stack put in; the secret's key file where the
     Deployment's secret volume puts it."""
@@ -106,14 +139,7 @@ def write_files(d, tag, http_port, scram=None):
     cm = next(x for x in docs if x["kind"] == "ConfigMap")["data"]
     conf = os.path.join(d, "config")
     os.mkdir(conf)
-    # SCRAM over SASL_SSL as a Debezium user writes it; the CA beside the secret
-    kafka = f"bootstrap.servers={BOOT}" if scram is None else (
-        f"bootstrap.servers={SASL_BOOT}\nproducer.security.protocol=SASL_SSL\n"
-        "producer.sasl.mechanism=SCRAM-SHA-512\n"
-        "producer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
-        f"required username=\"{SCRAM_USER}\" password=\"{scram}\";\n"
-        "producer.ssl.truststore.type=PEM\n"
-        "producer.ssl.truststore.location=/run/secrets/outboxd/kafka-ca.crt")
+    kafka = kafka_settings(scram, oidc)
     worker = substitute(cm["connect-worker.properties"], [
         ("bootstrap.servers=my-cluster-kafka-bootstrap:9092", kafka),
         ("outboxd.http.port=8080", f"outboxd.http.port={http_port}\n"
@@ -165,9 +191,9 @@ def unwrap(v):
     return json.dumps(v, sort_keys=True)
 
 
-def run_container(d, tag, name, scram, http_port):
+def run_container(d, tag, name, scram, http_port, oidc=None):
     os.makedirs(os.path.join(d, name))
-    conf, secrets_dir = write_files(os.path.join(d, name), tag, http_port, scram)
+    conf, secrets_dir = write_files(os.path.join(d, name), tag, http_port, scram, oidc)
     return podman("run", "-d", "--name", name, "--user", f"{UID}:{UID}", "--read-only",
                   "--cap-drop", "all", "--security-opt", "no-new-privileges", "--network",
                   "host", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=32768:32768",
@@ -207,6 +233,54 @@ def scram_relay(d, tag, base):
             SCRAM_PASSWORD not in podman("inspect", good).stdout,
             "the SCRAM container's log and inspect output hold no secret")
     finally:
+        podman("rm", "-f", bad)
+        podman("rm", "-f", good)
+
+
+def oidc_relay(d, tag, base):
+    """The image's librdkafka over OAUTHBEARER with OIDC: a wrong client secret is exit 2, the
+    right one relays, each token signed by the test's endpoint and checked by the broker."""
+    bad, good = f"{base}-oidc-bad", f"{base}-oidc"
+    ep = TokenEndpoint(OAUTH_KEY, "outboxd", OIDC_SECRET)
+    try:
+        run_container(d, tag, bad, None, free_port(), (ep.url, "not-the-oidc-secret"))
+        r = podman("wait", bad, timeout=90)
+        out = podman("logs", bad).stdout + podman("logs", bad).stderr
+        tap(r.stdout.strip() == "2" and ep.refused > 0 and "not-the-oidc-secret" not in out
+            and "the token endpoint refused the client" in out,
+            f"a wrong OIDC client secret: exit {r.stdout.strip()} ({ep.refused} token "
+            "requests refused) with the fix, the secret not in the log", out)
+        # an identity provider that cannot be reached is an outage, not a configuration error
+        down = f"{base}-oidc-down"
+        run_container(d, tag, down, None, free_port(),
+                      (f"http://127.0.0.1:{free_port()}/token", OIDC_SECRET))
+        failed = wait_for(lambda: "Failed to acquire SASL OAUTHBEARER token" in
+                          podman("logs", down).stderr, 60)
+        time.sleep(2)
+        state = podman("inspect", "--format", "{{.State.Status}}", down).stdout.strip()
+        out = podman("logs", down).stderr
+        podman("rm", "-f", down)
+        tap(failed and state == "running",
+            f"an unreachable token endpoint: the container keeps retrying ({state})", out)
+        run_container(d, tag, good, None, free_port(), (ep.url, OIDC_SECRET))
+        streaming = wait_for(lambda: "streaming slot" in podman("logs", good).stderr +
+                             podman("logs", good).stdout, 60)
+        ids = [str(uuid.uuid4()) for _ in range(20)]
+        psql(f"INSERT INTO {tag}.outbox VALUES " + ", ".join(
+            f"('{i}', 'T', 'oidc-{n % 3}', 'E', '{{\"n\": {n}}}')" for n, i in enumerate(ids)))
+        got = wait_for(lambda: (lambda recs: recs if sum(
+            1 for k, _ in recs if "oidc-" in k) >= len(ids) else None)(
+            read_topic(f"{tag}_events")), 60) or []
+        podman("kill", "--signal", "TERM", good)
+        code = podman("wait", good, timeout=60).stdout.strip()
+        out = podman("logs", good).stdout + podman("logs", good).stderr
+        tap(streaming and got and code == "0" and ep.issued > 0,
+            f"OAUTHBEARER with OIDC (librdkafka 2.8.0, {ep.issued} token(s) issued): "
+            f"{len(ids)} rows relayed, exit {code} on SIGTERM", out)
+        tap(OIDC_SECRET not in out and OIDC_SECRET not in podman("inspect", good).stdout,
+            "the OIDC container's log and inspect output hold no secret")
+    finally:
+        ep.close()
         podman("rm", "-f", bad)
         podman("rm", "-f", good)
 
@@ -295,6 +369,7 @@ def main():
             "the container's log and its inspect output hold no password")
         podman("rm", "-f", name)
         scram_relay(d, tag, name)
+        oidc_relay(d, tag, name)
     finally:
         podman("rm", "-f", name)
         psql(f"SELECT pg_drop_replication_slot('{tag}_slot') FROM pg_replication_slots WHERE "

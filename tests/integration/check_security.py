@@ -47,7 +47,8 @@ SCRAM_PASSWORD = env("OUTBOXD_TEST_KAFKA_SCRAM_PASSWORD")
 PG_ONLY = "pg-independent" in os.environ.get("CK_EXCLUDE_TAGS", "")
 CERT_DIR = os.path.join(STACK_DIR, "pg", "tls")
 SECRETS = {"PostgreSQL password": PASSWORD, "key passphrase": KEY_PASSWORD,
-           "SCRAM password": SCRAM_PASSWORD, "wrong SCRAM password": "not-the-scram-secret"}
+           "SCRAM password": SCRAM_PASSWORD, "wrong SCRAM password": "not-the-scram-secret",
+           "OIDC client secret": "outboxd-oidc-client-secret"}
 seen = []  # every output of every run: the secret grep reads them all
 
 
@@ -272,6 +273,22 @@ def main():
         tap(rc == 2 and "SCRAM-SHA-512" in out and SASL_BOOT in out and
             "sasl.jaas.config" in out,
             "SCRAM with a wrong password: exit 2 naming the broker and the mechanism", out)
+        # OAUTHBEARER with OIDC: the image's librdkafka relays with it (tests/image); a
+        # librdkafka built without libcurl cannot, and says so at start-up
+        oidc = s.files(pw, f"bootstrap.servers={env('OUTBOXD_TEST_KAFKA_OAUTH_BOOTSTRAP')}\n"
+                       "producer.security.protocol=SASL_SSL\nproducer.sasl.mechanism=OAUTHBEARER\n"
+                       "producer.sasl.oauthbearer.token.endpoint.url=http://127.0.0.1:9/token\n"
+                       "producer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer."
+                       "OAuthBearerLoginModule required clientId=\"outboxd\" "
+                       f"clientSecret=\"{SECRETS['OIDC client secret']}\";\n"
+                       f"producer.ssl.truststore.type=PEM\nproducer.ssl.truststore.location={KAFKA_CA}\n")
+        rc, out = outboxd(["check"], oidc)
+        if "not supported in this build" in out:
+            rc, out = outboxd(["run"], oidc)
+            tap(rc == 2 and "not supported in this build" in out and "2.8.0 has OIDC" in out,
+                "OAUTHBEARER with OIDC and a librdkafka without libcurl: exit 2 with the fix", out)
+        else:
+            note("this librdkafka has OIDC: the image suite's case covers it")
         # SCRAM, the right password (through ${file:...})
         cfg = s.files(pw, k_scram("${file:%s:kafka.scram.password}" % s.secrets))
         rc, out = outboxd(["check"], cfg)

@@ -42,22 +42,52 @@ START_TEST(test_refused_login_is_a_precondition_naming_the_settings)
 }
 END_TEST
 
+/* OAUTHBEARER: a refused client or token is the configuration's fault, an IdP outage is not. */
+START_TEST(test_oauth_refusals_are_preconditions_identity_provider_outages_are_not)
+{
+	const char *fix = kafkasec_fix(RD_KAFKA_RESP_ERR__AUTHENTICATION,
+				       "Failed to acquire SASL OAUTHBEARER token: {\"error\": "
+				       "\"invalid_client\"}",
+				       "OAUTHBEARER", V2_8_0);
+
+	ck_assert_ptr_nonnull(fix);
+	ck_assert_ptr_nonnull(strstr(fix, "clientSecret"));
+	ck_assert_ptr_null(
+		kafkasec_fix(RD_KAFKA_RESP_ERR__AUTHENTICATION,
+			     "Failed to acquire SASL OAUTHBEARER token: Failed to connect "
+			     "to 127.0.0.1 port 1 after 0 ms: Could not connect to server",
+			     "OAUTHBEARER", V2_8_0));
+	ck_assert_ptr_null(
+		kafkasec_fix(RD_KAFKA_RESP_ERR__AUTHENTICATION,
+			     "Failed to acquire SASL OAUTHBEARER token: <html>503 Service "
+			     "Unavailable</html>",
+			     "OAUTHBEARER", V2_8_0));
+	fix = kafkasec_fix(RD_KAFKA_RESP_ERR__AUTHENTICATION,
+			   "sasl_ssl://b:9095/bootstrap: SASL authentication error: "
+			   "{\"status\":\"invalid_token\"}",
+			   "OAUTHBEARER", V2_8_0);
+	ck_assert_ptr_nonnull(strstr(fix, "the broker refused the token"));
+}
+END_TEST
+
 START_TEST(test_certificate_failures_are_preconditions_other_tls_errors_outages)
 {
-	ck_assert_ptr_nonnull(strstr(kafkasec_fix(RD_KAFKA_RESP_ERR__SSL, verify_failed, NULL, V2_8_0),
-				     "ssl.truststore.location"));
-	ck_assert_ptr_nonnull(strstr(kafkasec_fix(RD_KAFKA_RESP_ERR__TRANSPORT, cert_refused, NULL,
-						  V2_8_0),
-				     "client certificate"));
+	ck_assert_ptr_nonnull(
+		strstr(kafkasec_fix(RD_KAFKA_RESP_ERR__SSL, verify_failed, NULL, V2_8_0),
+		       "ssl.truststore.location"));
+	ck_assert_ptr_nonnull(
+		strstr(kafkasec_fix(RD_KAFKA_RESP_ERR__TRANSPORT, cert_refused, NULL, V2_8_0),
+		       "client certificate"));
 	/* an unclean close (librdkafka#4294), a refused port: outages, retried */
 	ck_assert_ptr_null(kafkasec_fix(RD_KAFKA_RESP_ERR__SSL,
 					"ssl://b:9094/1: SSL transport error: unexpected eof while "
 					"reading",
 					NULL, V2_8_0));
-	ck_assert_ptr_null(kafkasec_fix(RD_KAFKA_RESP_ERR__TRANSPORT,
-					"b:9092/1: Connect to ipv4#127.0.0.1:9092 failed: Connection "
-					"refused",
-					NULL, V2_8_0));
+	ck_assert_ptr_null(
+		kafkasec_fix(RD_KAFKA_RESP_ERR__TRANSPORT,
+			     "b:9092/1: Connect to ipv4#127.0.0.1:9092 failed: Connection "
+			     "refused",
+			     NULL, V2_8_0));
 	ck_assert_ptr_null(kafkasec_fix(RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN, "1/1 brokers are down",
 					NULL, V2_8_0));
 	ck_assert_ptr_null(kafkasec_fix(RD_KAFKA_RESP_ERR__SSL, NULL, NULL, V2_8_0));
@@ -100,11 +130,21 @@ START_TEST(test_describe_says_what_is_verified_and_never_a_secret)
 				  "sasl.username=alice\nsasl.password=hunter2",
 				  V2_8_0, &b),
 			 0);
-	ck_assert_str_eq(buf_cstr(&b), "security.protocol SASL_SSL; TLS, the broker's certificate "
-				       "verified against the system's CA store, host name verified; "
-				       "SASL SCRAM-SHA-512");
+	ck_assert_str_eq(buf_cstr(&b),
+			 "security.protocol SASL_SSL; TLS, the broker's certificate "
+			 "verified against the system's CA store, host name verified; "
+			 "SASL SCRAM-SHA-512");
 	ck_assert_ptr_null(strstr(buf_cstr(&b), "alice"));
 	ck_assert_ptr_null(strstr(buf_cstr(&b), "hunter2"));
+	ck_assert_int_eq(
+		describe("security.protocol=SASL_SSL\nsasl.mechanisms=OAUTHBEARER\n"
+			 "sasl.oauthbearer.method=oidc\nsasl.oauthbearer.client.secret=hunter2",
+			 V2_0_2, &b),
+		0);
+	ck_assert_str_eq(buf_cstr(&b),
+			 "security.protocol SASL_SSL; TLS, the broker's certificate "
+			 "verified against the system's CA store, host name verified; "
+			 "SASL OAUTHBEARER, tokens from an OIDC token endpoint");
 	ck_assert_int_eq(describe("bootstrap.servers=b:9092", V2_8_0, &b), 0);
 	ck_assert_str_eq(buf_cstr(&b), "security.protocol plaintext; no TLS");
 	buf_fini(&b);
@@ -124,17 +164,19 @@ START_TEST(test_describe_warns_of_what_gives_security_up)
 				  V2_8_0, &b),
 			 1);
 	ck_assert_ptr_nonnull(strstr(buf_cstr(&b), "warning: SASL without TLS"));
-	ck_assert_int_eq(describe("security.protocol=SSL\nenable.ssl.certificate.verification=false",
-				  V2_8_0, &b),
-			 1);
+	ck_assert_int_eq(
+		describe("security.protocol=SSL\nenable.ssl.certificate.verification=false", V2_8_0,
+			 &b),
+		1);
 	ck_assert_ptr_nonnull(strstr(buf_cstr(&b), "NOT verified; warning"));
-	ck_assert_int_eq(describe("security.protocol=SSL\nssl.endpoint.identification.algorithm=none",
-				  V2_8_0, &b),
-			 1);
+	ck_assert_int_eq(
+		describe("security.protocol=SSL\nssl.endpoint.identification.algorithm=none",
+			 V2_8_0, &b),
+		1);
 	ck_assert_ptr_nonnull(strstr(buf_cstr(&b), "host name NOT verified"));
-	ck_assert_int_eq(describe("security.protocol=SASL_SSL\nsasl.mechanisms=SCRAM-SHA-512",
-				  V2_0_2, &b),
-			 1);
+	ck_assert_int_eq(
+		describe("security.protocol=SASL_SSL\nsasl.mechanisms=SCRAM-SHA-512", V2_0_2, &b),
+		1);
 	ck_assert_ptr_nonnull(strstr(buf_cstr(&b), "librdkafka#4895"));
 	ck_assert(kafkasec_scram_broken(0x020600ff));
 	ck_assert(!kafkasec_scram_broken(0x020601ff));
@@ -150,6 +192,8 @@ kafkasec_suite(void)
 
 	tcase_add_test(fix, test_refused_login_is_a_precondition_naming_the_settings);
 	tcase_add_test(fix, test_certificate_failures_are_preconditions_other_tls_errors_outages);
+	tcase_add_test(fix,
+		       test_oauth_refusals_are_preconditions_identity_provider_outages_are_not);
 	tcase_add_test(desc, test_describe_says_what_is_verified_and_never_a_secret);
 	tcase_add_test(desc, test_describe_warns_of_what_gives_security_up);
 	suite_add_tcase(s, fix);

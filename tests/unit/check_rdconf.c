@@ -165,7 +165,8 @@ START_TEST(test_refused_jaas_config_never_shows_the_password)
 {
 	static const char *const bad[] = {
 		"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
-		"clientSecret=\"s3cret\";",
+		"unsecuredLoginStringClaim_sub=\"s3cret\";",
+		"com.example.LoginModule required clientSecret=\"s3cret\";",
 		"org.apache.kafka.common.security.plain.PlainLoginModule required "
 		"username=\"alice\" password=\"s3cret",
 	};
@@ -310,11 +311,60 @@ START_TEST(test_java_only_settings_are_ignored_with_the_reason)
 }
 END_TEST
 
+/* OAUTHBEARER with an OIDC token endpoint, as the Java client writes it (3.1 to 4.x). */
+START_TEST(test_oidc_client_credentials_become_librdkafka_oidc)
+{
+	struct outcome o =
+		translate("sasl.jaas.config",
+			  "org.apache.kafka.common.security.oauthbearer."
+			  "OAuthBearerLoginModule required clientId=\"relay\" "
+			  "clientSecret=\"s3cret\" scope=\"kafka\" extension_logicalCluster="
+			  "\"lkc-1\" extension_identityPoolId=\"pool-2\";");
+
+	ck_assert_msg(o.rc == 0, "%s", o.err);
+	ck_assert_str_eq(kv_get(&o.out, "sasl.oauthbearer.client.id"), "relay");
+	ck_assert_str_eq(kv_get(&o.out, "sasl.oauthbearer.client.secret"), "s3cret");
+	ck_assert_str_eq(kv_get(&o.out, "sasl.oauthbearer.scope"), "kafka");
+	ck_assert_str_eq(kv_get(&o.out, "sasl.oauthbearer.extensions"),
+			 "logicalCluster=lkc-1,identityPoolId=pool-2");
+	outcome_fini(&o);
+	o = translate("sasl.oauthbearer.token.endpoint.url", "https://idp/token");
+	ck_assert_int_eq(o.rc, 0);
+	ck_assert_str_eq(kv_get(&o.out, "sasl.oauthbearer.token.endpoint.url"),
+			 "https://idp/token");
+	ck_assert_str_eq(kv_get(&o.out, "sasl.oauthbearer.method"), "oidc");
+	outcome_fini(&o);
+	assert_becomes("sasl.mechanism", "OAUTHBEARER", "sasl.mechanisms", "OAUTHBEARER");
+	/* Kafka 4.1's names for the same grant */
+	assert_becomes("sasl.oauthbearer.client.credentials.client.id", "relay",
+		       "sasl.oauthbearer.client.id", "relay");
+	assert_becomes("sasl.oauthbearer.client.credentials.client.secret", "s3cret",
+		       "sasl.oauthbearer.client.secret", "s3cret");
+	assert_becomes("sasl.oauthbearer.scope", "kafka", "sasl.oauthbearer.scope", "kafka");
+	/* the Java client's token fetcher is what librdkafka's oidc method does */
+	assert_ignored(
+		"sasl.login.callback.handler.class",
+		"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+		"oidc");
+	assert_ignored("sasl.login.callback.handler.class",
+		       "org.apache.kafka.common.security.oauthbearer.secured."
+		       "OAuthBearerLoginCallbackHandler",
+		       "oidc");
+	/* validation is the broker's */
+	assert_ignored("sasl.oauthbearer.jwks.endpoint.url", "https://idp/jwks", "broker");
+	assert_ignored("sasl.oauthbearer.expected.audience", "kafka", "broker");
+	assert_ignored("sasl.oauthbearer.sub.claim.name", "sub", "default");
+}
+END_TEST
+
 START_TEST(test_settings_librdkafka_cannot_honour_are_refused_with_the_fix)
 {
 	assert_refused("transactional.id", "tx-1", "remove it");
-	assert_refused("sasl.mechanism", "OAUTHBEARER", "SCRAM");
-	assert_refused("sasl.oauthbearer.token.endpoint.url", "https://idp", "OAUTHBEARER");
+	assert_refused("sasl.oauthbearer.jwt.retriever.class", "com.example.R",
+		       "OIDC token endpoint");
+	assert_refused("sasl.oauthbearer.assertion.file", "/jwt", "client credentials grant");
+	assert_refused("sasl.oauthbearer.sub.claim.name", "user", "remove it");
+	assert_refused("sasl.login.callback.handler.class", "com.example.H", "Java class");
 	assert_refused("sasl.client.callback.handler.class", "com.example.H", "Java class");
 	assert_refused("ssl.engine.factory.class", "com.example.F", "PEM");
 	assert_refused("partitioner.class", "com.example.MyPartitioner", "remove it");
@@ -344,6 +394,7 @@ rdconf_suite(void)
 	tcase_add_test(ssl, test_keystore_password_is_kept_only_for_pkcs12);
 	tcase_add_test(rest, test_java_only_settings_are_ignored_with_the_reason);
 	tcase_add_test(rest, test_settings_librdkafka_cannot_honour_are_refused_with_the_fix);
+	tcase_add_test(sasl, test_oidc_client_credentials_become_librdkafka_oidc);
 	suite_add_tcase(s, sasl);
 	suite_add_tcase(s, size);
 	suite_add_tcase(s, ssl);

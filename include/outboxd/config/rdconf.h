@@ -6,7 +6,7 @@
  * Translation of Java producer settings (Kafka Connect's producer.* / producer.override.*,
  * Debezium Server's debezium.sink.kafka.producer.*) into librdkafka property names. A setting is
  * translated where librdkafka has an equivalent, rejected with the fix where it has none but the
- * setting matters (JKS trust stores, OAuth), ignored where it does not apply to librdkafka
+ * setting matters (JKS trust stores, a Java class), ignored where it does not apply to librdkafka
  * (serializers, max.block.ms, Java class hooks), and passed through otherwise.
  */
 
@@ -30,6 +30,15 @@
 int rdconf_translate(const char *key, const char *value, const struct kv *all, const char *origin,
 		     const char *display, struct kv *out, struct kv *ignored, char *errbuf,
 		     size_t errlen);
+
+/**
+ * rdconf_jaas_parse() - the login module and options of a sasl.jaas.config value
+ * ("Module required a=\"1\" b=2;").
+ * @ret_module: caller-frees, always written. @opts: receives the options (values may be secret).
+ *
+ * Return: 0, or -EINVAL if an option is malformed (what was read stays in @opts).
+ */
+int rdconf_jaas_parse(const char *jaas, char **ret_module, struct kv *opts);
 
 /**
  * rdconf_jaas_credentials() - username and password of a PlainLoginModule or ScramLoginModule

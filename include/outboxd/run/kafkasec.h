@@ -22,8 +22,10 @@
  * @mechanism: sasl.mechanisms of the settings, NULL when none.
  * @version: rd_kafka_version().
  *
- * A SASL authentication failure; an SSL error whose reason says the broker's certificate did
- * not verify; a connection the broker cut with a TLS alert about our certificate (mTLS with no
+ * A SASL authentication failure (for OAUTHBEARER: the broker refused the token, or the token
+ * endpoint refused the client with an RFC 6749 error code; an unreachable or failing token
+ * endpoint is an outage); an SSL error whose reason says the broker's certificate did not
+ * verify; a connection the broker cut with a TLS alert about our certificate (mTLS with no
  * or an untrusted client certificate). librdkafka retries all of these for ever; outboxd stops
  * with exit 2 instead, as for a wrong PostgreSQL password. An unclean TLS close and the other
  * transport errors are not here: they are outages (librdkafka#4294).
