@@ -191,10 +191,11 @@ class Stack:
         with open(os.path.join(kd, "classpath")) as f:
             cp = f.read().strip()
         out = open(os.path.join(kd, "stdout.log"), "ab")
-        p = subprocess.Popen(["java", "-Xms256m", "-Xmx384m", "-XX:+UseSerialGC",
-                              "-XX:CICompilerCount=2", "-Djava.awt.headless=true",
-                              f"-Dlog4j2.configurationFile={kd}/log4j2.properties", "-cp", cp,
-                              "kafka.Kafka", f"{kd}/server.properties"],
+        # the options scripts/stack started it with (heap, log4j, the OAUTHBEARER JWKS URL)
+        with open(os.path.join(kd, "jvm.options")) as f:
+            jvm = [line for line in f.read().splitlines() if line]
+        p = subprocess.Popen(["java"] + jvm + ["-cp", cp, "kafka.Kafka",
+                                                f"{kd}/server.properties"],
                              stdout=out, stderr=out, stdin=subprocess.DEVNULL,
                              start_new_session=True)
         with open(os.path.join(kd, "pid"), "w") as f:
