@@ -15,7 +15,8 @@
 
 #include "outboxd/util/kv.h"
 
-#define RDCONF_OAUTH_LOGIN_MODULE "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+#define RDCONF_OAUTH_LOGIN_MODULE                                                                  \
+	"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 
 /*
  * rdconf_oauth_jaas() - OAuthBearerLoginModule's options @opts (clientId, clientSecret, scope,

@@ -27,11 +27,12 @@ rdconf_oauth_jaas(const struct kv *opts, const char *origin, const char *display
 			buf_add_fmt(&ext, "%s%s=%s", ext.len ? "," : "", k + 10, v);
 		} else if (strncmp(k, "unsecuredLogin", 14) == 0) {
 			buf_fini(&ext);
-			errbuf_set(errbuf, errlen,
-				   "%s: %s: unsecured (unsigned) OAUTHBEARER tokens are for tests; "
-				   "use an OIDC token endpoint (sasl.oauthbearer.token.endpoint.url "
-				   "with clientId and clientSecret)",
-				   origin, display);
+			errbuf_set(
+				errbuf, errlen,
+				"%s: %s: unsecured (unsigned) OAUTHBEARER tokens are for tests; "
+				"use an OIDC token endpoint (sasl.oauthbearer.token.endpoint.url "
+				"with clientId and clientSecret)",
+				origin, display);
 			return -EINVAL;
 		}
 		/* other options are the Java callback handler's own (e.g. its ssl settings) */
@@ -76,9 +77,8 @@ refuse(char *errbuf, size_t errlen, const char *origin, const char *display, con
 }
 
 int
-rdconf_oauth_setting(const char *key, const char *value, const char *origin,
-		     const char *display, struct kv *out, struct kv *ignored, char *errbuf,
-		     size_t errlen)
+rdconf_oauth_setting(const char *key, const char *value, const char *origin, const char *display,
+		     struct kv *out, struct kv *ignored, char *errbuf, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++) {
 		if (strcmp(key, renamed[i].java) == 0) {
