@@ -57,9 +57,16 @@ delete_batch(PGconn *c, const struct mark *m, const char *slot)
 	return n;
 }
 
+/*
+ * Confirms the slot past every WAL record inserted so far. A mark's horizon is the insert
+ * position, which can be ahead of what is written (a running_xacts record of the background
+ * writer still in the WAL buffers), and a slot advances only to what is flushed: a transaction
+ * with a logical message flushes the WAL through its commit first (a fresh run on PostgreSQL 17 lost that race).
+ */
 static void
 advance(PGconn *c, const char *slot)
 {
+	itest_sqlf(c, "SELECT pg_logical_emit_message(true, 'outboxd-cleanup-test', '')");
 	itest_sqlf(c, "SELECT pg_replication_slot_advance('%s', pg_current_wal_lsn())", slot);
 }
 
