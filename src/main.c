@@ -480,21 +480,27 @@ level_diag(void *arg, int level, const char *what, const char *detail)
 	}
 }
 
+/* A connection's security line (pgconn_security(), kafkasec_describe()): warn when it warned. */
+static void
+security_diag(const char *what, int warnings, struct buf *line)
+{
+	level_diag(NULL, warnings ? 1 : 0, what, buf_cstr(line));
+	buf_fini(line);
+}
+
 static bool
 check_kafka(const struct config *cfg)
 {
 	struct producer *p = NULL;
+	struct buf sec = BUF_INIT;
 	char err[1024];
 	bool ok;
-
-	struct buf sec = BUF_INIT;
-	int warnings = kafkasec_describe(&cfg->librdkafka, rd_kafka_version(), &sec);
 
 	ok = producer_new(&cfg->librdkafka, -1, NULL, NULL, &p, err, sizeof(err)) == 0 &&
 	     producer_check_brokers(p, 10000, err, sizeof(err)) == 0;
 	diag(ok, "kafka", err);
-	level_diag(NULL, warnings ? 1 : 0, "kafka tls", buf_cstr(&sec));
-	buf_fini(&sec);
+	security_diag("kafka tls", kafkasec_describe(&cfg->librdkafka, rd_kafka_version(), &sec),
+		      &sec);
 	producer_free(p);
 	return ok;
 }
@@ -552,6 +558,7 @@ check_postgres(const struct config *cfg, const struct router *router)
 	struct pgsql_slot slot;
 	struct pgsql_pubtable *tables = NULL;
 	PGconn *c = NULL;
+	struct buf sec = BUF_INIT;
 	char err[1024], detail[1200], at[LSN_STRLEN];
 	int n = 0, selected = 0;
 	bool ok = true;
@@ -561,13 +568,7 @@ check_postgres(const struct config *cfg, const struct router *router)
 		return false;
 	}
 	diag(true, "postgresql", "connected");
-	{
-		struct buf sec = BUF_INIT;
-		int warnings = pgconn_security(c, &cfg->pg_conn, &sec);
-
-		level_diag(NULL, warnings ? 1 : 0, "postgres tls", buf_cstr(&sec));
-		buf_fini(&sec);
-	}
+	security_diag("postgres tls", pgconn_security(c, &cfg->pg_conn, &sec), &sec);
 	ok &= pgsql_check_role(c, err, sizeof(err)) == 0;
 	diag(ok, "privileges", ok ? "the role may stream changes (REPLICATION)" : err);
 	check_idle_timeout(c);

@@ -1,7 +1,10 @@
-"""TAP output and the stack's environment, shared by the Python test scripts (check_sql.py,
-check_standby.py, check_failover.py): meson reads the TAP."""
+"""TAP output, the stack's environment, a bounded wait and a free port, shared by the Python
+test scripts (check_sql.py, check_standby.py, check_failover.py, check_security.py,
+check_image.py): meson reads the TAP."""
 import os
+import socket
 import sys
+import time
 
 SOURCE = os.environ.get("OUTBOXD_TEST_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -51,3 +54,21 @@ def env(name):
         print(f"Bail out! {name} is not set: run scripts/test, or eval \"$(scripts/stack up)\"")
         sys.exit(1)
     return v
+
+
+def wait_for(pred, seconds, step=0.2):
+    """@pred's value once it is truthy, polled every @step seconds; its last value after
+    @seconds (the bound every wait for another process has)."""
+    deadline = time.time() + seconds
+    while True:
+        v = pred()
+        if v or time.time() > deadline:
+            return v
+        time.sleep(step)
+
+
+def free_port():
+    """A port of 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -180,6 +180,19 @@ out:
 	return r;
 }
 
+#define PLAIN_LOGIN_MODULE "org.apache.kafka.common.security.plain.PlainLoginModule"
+#define SCRAM_LOGIN_MODULE "org.apache.kafka.common.security.scram.ScramLoginModule"
+
+/* What rdconf_jaas_credentials() returns for @module, its options @opts parsed with @parsed. */
+static int
+user_and_password(const char *module, int parsed, const struct kv *opts)
+{
+	if (strcmp(module, PLAIN_LOGIN_MODULE) != 0 && strcmp(module, SCRAM_LOGIN_MODULE) != 0) {
+		return -ENOTSUP;
+	}
+	return parsed == 0 && kv_get(opts, "username") && kv_get(opts, "password") ? 0 : -EINVAL;
+}
+
 int
 rdconf_jaas_credentials(const char *jaas, char **ret_user, char **ret_password)
 {
@@ -187,14 +200,10 @@ rdconf_jaas_credentials(const char *jaas, char **ret_user, char **ret_password)
 	char *module = NULL;
 	int r = rdconf_jaas_parse(jaas, &module, &opts);
 
-	if (strcmp(module, "org.apache.kafka.common.security.plain.PlainLoginModule") != 0 &&
-	    strcmp(module, "org.apache.kafka.common.security.scram.ScramLoginModule") != 0) {
-		r = -ENOTSUP;
-	} else if (r == 0 && kv_get(&opts, "username") && kv_get(&opts, "password")) {
+	r = user_and_password(module, r, &opts);
+	if (r == 0) {
 		*ret_user = xstrdup(kv_get(&opts, "username"));
 		*ret_password = xstrdup(kv_get(&opts, "password"));
-	} else {
-		r = -EINVAL;
 	}
 	free(module);
 	kv_fini(&opts);
@@ -205,45 +214,36 @@ static int
 translate_jaas(const char *value, const char *origin, const char *display, struct kv *out,
 	       char *errbuf, size_t errlen)
 {
-	char *user, *pass;
-	int r = rdconf_jaas_credentials(value, &user, &pass);
+	struct kv opts = KV_INIT;
+	char *module = NULL;
+	int parsed = rdconf_jaas_parse(value, &module, &opts);
+	int r = user_and_password(module, parsed, &opts);
+	bool oauth = strcmp(module, RDCONF_OAUTH_LOGIN_MODULE) == 0;
 
-	if (r == -ENOTSUP) {
-		struct kv opts = KV_INIT;
-		char *module = NULL;
-		bool oauth = rdconf_jaas_parse(value, &module, &opts) == 0 &&
-			     strcmp(module, RDCONF_OAUTH_LOGIN_MODULE) == 0;
-
-		if (oauth) {
-			r = rdconf_oauth_jaas(&opts, origin, display, out, errbuf, errlen);
-		}
-		free(module);
-		kv_fini(&opts);
-		if (oauth) {
-			return r;
-		}
-	}
-	if (r == -ENOTSUP) {
+	if (r == 0) {
+		kv_set(out, "sasl.username", kv_get(&opts, "username"), origin);
+		kv_set(out, "sasl.password", kv_get(&opts, "password"), origin);
+	} else if (oauth && parsed == 0) {
+		r = rdconf_oauth_jaas(&opts, origin, display, out, errbuf, errlen);
+	} else if (r == -ENOTSUP && !oauth) {
 		errbuf_set(errbuf, errlen,
 			   "%s: %s: only PlainLoginModule, ScramLoginModule and "
 			   "OAuthBearerLoginModule are supported; use SASL/PLAIN, SCRAM or "
 			   "OAUTHBEARER with an OIDC token endpoint",
 			   origin, display);
-		return -EINVAL;
-	}
-	if (r) {
+		r = -EINVAL;
+	} else {
 		errbuf_set(
 			errbuf, errlen,
-			"%s: %s: cannot read username=\"...\" password=\"...\" from the login module "
-			"options; check the quoting",
-			origin, display);
-		return -EINVAL;
+			"%s: %s: cannot read %s from the login module options; check the quoting",
+			origin, display,
+			oauth ? "clientId=\"...\" clientSecret=\"...\"" :
+				"username=\"...\" password=\"...\"");
+		r = -EINVAL;
 	}
-	kv_set(out, "sasl.username", user, origin);
-	kv_set(out, "sasl.password", pass, origin);
-	free(user);
-	free(pass);
-	return 0;
+	free(module);
+	kv_fini(&opts);
+	return r;
 }
 
 /* A Java store type: the explicit *.type setting, else Java's default JKS. */

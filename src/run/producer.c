@@ -42,7 +42,7 @@ struct producer {
 	int64_t lookup_skip_until_us; /* monotonic; see topic_get() */
 	char last_error[256];	      /* what the error callback last said about the brokers */
 	int64_t last_error_us;	      /* monotonic; 0 = nothing yet */
-	char mechanism[32];	      /* sasl.mechanisms, "" = none */
+	char mechanism[32];	      /* librdkafka's sasl.mechanisms (GSSAPI by default) */
 	char precondition[768];	      /* a failure no retry fixes: see kafkasec_fix(); "" = none */
 	char report[768];	      /* the failed delivery report's reason, during the callback */
 	struct producer_failure failure; /* and the rest of what it says */
@@ -172,7 +172,7 @@ on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 	snprintf(p->last_error, sizeof(p->last_error), "%s (%s)", reason,
 		 rd_kafka_err2name((rd_kafka_resp_err_t)err));
 	p->last_error_us = now_monotonic_us();
-	fix = kafkasec_fix(err, reason, p->mechanism[0] ? p->mechanism : NULL, rd_kafka_version());
+	fix = kafkasec_fix(err, reason, p->mechanism, rd_kafka_version());
 	if (fix && !p->precondition[0]) {
 		/* the reason names the broker and the mechanism; it never holds a credential */
 		snprintf(p->precondition, sizeof(p->precondition), "%s: %s", reason, fix);
@@ -349,12 +349,11 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 		return -EINVAL;
 	}
 	p->max_message_bytes = conf_int(conf, "message.max.bytes");
-	if (kv_get(settings, "sasl.mechanisms")) {
-		snprintf(p->mechanism, sizeof(p->mechanism), "%s",
-			 kv_get(settings, "sasl.mechanisms"));
-	} else if (kv_get(settings, "sasl.mechanism")) {
-		snprintf(p->mechanism, sizeof(p->mechanism), "%s",
-			 kv_get(settings, "sasl.mechanism"));
+	/* librdkafka's own value: its alias sasl.mechanism and its default included */
+	size_t mlen = sizeof(p->mechanism);
+
+	if (rd_kafka_conf_get(conf, "sasl.mechanisms", p->mechanism, &mlen) != RD_KAFKA_CONF_OK) {
+		p->mechanism[0] = '\0';
 	}
 	rd_kafka_conf_set_dr_msg_cb(conf, on_dr);
 	rd_kafka_conf_set_error_cb(conf, on_error);

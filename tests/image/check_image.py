@@ -33,7 +33,7 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from oidclib import TokenEndpoint  # noqa: E402
-from taplib import SOURCE, env, finish, note, tap  # noqa: E402
+from taplib import SOURCE, env, finish, free_port, note, tap, wait_for  # noqa: E402
 
 IMAGE = os.environ.get("OUTBOXD_IMAGE", "localhost/outboxd:dev")
 PG_PORT = env("OUTBOXD_TEST_PG_PORT")
@@ -66,13 +66,6 @@ def psql(sql):
     return r.stdout.strip()
 
 
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def http_get(port, path):
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
@@ -81,15 +74,6 @@ def http_get(port, path):
         return e.code, e.read().decode()
     except OSError as e:
         return None, str(e)
-
-
-def wait_for(pred, seconds):
-    deadline = time.time() + seconds
-    while True:
-        v = pred()
-        if v or time.time() > deadline:
-            return v
-        time.sleep(0.2)
 
 
 def read_topic(topic):
@@ -201,6 +185,22 @@ def run_container(d, tag, name, scram, http_port, oidc=None):
                   IMAGE)
 
 
+def relay_through(tag, name, prefix, n=20):
+    """The started container @name relays @n new rows (aggregates @prefix-0..2) once it streams,
+    then gets SIGTERM. Returns (streamed, all arrived, exit code, its log)."""
+    def log():
+        r = podman("logs", name)
+        return r.stdout + r.stderr
+    streaming = wait_for(lambda: "streaming slot" in log(), 60)
+    psql(f"INSERT INTO {tag}.outbox VALUES " + ", ".join(
+        f"('{uuid.uuid4()}', 'T', '{prefix}-{i % 3}', 'E', '{{\"n\": {i}}}')" for i in range(n)))
+    got = wait_for(lambda: sum(1 for k, _ in read_topic(f"{tag}_events") if f"{prefix}-" in k)
+                   >= n, 60)
+    podman("kill", "--signal", "TERM", name)
+    code = podman("wait", name, timeout=60).stdout.strip()
+    return streaming, got, code, log()
+
+
 def scram_relay(d, tag, base):
     """The image's librdkafka over SASL_SSL with SCRAM-SHA-512: a wrong password is exit 2,
     the right one (through ${file:...}) relays."""
@@ -215,19 +215,9 @@ def scram_relay(d, tag, base):
             "mechanism, not the password", out)
         r = run_container(d, tag, good, "${file:/run/secrets/outboxd/outboxd-pg:scram}",
                           free_port())
-        streaming = wait_for(lambda: "streaming slot" in podman("logs", good).stderr +
-                             podman("logs", good).stdout, 60)
-        ids = [str(uuid.uuid4()) for _ in range(20)]
-        psql(f"INSERT INTO {tag}.outbox VALUES " + ", ".join(
-            f"('{i}', 'T', 'scram-{n % 3}', 'E', '{{\"n\": {n}}}')" for n, i in enumerate(ids)))
-        got = wait_for(lambda: (lambda recs: recs if sum(
-            1 for k, _ in recs if "scram-" in k) >= len(ids) else None)(
-            read_topic(f"{tag}_events")), 60) or []
-        podman("kill", "--signal", "TERM", good)
-        code = podman("wait", good, timeout=60).stdout.strip()
-        out = podman("logs", good).stdout + podman("logs", good).stderr
+        streaming, got, code, out = relay_through(tag, good, "scram")
         tap(streaming and got and code == "0",
-            f"SASL_SSL with SCRAM-SHA-512 (librdkafka 2.8.0): {len(ids)} rows relayed, "
+            f"SASL_SSL with SCRAM-SHA-512 (librdkafka 2.8.0): 20 rows relayed, "
             f"exit {code} on SIGTERM", out)
         tap(SCRAM_PASSWORD not in out and PASSWORD not in out and
             SCRAM_PASSWORD not in podman("inspect", good).stdout,
@@ -263,20 +253,10 @@ def oidc_relay(d, tag, base):
         tap(failed and state == "running",
             f"an unreachable token endpoint: the container keeps retrying ({state})", out)
         run_container(d, tag, good, None, free_port(), (ep.url, OIDC_SECRET))
-        streaming = wait_for(lambda: "streaming slot" in podman("logs", good).stderr +
-                             podman("logs", good).stdout, 60)
-        ids = [str(uuid.uuid4()) for _ in range(20)]
-        psql(f"INSERT INTO {tag}.outbox VALUES " + ", ".join(
-            f"('{i}', 'T', 'oidc-{n % 3}', 'E', '{{\"n\": {n}}}')" for n, i in enumerate(ids)))
-        got = wait_for(lambda: (lambda recs: recs if sum(
-            1 for k, _ in recs if "oidc-" in k) >= len(ids) else None)(
-            read_topic(f"{tag}_events")), 60) or []
-        podman("kill", "--signal", "TERM", good)
-        code = podman("wait", good, timeout=60).stdout.strip()
-        out = podman("logs", good).stdout + podman("logs", good).stderr
+        streaming, got, code, out = relay_through(tag, good, "oidc")
         tap(streaming and got and code == "0" and ep.issued > 0,
             f"OAUTHBEARER with OIDC (librdkafka 2.8.0, {ep.issued} token(s) issued): "
-            f"{len(ids)} rows relayed, exit {code} on SIGTERM", out)
+            f"20 rows relayed, exit {code} on SIGTERM", out)
         tap(OIDC_SECRET not in out and OIDC_SECRET not in podman("inspect", good).stdout,
             "the OIDC container's log and inspect output hold no secret")
     finally:

@@ -26,11 +26,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from taplib import BIN, env, finish, note, tap  # noqa: E402
+from taplib import BIN, env, finish, free_port, note, tap, wait_for  # noqa: E402
 
 PGPORT = env("OUTBOXD_TEST_PG_PORT")
 PASSWORD = env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")
@@ -67,24 +66,6 @@ def outboxd(args, cfg, timeout=60):
                        env=e)
     seen.append((f"outboxd {' '.join(args)}", r.stdout + r.stderr))
     return r.returncode, r.stdout + r.stderr
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_for(pred, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.2)
-    return pred()
 
 
 def get(port, path):

@@ -19,7 +19,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from taplib import BIN, SOURCE, env, finish, tap  # noqa: E402
+from taplib import BIN, SOURCE, env, finish, free_port, tap, wait_for  # noqa: E402
 
 
 STACK_DIR = env("OUTBOXD_TEST_STACK_DIR")
@@ -76,28 +76,10 @@ transforms.outbox.route.topic.replacement={tag}_events
     return [w, c]
 
 
-def wait_for(pred, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.2)
-    return pred()
-
-
 def count_topic(topic):
     r = subprocess.run(["kcat", "-C", "-b", BOOT, "-t", topic, "-o", "beginning", "-e", "-q",
                         "-f", "%s\\n"], capture_output=True, text=True, timeout=60)
     return len([l for l in r.stdout.splitlines() if l])
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def scrape(port):
