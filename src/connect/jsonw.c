@@ -103,75 +103,88 @@ put_escape(char *o, unsigned char c)
 }
 
 /*
- * The UTF-8 character at @p (@left bytes remain): as it is in the BMP, as a surrogate pair of
- * escapes beyond it (Jackson's form). Return: the bytes read, 0 when malformed.
+ * The UTF-8 character at @p (@left bytes remain), written at @o: as it is in the BMP, as a
+ * surrogate pair of escapes beyond it (Jackson's form: 12 bytes for 4 read). Return: the bytes
+ * read, 0 when malformed; *@ret_o: past what was written.
  */
 static inline size_t
-put_non_ascii(struct buf *b, const unsigned char *p, size_t left)
+put_non_ascii(char *o, const unsigned char *p, size_t left, char **ret_o)
 {
 	uint32_t cp;
 	size_t n = utf8_decode(p, left, &cp);
-	char *o;
 
 	if (n && cp < 0x10000) {
-		memcpy(b->data + b->len, p, n);
-		b->len += n;
+		memcpy(o, p, n);
+		o += n;
 	} else if (n) {
-		buf_reserve(b, left + 12 + 1);
 		cp -= 0x10000;
-		o = put_u_escape(b->data + b->len, 0xD800 + (cp >> 10));
+		o = put_u_escape(o, 0xD800 + (cp >> 10));
 		o = put_u_escape(o, 0xDC00 + (cp & 0x3FF));
-		b->len = (size_t)(o - b->data);
 	}
+	*ret_o = o;
 	return n;
 }
 
+/* The most an escape or a character writes beyond the bytes it reads (a surrogate pair: 8). */
+#define JSONW_ESCAPE_EXTRA 12
+
 /*
- * One pass: plain runs are copied with memcpy and only the rest is looked at. The buffer always
- * has room for what is left of the input copied as it is (room reserved up front); an escape,
- * which writes more than it reads, reserves its extra first. Malformed UTF-8 leaves @b as it was.
+ * One pass with an output cursor: plain bytes are copied as they are read (eight at a time),
+ * the rest escaped in place. The buffer has room for what is left of the input copied as it
+ * is, plus a slack for the escapes, reserved up front (a JSON payload written as a string has
+ * a quote to escape every few bytes: a reservation per escape was a fifth of the function's
+ * cost); the slack is renewed only when the escapes have used it up. Malformed UTF-8 leaves @b
+ * as it was.
  */
 int
 jsonw_string(struct buf *b, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t start = b->len, i = 0, n;
-	char *o;
+	char *o, *limit;
 
-	buf_reserve(b, len + 2);
-	b->data[b->len++] = '"';
+	buf_reserve(b, len + len / 4 + JSONW_ESCAPE_EXTRA + 2);
+	o = b->data + b->len;
+	limit = b->data + b->cap;
+	*o++ = '"';
 	while (i < len) {
-		size_t run = i;
-
 #ifdef JSONW_SWAR
 		/*
 		 * Eight bytes at a time while they are plain. The room reserved for the rest of the
 		 * input lets the whole word be stored before it is known how much of it counts.
 		 */
-		while (run + 8 <= len) {
+		while (i + 8 <= len) {
 			uint64_t w, m;
 
-			memcpy(&w, p + run, 8);
-			memcpy(b->data + b->len + (run - i), &w, 8);
+			memcpy(&w, p + i, 8);
+			memcpy(o, &w, 8);
 			m = special8(w);
 			if (m) {
-				run += (size_t)__builtin_ctzll(m) / 8;
+				size_t k = (size_t)__builtin_ctzll(m) / 8;
+
+				i += k;
+				o += k;
 				break;
 			}
-			run += 8;
+			i += 8;
+			o += 8;
 		}
 #endif
-		while (run < len && plain[p[run]]) {
-			run++;
+		while (i < len && plain[p[i]]) {
+			*o++ = (char)p[i++];
 		}
-		memcpy(b->data + b->len, p + i, run - i);
-		b->len += run - i;
-		i = run;
 		if (i == len) {
 			break;
 		}
+		/* room for the rest as it is, this escape, the closing quote and the NUL */
+		if ((size_t)(limit - o) < len - i + JSONW_ESCAPE_EXTRA + 2) {
+			b->len = (size_t)(o - b->data);
+			buf_reserve(b, len - i + (len - i) / 4 + JSONW_ESCAPE_EXTRA + 2);
+			o = b->data + b->len;
+			limit = b->data + b->cap;
+		}
 		if (p[i] >= 0x80) {
-			n = put_non_ascii(b, p + i, len - i);
+			n = put_non_ascii(o, p + i, len - i, &o);
 			if (!n) {
 				b->len = start;
 				b->data[start] = '\0';
@@ -180,13 +193,11 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 			i += n;
 			continue;
 		}
-		buf_reserve(b, len - i + 6 + 1);
-		o = put_escape(b->data + b->len, p[i]);
-		b->len = (size_t)(o - b->data);
-		i++;
+		o = put_escape(o, p[i++]);
 	}
-	b->data[b->len++] = '"';
-	b->data[b->len] = '\0';
+	*o++ = '"';
+	*o = '\0';
+	b->len = (size_t)(o - b->data);
 	return 0;
 }
 
