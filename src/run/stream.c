@@ -356,6 +356,12 @@ stream_acktrack(struct stream *st)
 	return st->at;
 }
 
+int64_t
+stream_commit_time(const struct stream *st)
+{
+	return st->commit_time_us;
+}
+
 void
 stream_counts(const struct stream *st, uint64_t *ret_published, uint64_t *ret_delivered)
 {

@@ -26,6 +26,7 @@ enum loop_deadline {
 	LOOP_HEARTBEAT, /* the next heartbeat record */
 	LOOP_TICK,	/* the stall watchdog and the gauges */
 	LOOP_RETRY,	/* the record that waits for producer queue space is tried again */
+	LOOP_SEND,	/* the records produced since the last send at once are sent */
 	LOOP_NDEADLINES,
 };
 

@@ -79,4 +79,7 @@ struct acktrack *stream_acktrack(struct stream *st);
 /* stream_counts() - rows and messages produced and acknowledged since stream_new(). */
 void stream_counts(const struct stream *st, uint64_t *ret_published, uint64_t *ret_delivered);
 
+/* stream_commit_time() - the commit time of the last transaction begun (Unix us), 0 if none. */
+int64_t stream_commit_time(const struct stream *st);
+
 #endif
