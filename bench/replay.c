@@ -307,6 +307,28 @@ replay_pass(struct replay *r, const struct capture *cap, size_t n)
 	pgoutput_decoder_fini(&dec);
 	relcache_free(rc, NULL);
 }
+/*
+ * The peak RSS of this process: VmHWM, since ru_maxrss keeps the high-water mark of the process
+ * that forked and exec'd it (bench/run's Python). @fallback when /proc cannot tell.
+ */
+static long
+vm_hwm_kb(long fallback)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = fallback;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) {
+			break;
+		}
+	}
+	if (f) {
+		fclose(f);
+	}
+	return kb;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -369,6 +391,7 @@ main(int argc, char **argv)
 	c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	t1 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 	getrusage(RUSAGE_SELF, &ru);
+	ru.ru_maxrss = vm_hwm_kb(ru.ru_maxrss);
 	if (r.failed) {
 		fprintf(stderr, "replay: %llu delivery failures\n", (unsigned long long)r.failed);
 		return 1;
