@@ -5,8 +5,10 @@ password as a credential read through ${file:...}, no restart after exit 2, room
 at stop), and `systemd-analyze security --offline` rates its exposure at most 2.0.
 
 These machines run no systemd as PID 1, so the unit is checked, not started (README says so)."""
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,7 @@ from taplib import finish, note, tap  # noqa: E402
 unit, binary = sys.argv[1], sys.argv[2]
 text = open(unit).read()
 d = tempfile.mkdtemp(prefix="outboxd-unit-")
+atexit.register(shutil.rmtree, d, True)
 copy = os.path.join(d, "outboxd.service")
 with open(copy, "w") as f:
     f.write(text.replace("/usr/local/bin/outboxd", os.path.abspath(binary)))

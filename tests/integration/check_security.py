@@ -19,10 +19,12 @@ SASL_SSL (SCRAM-SHA-512) and SSL-with-client-auth listeners (scripts/stack).
 
 On the majors after 15 (CK_EXCLUDE_TAGS=pg-independent) only the PostgreSQL part runs.
 """
+import atexit
 import os
 import re
 import secrets
 import signal
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -185,6 +187,8 @@ def main():
     print("TAP version 13")
     tag = f"sec_{secrets.token_hex(4)}"
     d = tempfile.mkdtemp(prefix="outboxd-security-")
+    # the test CA's keys and the secrets' files: gone with the test, whatever its end
+    atexit.register(shutil.rmtree, d, True)
     s = Setup(d, tag)
     psql(f"CREATE SCHEMA {tag}; CREATE TABLE {tag}.outbox (id uuid PRIMARY KEY, aggregatetype "
          "text NOT NULL, aggregateid text NOT NULL, type text NOT NULL, payload jsonb); "
