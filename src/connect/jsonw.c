@@ -125,7 +125,7 @@ put_non_ascii(char *o, const unsigned char *p, size_t left, char **ret_o)
 	return n;
 }
 
-/* The most an escape or a character writes beyond the bytes it reads (a surrogate pair: 8). */
+/* The most one escape or character writes (a surrogate pair: 12 bytes, for 4 read). */
 #define JSONW_ESCAPE_EXTRA 12
 
 /*
