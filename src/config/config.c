@@ -114,6 +114,7 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.halt.stay", CF_BOOL, halt_stay, "false", NULL, 0, 0),
 	CF_ABS("outboxd.halt.after.failures", CF_INT, halt_after_failures, "5", NULL, 1, 1000),
 	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1000, DAY_MS),
+	CF_ABS("outboxd.send.at.once.ms", CF_INT, send_at_once_ms, "100", NULL, 0, HOUR_MS),
 	CF_ABS("outboxd.health.live.ms", CF_INT, health_live_ms, "120000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.slot.poll.ms", CF_INT, slot_poll_ms, "10000", NULL, 0, DAY_MS),
 	CF_ABS("outboxd.cleanup.retention", CF_STR, cleanup_retention, NULL, NULL, 0, 0),
@@ -125,6 +126,8 @@ static const struct cf_key outboxd_keys[] = {
 	       0, 0),
 	CF_ABS("outboxd.cleanup.batch.size", CF_INT, cleanup_batch_size, "1000", NULL, 1, 100000),
 	CF_ABS("outboxd.log.format", CF_ENUM, log_format, "text", "text|json", 0, 0),
+	CF_ABS("outboxd.kafka.queue.records", CF_INT, kafka_queue_records, "1000", NULL, 1,
+	       10000000),
 	CF_ABS("outboxd.kafka.stats.ms", CF_INT, kafka_stats_ms, "10000", NULL, 0, DAY_MS),
 	CF_ABS("outboxd.errors.deadletterqueue.topic.name", CF_STR, dlq_topic, NULL, NULL, 0, 0),
 	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest",
@@ -586,18 +589,7 @@ derive(struct config *cfg)
 {
 	struct buf topic = BUF_INIT;
 
-	for (size_t i = 0; i < cfg->producer.n; i++) {
-		kv_set(&cfg->librdkafka, cfg->producer.v[i].key, cfg->producer.v[i].value,
-		       cfg->producer.v[i].origin);
-	}
-	kv_set(&cfg->librdkafka, "bootstrap.servers", cfg->bootstrap_servers, NULL);
-	/* the outboxd_kafka_* metrics; a statistics.interval.ms given as a producer key wins */
-	if (cfg->kafka_stats_ms && !kv_get(&cfg->librdkafka, "statistics.interval.ms")) {
-		char ms[24];
-
-		snprintf(ms, sizeof(ms), "%lld", (long long)cfg->kafka_stats_ms);
-		kv_set(&cfg->librdkafka, "statistics.interval.ms", ms, NULL);
-	}
+	config_kafka_settings(cfg);
 	buf_add_fmt(&topic, "%s%s%s", cfg->topic_heartbeat_prefix, cfg->topic_delimiter,
 		    cfg->topic_prefix);
 	cfg->heartbeat_topic = buf_steal(&topic);

@@ -54,6 +54,12 @@ int config_kafka_server(struct ctx *c);
 /* After every key is read: converters, the transform, producer translation. */
 int config_kafka_finish(struct ctx *c);
 
+/*
+ * config_kafka_settings() - the librdkafka settings of @cfg: the translated producer settings,
+ * bootstrap.servers, and those outboxd.kafka.* sets.
+ */
+void config_kafka_settings(struct config *cfg);
+
 /* Connector settings refused for a value (NULL: any non-empty value). A trailing '*' is a prefix. */
 struct refusal {
 	const char *key;

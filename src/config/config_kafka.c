@@ -7,6 +7,7 @@
 #include "config_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -570,4 +571,34 @@ config_kafka_finish(struct ctx *c)
 	r = r ? r : finish_transform(c);
 	r = r ? r : finish_producer(c);
 	return r;
+}
+
+void
+config_kafka_settings(struct config *cfg)
+{
+	char n[24];
+
+	for (size_t i = 0; i < cfg->producer.n; i++) {
+		kv_set(&cfg->librdkafka, cfg->producer.v[i].key, cfg->producer.v[i].value,
+		       cfg->producer.v[i].origin);
+	}
+	kv_set(&cfg->librdkafka, "bootstrap.servers", cfg->bootstrap_servers, NULL);
+	/*
+	 * The producer queue's record bound: the queue is most of the memory outboxd's own code
+	 * holds in a catch-up (each record is a message, five header allocations and the copied
+	 * bytes, about 1 KB), and the relay stops reading PostgreSQL while it is full. 1000
+	 * records, against 5000 before, took peak RSS from 19.0 to 16.5 MB with the same catch-up
+	 * rate on a local broker; 500 halved the rate of 100-row transactions
+	 * (bench/results/2026-12-06-run2-analysis.md). The rate it allows is about the bound over
+	 * the broker's acknowledgement time, hence a setting for a distant broker.
+	 */
+	snprintf(n, sizeof(n), "%lld", (long long)cfg->kafka_queue_records);
+	kv_set(&cfg->librdkafka, "queue.buffering.max.messages", n, NULL);
+	/* the outboxd_kafka_* metrics; a statistics.interval.ms given as a producer key wins */
+	if (cfg->kafka_stats_ms && !kv_get(&cfg->librdkafka, "statistics.interval.ms")) {
+		char ms[24];
+
+		snprintf(ms, sizeof(ms), "%lld", (long long)cfg->kafka_stats_ms);
+		kv_set(&cfg->librdkafka, "statistics.interval.ms", ms, NULL);
+	}
 }

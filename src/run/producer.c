@@ -67,8 +67,8 @@ static const struct forced {
 	{ "message.timeout.ms", "0", "records that time out leave a gap; later ones still land" },
 	{ "partitioner", "murmur2_random", "partitions no longer match Debezium's (Java murmur2)" },
 	{ "message.max.bytes", "1048576", NULL },
-	/* binds for small records (~0.6 KB each in librdkafka); 10,000 gave 24.5 MB peak RSS */
-	{ "queue.buffering.max.messages", "5000", NULL },
+	/* outboxd.kafka.queue.records sets it from a configuration; this is for other callers */
+	{ "queue.buffering.max.messages", "1000", NULL },
 	{ "log.queue", "true", NULL },
 };
 

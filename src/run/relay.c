@@ -12,6 +12,7 @@
 #include "outboxd/run/cleanup.h"
 #include "outboxd/run/heartbeat.h"
 #include "outboxd/run/publish.h"
+#include "outboxd/run/sendnow.h"
 #include "outboxd/run/slotwatch.h"
 #include "outboxd/run/sqlq.h"
 #include "outboxd/run/stall.h"
@@ -40,15 +41,11 @@
 /* A record that waits for producer queue space is tried again at least this often. */
 #define RETRY_US INT64_C(100000)
 /*
- * The longest a send-at-once (send_now) holds the loop: librdkafka ignores linger.ms while a
+ * The longest a send at once (sendnow.h) holds the loop: librdkafka ignores linger.ms while a
  * flush is under way, and its broker thread needs well under a millisecond to wake and send;
  * the rest of the bound only waits for the acknowledgement, which usually comes sooner.
  */
 #define SEND_NOW_MS 2
-/* The relay counts as live (send_now) while it reads transactions committed this recently. */
-#define LIVE_LAG_US INT64_C(100000)
-/* At most one send at once per this (send_now). */
-#define SEND_EVERY_US INT64_C(2000)
 
 struct relay;
 
@@ -68,9 +65,8 @@ struct session {
 	uint64_t stall_delivered;  /* delivery reports the stall watchdog has seen */
 	lsn_t stall_confirmed;
 	lsn_t last_flush_sent;
-	uint64_t sent_now;   /* records produced at the last send_now() */
-	int64_t sent_now_at; /* and when (monotonic) */
-	char why[2048];	     /* the reason for a restart or halt */
+	struct sendnow sn; /* send at once while live */
+	char why[2048];	   /* the reason for a restart or halt */
 };
 
 /*
@@ -403,42 +399,33 @@ read_batch(struct session *s, bool *ret_drained)
 	return o;
 }
 
-/*
- * Send at once while live. The server has sent nothing more and the last transaction committed
- * moments ago: the records just produced are all there is to batch, and lingering (linger.ms,
- * 5 ms by default, often set to 10) would only add that delay to each of them. librdkafka sends
- * before linger.ms only while a flush is under way, so a short flush sends them at once (it
- * returns when they are acknowledged, or after SEND_NOW_MS). At most one such send per
- * SEND_EVERY_US: a send per turn made one produce request per record at 2,000 records/s, and
- * fell behind at 20,000 (bench/run); records produced in between go with the next one, which a
- * deadline (LOOP_SEND) brings.
- * Behind the server (a catch-up, or a rate the relay only just follows) linger.ms batches as
- * configured. Commit times are the server's clock: a relay clock more than LIVE_LAG_US ahead of
- * it only loses the shortcut.
- */
+/* Send at once while live (sendnow.h). */
 static void
 send_now(struct session *s, bool drained, int64_t now)
 {
 	uint64_t published, delivered;
-	int64_t committed = stream_commit_time(s->st);
+	int64_t at = 0;
+	struct sendnow_view v = {
+		.now_us = now,
+		.wall_us = now_unix_us(),
+		.committed_us = stream_commit_time(s->st),
+		.window_us = s->r->cfg->send_at_once_ms * 1000,
+		.drained = drained,
+		.waiting = publish_waiting(s->pub),
+		.due = loop_due(&s->dl, LOOP_SEND, now),
+	};
 
 	stream_counts(s->st, &published, &delivered);
-	if (published == s->sent_now || publish_waiting(s->pub)) {
+	v.produced = published;
+	switch (sendnow_decide(&s->sn, &v, &at)) {
+	case SENDNOW_KEEP: return;
+	case SENDNOW_LATER: loop_arm(&s->dl, LOOP_SEND, at); return;
+	case SENDNOW_IDLE: loop_arm(&s->dl, LOOP_SEND, 0); return;
+	case SENDNOW_SEND:
+		loop_arm(&s->dl, LOOP_SEND, 0);
+		(void)publish_flush(s->pub, SEND_NOW_MS);
 		return;
 	}
-	if (!loop_due(&s->dl, LOOP_SEND, now)) {
-		if (!drained || !committed || now_unix_us() - committed > LIVE_LAG_US) {
-			return;
-		}
-		if (now < s->sent_now_at + SEND_EVERY_US) {
-			loop_arm(&s->dl, LOOP_SEND, s->sent_now_at + SEND_EVERY_US);
-			return;
-		}
-	}
-	loop_arm(&s->dl, LOOP_SEND, 0);
-	s->sent_now = published;
-	s->sent_now_at = now;
-	(void)publish_flush(s->pub, SEND_NOW_MS);
 }
 
 /* Delivery reports, producer health, and the waiting record's retry. */

@@ -150,7 +150,7 @@ START_TEST(test_statistics_reach_the_callback_and_parse)
 	ck_assert_int_eq(seen.bad, 0);
 	ck_assert_int_eq(seen.st.brokers[RDSTATS_UP], 1);
 	ck_assert_int_eq(seen.st.brokers[RDSTATS_DOWN] + seen.st.brokers[RDSTATS_CONNECTING], 0);
-	ck_assert_int_eq(seen.st.queue_capacity_records, 5000); /* the forced bound */
+	ck_assert_int_eq(seen.st.queue_capacity_records, 1000); /* the forced bound */
 	ck_assert_int_gt(seen.st.queue_capacity_bytes, 0);
 	ck_assert_int_eq(seen.st.queue_records, 0);
 	producer_free(p);

@@ -93,6 +93,7 @@ struct config {
 	int64_t halt_after_failures;	/* 5 */
 	bool halt_stay;		 /* false: a halt exits; true: stays up, not ready, until SIGTERM */
 	int64_t stall_warn_ms;	 /* 60000 */
+	int64_t send_at_once_ms; /* 100: send at once while live (sendnow.h); 0 = never */
 	int64_t health_live_ms;	 /* 120000 */
 	int64_t slot_poll_ms;	 /* 10000: pg_replication_slots read for metrics, 0 = off */
 	char *cleanup_retention; /* outboxd.cleanup.*: `run` deletes confirmed rows; NULL off */
@@ -101,6 +102,7 @@ struct config {
 	int64_t cleanup_batch_size;   /* 1000 */
 	char *cleanup_partitions;     /* "off", "detach" or "drop": expired range partitions */
 	char *log_format;	      /* "text" or "json" (OUTBOXD_LOG_FORMAT) */
+	int64_t kafka_queue_records;  /* 1000: librdkafka's queue.buffering.max.messages */
 	int64_t kafka_stats_ms;	      /* 10000: librdkafka's statistics.interval.ms, 0 = off */
 	char *dlq_topic;	      /* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
 	char *java_double_format;     /* "jdk17" or "shortest" */

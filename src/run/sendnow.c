@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/run/sendnow.h"
+
+enum sendnow_act
+sendnow_decide(struct sendnow *sn, const struct sendnow_view *v, int64_t *at)
+{
+	if (v->window_us <= 0 || v->produced == sn->sent || v->waiting) {
+		return SENDNOW_IDLE;
+	}
+	if (!v->due) {
+		if (!v->drained || !v->committed_us || v->wall_us - v->committed_us > v->window_us) {
+			return SENDNOW_KEEP;
+		}
+		if (v->now_us < sn->sent_at + SENDNOW_EVERY_US) {
+			*at = sn->sent_at + SENDNOW_EVERY_US;
+			return SENDNOW_LATER;
+		}
+	}
+	sn->sent = v->produced;
+	sn->sent_at = v->now_us;
+	return SENDNOW_SEND;
+}
