@@ -80,8 +80,11 @@ struct envname {
 
 struct router_expand;
 
-/* The topic of recent routing values (router_memo.c). */
-#define ROUTER_MEMO_SLOTS     16
+/*
+ * The topic of recent routing values (router_memo.c). 16 slots made 100 aggregate types cost 19%
+ * more per event than one (bench/results/2026-12-06.md, cost curves); 256 take about 14 KB.
+ */
+#define ROUTER_MEMO_SLOTS     256
 #define ROUTER_MEMO_MAX_VALUE 256 /* longer values are not remembered */
 
 struct router_memo_slot {

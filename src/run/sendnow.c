@@ -8,7 +8,8 @@ sendnow_decide(struct sendnow *sn, const struct sendnow_view *v, int64_t *at)
 		return SENDNOW_IDLE;
 	}
 	if (!v->due) {
-		if (!v->drained || !v->committed_us || v->wall_us - v->committed_us > v->window_us) {
+		if (!v->drained || !v->committed_us ||
+		    v->wall_us - v->committed_us > v->window_us) {
 			return SENDNOW_KEEP;
 		}
 		if (v->now_us < sn->sent_at + SENDNOW_EVERY_US) {

@@ -4,7 +4,7 @@
 
 #include "outboxd/run/sendnow.h"
 
-#define MS INT64_C(1000)
+#define MS   INT64_C(1000)
 #define WALL INT64_C(1765000000000000) /* an arbitrary Unix time, microseconds */
 
 /* A live view at monotonic @now_ms: drained, the last commit 1 ms ago, the default window. */
