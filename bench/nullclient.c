@@ -2,7 +2,7 @@
 /*
  * nullclient - the cheapest client a logical slot can have, for bench/run.
  *
- *   nullclient CONNINFO SLOT PUBLICATION ENDLSN
+ *   nullclient CONNINFO SLOT PUBLICATION ENDLSN [PAUSE_US]
  *
  * Streams SLOT as outboxd does (START_REPLICATION SLOT ... LOGICAL 0/0 (proto_version '1',
  * publication_names ...), CONNINFO plus replication=database), discards every XLogData ('w')
@@ -11,6 +11,13 @@
  * can feed it: the ceiling outboxd, and pg_recvlogical, which writes every message, are
  * compared with. Stops, as pg_recvlogical -E does, at the first message whose position reaches ENDLSN,
  * then confirms it, ends the COPY and drains the walsender's answer.
+ *
+ * PAUSE_US (default 0): once everything received is taken, sleep this long before reading
+ * again, so that the stream piles up in the socket as it does while a relay works. A logical
+ * walsender tries to send after every message; a reader that keeps its socket empty makes each
+ * of those a send() (on loopback, with the receiving side's work in the sender's context), a
+ * full socket lets the walsender write its buffer in larger pieces. With a pause the walsender's
+ * own cost per message is measured, not the reader's wake-ups.
  *
  * Prints "messages=N bytes=B seconds=S" (N XLogData messages, B their pgoutput bytes without
  * the 25-byte XLogData header, S from start to exit). Exit 0 at ENDLSN, 1 on any failure, 2
@@ -38,6 +45,7 @@
 
 struct stream {
 	uint64_t endpos;
+	long pause_us;	    /* sleep when drained (PAUSE_US); 0 = block in libpq's read */
 	uint64_t received;  /* highest position the walsender has sent us */
 	uint64_t confirmed; /* last position sent in a status update */
 	int64_t confirmed_us;
@@ -175,11 +183,32 @@ take(struct stream *s, const char *buf, int n, bool *ret_reply)
 static int
 stream(PGconn *c, struct stream *s)
 {
+	bool drained = false; /* the socket had nothing at the last read */
+
 	for (;;) {
 		char *buf = NULL;
 		bool reply = false;
-		int n = PQgetCopyData(c, &buf, 0);
+		int n = PQgetCopyData(c, &buf, s->pause_us > 0);
 
+		if (n == 0) {
+			/*
+			 * Paused mode, libpq's buffer taken: read the socket; only when that brought
+			 * nothing either, let the stream pile up first.
+			 */
+			struct timespec ts = { s->pause_us / 1000000,
+					       (s->pause_us % 1000000) * 1000 };
+
+			if (drained) {
+				nanosleep(&ts, NULL);
+			}
+			drained = true;
+			if (!PQconsumeInput(c)) {
+				fprintf(stderr, "nullclient: reading: %s", PQerrorMessage(c));
+				return -1;
+			}
+			continue;
+		}
+		drained = false;
 		if (n < 0) {
 			PGresult *r = n == -1 ? PQgetResult(c) : NULL;
 			const char *why = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
@@ -250,8 +279,9 @@ main(int argc, char **argv)
 	PGconn *c;
 	int rc;
 
-	if (argc != 5 || sscanf(argv[4], "%X/%X%c", &hi, &lo, &tail) != 2) {
-		fprintf(stderr, "usage: nullclient CONNINFO SLOT PUBLICATION ENDLSN\n");
+	if ((argc != 5 && argc != 6) || sscanf(argv[4], "%X/%X%c", &hi, &lo, &tail) != 2 ||
+	    (argc == 6 && sscanf(argv[5], "%ld%c", &s.pause_us, &tail) != 1) || s.pause_us < 0) {
+		fprintf(stderr, "usage: nullclient CONNINFO SLOT PUBLICATION ENDLSN [PAUSE_US]\n");
 		return 2;
 	}
 	s.endpos = ((uint64_t)hi << 32) | lo;
