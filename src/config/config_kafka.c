@@ -596,9 +596,7 @@ config_kafka_settings(struct config *cfg)
 	kv_set(&cfg->librdkafka, "queue.buffering.max.messages", n, NULL);
 	/* the outboxd_kafka_* metrics; a statistics.interval.ms given as a producer key wins */
 	if (cfg->kafka_stats_ms && !kv_get(&cfg->librdkafka, "statistics.interval.ms")) {
-		char ms[24];
-
-		snprintf(ms, sizeof(ms), "%lld", (long long)cfg->kafka_stats_ms);
-		kv_set(&cfg->librdkafka, "statistics.interval.ms", ms, NULL);
+		snprintf(n, sizeof(n), "%lld", (long long)cfg->kafka_stats_ms);
+		kv_set(&cfg->librdkafka, "statistics.interval.ms", n, NULL);
 	}
 }
