@@ -115,6 +115,7 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.halt.after.failures", CF_INT, halt_after_failures, "5", NULL, 1, 1000),
 	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.send.at.once.ms", CF_INT, send_at_once_ms, "100", NULL, 0, HOUR_MS),
+	CF_ABS("outboxd.read.pause.ms", CF_INT, read_pause_ms, "2", NULL, 0, 1000),
 	CF_ABS("outboxd.health.live.ms", CF_INT, health_live_ms, "120000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.slot.poll.ms", CF_INT, slot_poll_ms, "10000", NULL, 0, DAY_MS),
 	CF_ABS("outboxd.cleanup.retention", CF_STR, cleanup_retention, NULL, NULL, 0, 0),

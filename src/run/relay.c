@@ -399,12 +399,11 @@ read_batch(struct session *s, bool *ret_drained)
 	return o;
 }
 
-/* Send at once while live (sendnow.h). */
-static void
-send_now(struct session *s, bool drained, int64_t now)
+/* What the send-at-once and read-pause rules look at (sendnow.h), at @now. */
+static struct sendnow_view
+view(struct session *s, bool drained, int64_t now)
 {
 	uint64_t published, delivered;
-	int64_t at = 0;
 	struct sendnow_view v = {
 		.now_us = now,
 		.wall_us = now_unix_us(),
@@ -417,7 +416,16 @@ send_now(struct session *s, bool drained, int64_t now)
 
 	stream_counts(s->st, &published, &delivered);
 	v.produced = published;
-	switch (sendnow_decide(&s->sn, &v, &at)) {
+	return v;
+}
+
+/* Send at once while live (sendnow.h). */
+static void
+send_now(struct session *s, const struct sendnow_view *v)
+{
+	int64_t at = 0;
+
+	switch (sendnow_decide(&s->sn, v, &at)) {
 	case SENDNOW_KEEP: return;
 	case SENDNOW_LATER: loop_arm(&s->dl, LOOP_SEND, at); return;
 	case SENDNOW_IDLE: loop_arm(&s->dl, LOOP_SEND, 0); return;
@@ -508,23 +516,35 @@ turn(struct session *s)
 {
 	struct loop_wait w = {
 		.source_fd = pgstream_fd(s->conn),
-		.source_read = !publish_waiting(s->pub), /* backpressure: leave the data unread */
+		/* backpressure, or a pause while behind: leave the data unread */
+		.source_read = !publish_waiting(s->pub) && !loop_armed(&s->dl, LOOP_READ),
 		.source_write = pgstream_wants_write(s->conn),
 		.wake_fd = publish_wake_fd(s->pub),
 		.deadlines = &s->dl,
 		.max_us = TICK_US,
 	};
+	struct sendnow_view v;
 	enum outcome o;
-	bool drained = false;
+	bool drained = false, reads;
 	int64_t now;
 
 	if (loop_wait(s->r->loop, &w, s->why, sizeof(s->why)) < 0) {
 		return OUTCOME_HALT;
 	}
-	if ((o = serve_producer(s)) != OUTCOME_OK || (o = read_batch(s, &drained)) != OUTCOME_OK) {
+	reads = !loop_armed(&s->dl, LOOP_READ) || loop_due(&s->dl, LOOP_READ, now_monotonic_us());
+	if ((o = serve_producer(s)) != OUTCOME_OK) {
 		return o;
 	}
-	send_now(s, drained, now_monotonic_us());
+	if (reads) {
+		if ((o = read_batch(s, &drained)) != OUTCOME_OK) {
+			return o;
+		}
+	}
+	v = view(s, drained, now_monotonic_us());
+	send_now(s, &v);
+	if (reads) {
+		loop_arm(&s->dl, LOOP_READ, sendnow_read_at(&v, s->r->cfg->read_pause_ms * 1000));
+	}
 	if ((o = serve_producer(s)) != OUTCOME_OK) {
 		return o;
 	}

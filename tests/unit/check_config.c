@@ -140,6 +140,7 @@ START_TEST(test_connect_pair_gets_debezium_defaults)
 	ck_assert_int_eq(cfg->halt_after_failures, 5);
 	ck_assert_int_eq(cfg->stall_warn_ms, 60000);
 	ck_assert_int_eq(cfg->send_at_once_ms, 100);
+	ck_assert_int_eq(cfg->read_pause_ms, 2);
 	ck_assert_int_eq(cfg->kafka_queue_records, 1000);
 	ck_assert_str_eq(kv_get(&cfg->librdkafka, "queue.buffering.max.messages"), "1000");
 	ck_assert_ptr_null(cfg->dlq_topic);

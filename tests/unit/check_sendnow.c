@@ -124,6 +124,35 @@ START_TEST(test_a_relay_clock_ahead_of_the_server_loses_only_the_shortcut)
 }
 END_TEST
 
+START_TEST(test_behind_the_server_reading_pauses_once_drained)
+{
+	struct sendnow_view v = live(1000, 1);
+
+	/* live: read again at once */
+	ck_assert_int_eq(sendnow_read_at(&v, 2 * MS), 0);
+	/* behind (the last commit older than the window) and drained: pause */
+	v.committed_us = WALL - 100 * MS - 1;
+	ck_assert_int_eq(sendnow_read_at(&v, 2 * MS), 1002 * MS);
+	/* data left unread: a pause would only slow the catch-up */
+	v.drained = false;
+	ck_assert_int_eq(sendnow_read_at(&v, 2 * MS), 0);
+	/* switched off */
+	v.drained = true;
+	ck_assert_int_eq(sendnow_read_at(&v, 0), 0);
+	/* no transaction read yet: the first record of a start is not delayed */
+	v.committed_us = 0;
+	ck_assert_int_eq(sendnow_read_at(&v, 2 * MS), 0);
+	/* a zero window: never live, so behind whenever drained */
+	v = live(1000, 1);
+	v.window_us = 0;
+	ck_assert_int_eq(sendnow_read_at(&v, 2 * MS), 1002 * MS);
+	/* the relay's clock behind the server's: a commit in the future is live */
+	v = live(1000, 1);
+	v.wall_us = WALL - 50 * MS;
+	ck_assert_int_eq(sendnow_read_at(&v, 2 * MS), 0);
+}
+END_TEST
+
 static Suite *
 sendnow_suite(void)
 {
@@ -135,6 +164,7 @@ sendnow_suite(void)
 	tcase_add_test(t, test_a_full_queue_drops_the_deadline);
 	tcase_add_test(t, test_a_zero_window_never_sends_at_once);
 	tcase_add_test(t, test_a_relay_clock_ahead_of_the_server_loses_only_the_shortcut);
+	tcase_add_test(t, test_behind_the_server_reading_pauses_once_drained);
 	suite_add_tcase(s, t);
 	return s;
 }

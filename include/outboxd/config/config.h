@@ -94,6 +94,7 @@ struct config {
 	bool halt_stay;		 /* false: a halt exits; true: stays up, not ready, until SIGTERM */
 	int64_t stall_warn_ms;	 /* 60000 */
 	int64_t send_at_once_ms; /* 100: send at once while live (sendnow.h); 0 = never */
+	int64_t read_pause_ms;	 /* 2: read in bursts while behind (sendnow.h); 0 = never */
 	int64_t health_live_ms;	 /* 120000 */
 	int64_t slot_poll_ms;	 /* 10000: pg_replication_slots read for metrics, 0 = off */
 	char *cleanup_retention; /* outboxd.cleanup.*: `run` deletes confirmed rows; NULL off */

@@ -27,6 +27,7 @@ enum loop_deadline {
 	LOOP_TICK,	/* the stall watchdog and the gauges */
 	LOOP_RETRY,	/* the record that waits for producer queue space is tried again */
 	LOOP_SEND,	/* the records produced since the last send at once are sent */
+	LOOP_READ,	/* reading resumes after a pause while behind (sendnow.h) */
 	LOOP_NDEADLINES,
 };
 
