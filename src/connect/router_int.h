@@ -124,6 +124,13 @@ struct router {
 	bool envelope;
 	struct convert *key_conv, *value_conv, *header_conv;
 	bool extended_headers;
+	/*
+	 * The four __debezium.context.* headers never change: their values through the header
+	 * converter are written once (ctx_ready) and copied into each record.
+	 */
+	struct buf ctx[4];
+	bool ctx_null[4];
+	bool ctx_ready;
 	enum pgvalue_binary binary;
 	enum jsonw_double_format dfmt;
 	struct envname *envnames;

@@ -119,6 +119,12 @@ START_TEST(test_worked_example_json_schemas)
 	/* snapshot rows are the same as inserts */
 	ck_assert_int_eq(route(r, 'r', &row, &rec, err), ROUTER_PUBLISH);
 	ck_assert_str_eq(buf_cstr(&rec.topic), "outbox.event.order");
+	/* the context headers, converted once, are copied into every record */
+	ck_assert_uint_eq(rec.nheaders, 5);
+	header_is(&rec, 0, "__debezium.context.connectorLogicalName", "dbserver1");
+	header_is(&rec, 2, "__debezium.context.connectorName", "postgresql");
+	header_is(&rec, 3, "__debezium.context.runId", "11111111-2222-4333-8444-555555555555");
+	header_is(&rec, 4, "id", UUID);
 	record_fini(&rec);
 	router_free(r);
 }
