@@ -50,6 +50,11 @@ static const unsigned char plain[256] = {
 	/* 0x80 to 0xFF: 0 */
 };
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define JSONW_SSE2
+#endif
+
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define JSONW_SWAR
 #define ONES  0x0101010101010101ull
@@ -128,6 +133,54 @@ put_non_ascii(char *o, const unsigned char *p, size_t left, char **ret_o)
 /* The most one escape or character writes (a surrogate pair: 12 bytes, for 4 read). */
 #define JSONW_ESCAPE_EXTRA 12
 
+#ifdef JSONW_SSE2
+/*
+ * Sixteen bytes at a time, with an exact mask of the bytes that are not plain (a signed compare
+ * flags both those below 0x20 and those from 0x80 up). A quote or a backslash, one every few
+ * bytes in a JSON payload, is escaped here and the next chunk loaded from the byte after it; it
+ * stops at any other byte that is not plain, for jsonw_string()'s general path, or with fewer
+ * than 16 bytes left. The room reserved for the rest of the input lets each chunk be stored
+ * whole; an escape is written only while that reservation still holds (otherwise the general
+ * path renews it). *@ret_i and *@ret_o: the cursors, in and out.
+ */
+static inline void
+sse_run(const unsigned char *p, size_t len, size_t *ret_i, char **ret_o, const char *limit)
+{
+	size_t i = *ret_i;
+	char *o = *ret_o;
+
+	while (i + 16 <= len) {
+		const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		const __m128i special =
+			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+						  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+				     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+		unsigned m = (unsigned)_mm_movemask_epi8(special);
+		unsigned char c;
+
+		_mm_storeu_si128((__m128i *)(void *)o, v);
+		if (!m) {
+			i += 16;
+			o += 16;
+			continue;
+		}
+		i += (size_t)__builtin_ctz(m);
+		o += (size_t)__builtin_ctz(m);
+		c = p[i];
+		if ((c != '"' && c != '\\') ||
+		    (size_t)(limit - o) < len - i + JSONW_ESCAPE_EXTRA + 2) {
+			break;
+		}
+		o[0] = '\\';
+		o[1] = (char)c;
+		o += 2;
+		i++;
+	}
+	*ret_i = i;
+	*ret_o = o;
+}
+#endif
+
 /*
  * One pass with an output cursor: plain bytes are copied as they are read (eight at a time),
  * the rest escaped in place. The buffer has room for what is left of the input copied as it
@@ -148,6 +201,9 @@ jsonw_string(struct buf *b, const char *s, size_t len)
 	limit = b->data + b->cap;
 	*o++ = '"';
 	while (i < len) {
+#ifdef JSONW_SSE2
+		sse_run(p, len, &i, &o, limit);
+#endif
 #ifdef JSONW_SWAR
 		/*
 		 * Eight bytes at a time while they are plain. The room reserved for the rest of the
