@@ -14,6 +14,15 @@
  *	reaches LSN, and the sum of the topic's high watermarks (every 50 ms) until it reaches
  *	COUNT. SLOT or TOPIC "-" skips that side. Prints "slot <unix time>" and "kafka <unix
  *	time>" as each is reached; exit 0 when both are, 1 on timeout.
+ *
+ *   benchtool produce BOOTSTRAP TOPIC COUNT KEY_BYTES VALUE_BYTES HEADERS [NAME=VALUE...]
+ *	librdkafka alone, the floor under any relay built on it: COUNT records produced the way
+ *	outboxd's producer does it (rd_kafka_produceva with a topic handle, copies of the key and
+ *	the value, HEADERS headers of a 36-byte value, an opaque; rd_kafka_poll(0) after each, one
+ *	delivery-report callback per record; a full queue waits in rd_kafka_poll(1 ms)), with the
+ *	librdkafka settings NAME=VALUE. Values are JSON-escaped order documents of VALUE_BYTES,
+ *	1,000 distinct ones, made before the clock starts. Prints the process's CPU per event and
+ *	the producing thread's share of it, after every record is acknowledged.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -238,15 +248,177 @@ cmd_wait(int argc, char **argv)
 	return 0;
 }
 
+/* CPU seconds of the calling thread (@thread) or of the whole process. */
+static double
+cpu_s(bool thread)
+{
+	struct timespec ts;
+
+	if (thread) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	}
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static long long produce_acked, produce_failed;
+
+static void
+on_report(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	(void)rk;
+	(void)opaque;
+	if (m->err) {
+		produce_failed++;
+	} else {
+		produce_acked++;
+	}
+}
+
+/* A JSON-escaped order document of about @n bytes, varied by @seed (as a relay writes one). */
+static char *
+order_value(size_t n, unsigned seed)
+{
+	char *v = malloc(n + 128);
+	size_t len;
+
+	len = (size_t)sprintf(v, "\"{\\\"orderId\\\": %u, \\\"items\\\": [", seed);
+	for (unsigned k = 0; len < n; k++) {
+		len += (size_t)sprintf(v + len,
+				       "{\\\"qty\\\": %u, \\\"sku\\\": \\\"SKU-%u\\\", "
+				       "\\\"price\\\": 9.99}, ",
+				       1 + (seed + k) % 5, (seed * 7 + k) % 997);
+	}
+	sprintf(v + len, "]}\"");
+	return v;
+}
+
+static int
+cmd_produce(int argc, char **argv)
+{
+	enum { NVALUES = 1000 };
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	rd_kafka_t *rk;
+	rd_kafka_topic_t *rkt;
+	long long count, nheaders;
+	size_t key_bytes, value_bytes;
+	char err[512], key[256], hval[37] = "0b6f3e2a-5c1d-4e8f-9a7b-1c2d3e4f5a6b";
+	char *values[NVALUES];
+	double t0, c0, th0, t1, c1, th1;
+
+	if (argc < 8) {
+		fprintf(stderr, "usage: benchtool produce BOOTSTRAP TOPIC COUNT KEY_BYTES "
+				"VALUE_BYTES HEADERS [NAME=VALUE...]\n");
+		return 2;
+	}
+	count = atoll(argv[4]);
+	key_bytes = (size_t)atoll(argv[5]);
+	value_bytes = (size_t)atoll(argv[6]);
+	nheaders = atoll(argv[7]);
+	if (key_bytes >= sizeof(key) || key_bytes < 3) {
+		fprintf(stderr, "benchtool: KEY_BYTES must be 3 to %zu\n", sizeof(key) - 1);
+		return 2;
+	}
+	rd_kafka_conf_set(conf, "bootstrap.servers", argv[2], err, sizeof(err));
+	for (int i = 8; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+
+		if (!eq) {
+			fprintf(stderr, "benchtool: %s is not NAME=VALUE\n", argv[i]);
+			return 2;
+		}
+		*eq = '\0';
+		if (rd_kafka_conf_set(conf, argv[i], eq + 1, err, sizeof(err)) !=
+		    RD_KAFKA_CONF_OK) {
+			fprintf(stderr, "benchtool: %s\n", err);
+			return 2;
+		}
+	}
+	rd_kafka_conf_set_dr_msg_cb(conf, on_report);
+	rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+	if (!rk) {
+		fprintf(stderr, "benchtool: %s\n", err);
+		return 1;
+	}
+	rkt = rd_kafka_topic_new(rk, argv[3], NULL);
+	for (int i = 0; i < NVALUES; i++) {
+		values[i] = order_value(value_bytes, (unsigned)i);
+	}
+	t0 = wall();
+	c0 = cpu_s(false);
+	th0 = cpu_s(true);
+	for (long long i = 0; i < count;) {
+		rd_kafka_headers_t *h = rd_kafka_headers_new((size_t)nheaders);
+		const char *v = values[i % NVALUES];
+		rd_kafka_error_t *e;
+
+		snprintf(key, sizeof(key), "\"order-%0*lld\"", (int)key_bytes - 8, i % 100000);
+		for (long long k = 0; k < nheaders; k++) {
+			rd_kafka_header_add(h,
+					    k + 1 < nheaders ? "__debezium.context.header" : "id",
+					    -1, hval, 36);
+		}
+		e = rd_kafka_produceva(
+			rk,
+			(rd_kafka_vu_t[]){
+				{ .vtype = RD_KAFKA_VTYPE_RKT, .u.rkt = rkt },
+				{ .vtype = RD_KAFKA_VTYPE_PARTITION,
+				  .u.i32 = RD_KAFKA_PARTITION_UA },
+				{ .vtype = RD_KAFKA_VTYPE_KEY, .u.mem = { key, strlen(key) } },
+				{ .vtype = RD_KAFKA_VTYPE_VALUE,
+				  .u.mem = { (void *)v, strlen(v) } },
+				{ .vtype = RD_KAFKA_VTYPE_HEADERS, .u.headers = h },
+				{ .vtype = RD_KAFKA_VTYPE_MSGFLAGS, .u.i = RD_KAFKA_MSG_F_COPY },
+				{ .vtype = RD_KAFKA_VTYPE_OPAQUE,
+				  .u.ptr = (void *)(intptr_t)(i + 1) },
+			},
+			7);
+		if (e) {
+			rd_kafka_headers_destroy(h);
+			if (rd_kafka_error_code(e) != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+				fprintf(stderr, "benchtool: %s\n", rd_kafka_error_string(e));
+				return 1;
+			}
+			rd_kafka_error_destroy(e);
+			rd_kafka_poll(rk, 1);
+			continue;
+		}
+		rd_kafka_poll(rk, 0);
+		i++;
+	}
+	rd_kafka_flush(rk, 120000);
+	t1 = wall();
+	c1 = cpu_s(false);
+	th1 = cpu_s(true);
+	printf("events=%lld acked=%lld failed=%lld wall_s=%.3f cpu_s=%.3f producing_thread_cpu_s=%.3f "
+	       "us_per_event=%.3f producing_thread_us_per_event=%.3f value_bytes=%zu\n",
+	       count, produce_acked, produce_failed, t1 - t0, c1 - c0, th1 - th0,
+	       (c1 - c0) / (double)count * 1e6, (th1 - th0) / (double)count * 1e6,
+	       strlen(values[0]));
+	rd_kafka_topic_destroy(rkt);
+	rd_kafka_destroy(rk);
+	for (int i = 0; i < NVALUES; i++) {
+		free(values[i]);
+	}
+	return produce_acked == count ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc >= 2 && strcmp(argv[1], "produce") == 0) {
+		return cmd_produce(argc, argv);
+	}
 	if (argc >= 2 && strcmp(argv[1], "load") == 0) {
 		return cmd_load(argc, argv);
 	}
 	if (argc >= 2 && strcmp(argv[1], "wait") == 0) {
 		return cmd_wait(argc, argv);
 	}
-	fprintf(stderr, "usage: benchtool load|wait ...\n");
+	fprintf(stderr, "usage: benchtool load|wait|produce ...\n");
 	return 2;
 }
