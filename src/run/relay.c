@@ -365,10 +365,10 @@ maybe_send_status(struct session *s, int64_t now)
 
 /*
  * Reads a bounded batch of frames (nothing while a record waits for queue space). @ret_drained:
- * it read everything the server had sent.
+ * it read everything the server had sent; @ret_received: it read at least one frame.
  */
 static enum outcome
-read_batch(struct session *s, bool *ret_drained)
+read_batch(struct session *s, bool *ret_drained, bool *ret_received)
 {
 	enum pgstream_failure f = PGSTREAM_TRANSIENT;
 	struct pgstream_frame frame;
@@ -396,6 +396,7 @@ read_batch(struct session *s, bool *ret_drained)
 		got = true;
 		o = stream_on_frame(s->st, s->pub, &frame, s->why, sizeof(s->why));
 	}
+	*ret_received = got;
 	if (got) {
 		/* once per batch: a clock read per frame was 3 per single-row transaction */
 		s->last_rx_us = now_monotonic_us();
@@ -406,7 +407,7 @@ read_batch(struct session *s, bool *ret_drained)
 
 /* What the send-at-once and read-pause rules look at (sendnow.h), at @now. */
 static struct sendnow_view
-view(struct session *s, bool drained, int64_t now)
+view(struct session *s, bool drained, bool received, int64_t now)
 {
 	uint64_t published, delivered;
 	struct sendnow_view v = {
@@ -415,6 +416,7 @@ view(struct session *s, bool drained, int64_t now)
 		.committed_us = stream_commit_time(s->st),
 		.window_us = s->r->cfg->send_at_once_ms * 1000,
 		.drained = drained,
+		.received = received,
 		.waiting = publish_waiting(s->pub),
 		.due = loop_due(&s->dl, LOOP_SEND, now),
 	};
@@ -530,7 +532,7 @@ turn(struct session *s)
 	};
 	struct sendnow_view v;
 	enum outcome o;
-	bool drained = false, reads;
+	bool drained = false, received = false, reads;
 	int64_t now;
 
 	if (loop_wait(s->r->loop, &w, s->why, sizeof(s->why)) < 0) {
@@ -541,11 +543,11 @@ turn(struct session *s)
 		return o;
 	}
 	if (reads) {
-		if ((o = read_batch(s, &drained)) != OUTCOME_OK) {
+		if ((o = read_batch(s, &drained, &received)) != OUTCOME_OK) {
 			return o;
 		}
 	}
-	v = view(s, drained, now_monotonic_us());
+	v = view(s, drained, received, now_monotonic_us());
 	send_now(s, &v);
 	if (reads) {
 		loop_arm(&s->dl, LOOP_READ, sendnow_read_at(&v, s->r->cfg->read_pause_ms * 1000));

@@ -32,7 +32,7 @@ int64_t
 sendnow_read_at(const struct sendnow_view *v, int64_t pause_us)
 {
 	/* no commit read yet: a start-up or a resumed replay, where the first record's latency counts */
-	if (pause_us <= 0 || !v->drained || !v->committed_us || live(v)) {
+	if (pause_us <= 0 || !v->drained || !v->received || !v->committed_us || live(v)) {
 		return 0;
 	}
 	return v->now_us + pause_us;

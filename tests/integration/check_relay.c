@@ -588,6 +588,52 @@ START_TEST(test_broker_down_20s_keeps_the_relay_running_and_it_catches_up)
 }
 END_TEST
 
+/* The voluntary context switches of @pid's main thread (the relay's loop): its wake-ups. */
+static long
+main_thread_wakeups(int pid)
+{
+	char path[64], line[256];
+	long n = -1;
+	FILE *in;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	in = fopen(path, "r");
+	ck_assert_msg(in != NULL, "cannot read %s", path);
+	while (fgets(line, sizeof(line), in)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1) {
+			break;
+		}
+	}
+	fclose(in);
+	ck_assert_int_ge(n, 0);
+	return n;
+}
+
+/*
+ * Idle after a catch-up, the relay sleeps until its deadlines (the tick, the status update) or
+ * the server wakes it. Reading in bursts (outboxd.read.pause.ms) pauses only after a read that
+ * brought something: a pause after every empty read woke an idle relay about 420 times a second.
+ */
+START_TEST(test_idle_relay_sleeps)
+{
+	struct relayfix f;
+	long before, after;
+
+	start_relay(&f, _i, NULL);
+	insert_load(&f, f.pg, 0, 20, 10);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 60), 0);
+	sleep(1); /* the last commit is older than outboxd.send.at.once.ms now: behind */
+	before = main_thread_wakeups(f.pid);
+	sleep(3);
+	after = main_thread_wakeups(f.pid);
+	note("# idle relay: %ld wake-ups of the main thread in 3 s\n", after - before);
+	ck_assert_msg(after - before < 100, "the idle relay woke %ld times in 3 s", after - before);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 /* One transaction of 200,000 rows: memory stays bounded (nothing buffers a whole transaction). */
 START_TEST(test_huge_transaction_bounded_memory)
 {
@@ -2139,6 +2185,7 @@ relay_suite(void)
 	 */
 	TCase *outage = tcase_create("broker_outage");
 	TCase *process = tcase_create("process");
+	TCase *idle = tcase_create("idle");
 
 	tcase_set_timeout(flow, 300);
 	tcase_set_timeout(confirm, 300);
@@ -2149,6 +2196,9 @@ relay_suite(void)
 	tcase_set_tags(outage, "broker-outage pg-independent");
 	tcase_set_timeout(process, 300);
 	tcase_set_tags(process, "pg-independent");
+	tcase_set_timeout(idle, 120);
+	tcase_set_tags(idle, "pg-independent");
+	tcase_add_loop_test(idle, test_idle_relay_sleeps, 0, 1);
 	tcase_add_loop_test(flow, test_rows_arrive_once_in_order, 0, 2);
 	tcase_add_loop_test(process, test_huge_transaction_bounded_memory, 0, 2);
 	tcase_add_test(flow, test_update_fatal_halts);
@@ -2184,6 +2234,7 @@ relay_suite(void)
 	suite_add_tcase(s, confirm);
 	suite_add_tcase(s, outage);
 	suite_add_tcase(s, process);
+	suite_add_tcase(s, idle);
 	tcase_add_loop_test(snap, test_snapshot_of_a_partitioned_outbox, 0, 2);
 	tcase_add_loop_test(snap, test_snapshot_rows_of_one_aggregate_in_insert_order, 0, 2);
 	tcase_add_loop_test(snap, test_snapshot_poison_row_goes_to_the_dead_letter_topic, 0, 2);

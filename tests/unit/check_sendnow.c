@@ -16,7 +16,8 @@ live(int64_t now_ms, uint64_t produced)
 				      .committed_us = WALL - 1 * MS,
 				      .window_us = 100 * MS,
 				      .produced = produced,
-				      .drained = true };
+				      .drained = true,
+				      .received = true };
 }
 
 static enum sendnow_act
@@ -139,6 +140,13 @@ START_TEST(test_behind_the_server_reading_pauses_once_drained)
 	/* switched off */
 	v.drained = true;
 	ck_assert_int_eq(sendnow_read_at(&v, 0), 0);
+	/*
+	 * The pause ran out and the read brought nothing (an idle server): no new pause, or an
+	 * idle relay would wake every 2 ms for as long as the server stays idle.
+	 */
+	v.received = false;
+	ck_assert_int_eq(sendnow_read_at(&v, 2 * MS), 0);
+	v.received = true;
 	/* no transaction read yet: the first record of a start is not delayed */
 	v.committed_us = 0;
 	ck_assert_int_eq(sendnow_read_at(&v, 2 * MS), 0);

@@ -45,6 +45,7 @@ struct sendnow_view {
 	int64_t window_us;    /* outboxd.send.at.once.ms; 0 = never send at once */
 	uint64_t produced;    /* records produced so far in the session */
 	bool drained;	      /* the server has sent nothing more for now */
+	bool received;	      /* and the read that found so brought at least one message */
 	bool waiting;	      /* a record waits for producer queue room */
 	bool due;	      /* the deadline (LOOP_SEND) has passed */
 };
@@ -68,7 +69,9 @@ enum sendnow_act sendnow_decide(struct sendnow *sn, const struct sendnow_view *v
 /*
  * sendnow_read_at() - after a read that left nothing unread (@v->drained): when to read again
  * (monotonic), @pause_us from now while behind; 0 = at once (live, data left unread, no
- * transaction read yet, or @pause_us 0).
+ * transaction read yet, or @pause_us 0). A read that brought nothing (the pause ran out on an
+ * idle server) does not pause again: the relay then waits for the socket, instead of waking
+ * every pause for as long as the server stays idle.
  */
 int64_t sendnow_read_at(const struct sendnow_view *v, int64_t pause_us);
 
