@@ -25,10 +25,12 @@
  * Reading in bursts. Behind the server (not live, below) with everything it sent read, the
  * walsender is the pace: a relay that reads each message the moment it arrives wakes once per
  * few transactions (one poll, two producer polls and a clock read per wake) and makes the
- * walsender wake it each time. Pausing a moment lets the socket fill: in bench/run the relay's
- * CPU per event fell by about a quarter with 2 ms pauses, at the same rate; a null client that
- * reads in bursts drains the slot twice as fast as one that does not. A pause only delays reading
- * data that is already later than the window, so live latency is untouched.
+ * walsender wake it each time. Pausing a moment lets the socket fill: in back-to-back runs on
+ * one backlog the relay's CPU per event fell by about a quarter with 2 ms pauses, at the same
+ * rate (bench/results/2026-12-06-run3-analysis.md); a null client that reads in bursts drains
+ * the slot twice as fast as one that does not. A pause only delays reading data that is already
+ * later than the window, so live latency is untouched; it follows only a read that brought
+ * something, so an idle relay sleeps until the server sends.
  */
 
 #include <stdbool.h>
