@@ -157,6 +157,7 @@ sse_run(const unsigned char *p, size_t len, size_t *ret_i, char **ret_o, const c
 				     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
 		unsigned m = (unsigned)_mm_movemask_epi8(special);
 		unsigned char c;
+		size_t k;
 
 		_mm_storeu_si128((__m128i *)(void *)o, v);
 		if (!m) {
@@ -164,8 +165,9 @@ sse_run(const unsigned char *p, size_t len, size_t *ret_i, char **ret_o, const c
 			o += 16;
 			continue;
 		}
-		i += (size_t)__builtin_ctz(m);
-		o += (size_t)__builtin_ctz(m);
+		k = (size_t)__builtin_ctz(m);
+		i += k;
+		o += k;
 		c = p[i];
 		if ((c != '"' && c != '\\') ||
 		    (size_t)(limit - o) < len - i + JSONW_ESCAPE_EXTRA + 2) {

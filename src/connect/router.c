@@ -63,7 +63,7 @@ router_free(struct router *r)
 	free(r->envfields);
 	buf_fini(&r->route);
 	buf_fini(&r->tmp);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < ROUTER_CONTEXT_HEADERS; i++) {
 		buf_fini(&r->ctx[i]);
 	}
 	router_memo_fini(&r->memo);
@@ -103,13 +103,14 @@ router_message_selected(const struct router *r, const char *prefix, size_t len)
 static int
 context_headers(struct router *r, struct record *rec, char *errbuf, size_t errlen)
 {
-	static const char *const names[] = { "__debezium.context.connectorLogicalName",
-					     "__debezium.context.taskId",
-					     "__debezium.context.connectorName",
-					     "__debezium.context.runId" };
-	const char *vals[] = { r->topic_prefix, "0", "postgresql", r->run_id };
+	static const char *const names[ROUTER_CONTEXT_HEADERS] = {
+		"__debezium.context.connectorLogicalName", "__debezium.context.taskId",
+		"__debezium.context.connectorName", "__debezium.context.runId"
+	};
+	const char *vals[ROUTER_CONTEXT_HEADERS] = { r->topic_prefix, "0", "postgresql",
+						     r->run_id };
 
-	for (int i = 0; !r->ctx_ready && i < 4; i++) {
+	for (int i = 0; !r->ctx_ready && i < ROUTER_CONTEXT_HEADERS; i++) {
 		struct cvalue v = { .type = CVALUE_STRING, .u.s = slice_from_str(vals[i]) };
 
 		buf_reset(&r->ctx[i]);
@@ -119,7 +120,7 @@ context_headers(struct router *r, struct record *rec, char *errbuf, size_t errle
 		}
 	}
 	r->ctx_ready = true;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < ROUTER_CONTEXT_HEADERS; i++) {
 		struct record_header *h = record_add_header(rec, names[i]);
 
 		buf_add(&h->value, r->ctx[i].data, r->ctx[i].len);

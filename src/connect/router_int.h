@@ -106,6 +106,9 @@ void router_memo_store(struct router_memo *m, const char *value, size_t len, con
 /* router_memo_fini() - free the remembered values; @m is left empty and reusable. */
 void router_memo_fini(struct router_memo *m);
 
+/* Debezium's __debezium.context.* headers (router.c context_headers()). */
+#define ROUTER_CONTEXT_HEADERS 4
+
 struct router {
 	char *topic_prefix, *run_id;
 	struct relist tinc, texc, sinc, sexc; /* table/schema include/exclude lists */
@@ -128,8 +131,8 @@ struct router {
 	 * The four __debezium.context.* headers never change: their values through the header
 	 * converter are written once (ctx_ready) and copied into each record.
 	 */
-	struct buf ctx[4];
-	bool ctx_null[4];
+	struct buf ctx[ROUTER_CONTEXT_HEADERS];
+	bool ctx_null[ROUTER_CONTEXT_HEADERS];
 	bool ctx_ready;
 	enum pgvalue_binary binary;
 	enum jsonw_double_format dfmt;
