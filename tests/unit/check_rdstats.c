@@ -104,6 +104,55 @@ START_TEST(test_not_an_object_is_refused)
 }
 END_TEST
 
+/* Every cut of the document short of its end is refused; none is read past its length. */
+START_TEST(test_every_cut_document_is_refused)
+{
+	size_t n = strlen(DOC);
+	struct rdstats st;
+
+	for (size_t len = 0; len < n; len++) {
+		char *cut = malloc(len ? len : 1); /* exact size: ASan sees a read past it */
+
+		memcpy(cut, DOC, len);
+		ck_assert_msg(rdstats_parse(cut, len, &st, NULL, 0) == -22, "cut at %zu read", len);
+		free(cut);
+	}
+	ck_assert_int_eq(rdstats_parse(DOC, n, &st, NULL, 0), 0);
+}
+END_TEST
+
+/*
+ * What rdstats skips is not read: strings holding braces, brackets, escaped quotes and the keys
+ * it looks for, nested arrays, whitespace between tokens, a member after them, and 10,000
+ * topics of partitions (as librdkafka lists them: the document grows with the topic count).
+ */
+START_TEST(test_skipped_members_are_not_read)
+{
+	struct buf b = BUF_INIT;
+	struct rdstats st;
+
+	buf_add_fmt(&b, "{ \"client_id\" : \"x{\\\"msg_cnt\\\":[99]}\\\\\", \"msg_cnt\" : 7 ,"
+			"\"req\":{\"Produce\":[1,[2,{\"msg_max\":3}]]},\"topics\":{");
+	for (int t = 0; t < 10000; t++) {
+		buf_add_fmt(&b,
+			    "%s\"t%d\":{\"topic\":\"t%d\",\"partitions\":{\"0\":{\"msg_cnt\":5,"
+			    "\"rtt\":{\"avg\":1}},\"-1\":{\"partition\":-1}}}",
+			    t ? "," : "", t, t);
+	}
+	buf_add_fmt(&b,
+		    "},\n \"brokers\" : { \"b1:9092/1\" : { \"nodeid\" : 1, \"state\" : \"UP\", "
+		    "\"toppars\":{\"t0-0\":{\"topic\":\"t0\"}}, \"txretries\" : 2 } } ,"
+		    "\"msg_max\":5000}\n");
+	ck_assert_int_eq(rdstats_parse(buf_cstr(&b), b.len, &st, NULL, 0), 0);
+	ck_assert_int_eq(st.queue_records, 7);
+	ck_assert_int_eq(st.queue_capacity_records, 5000);
+	ck_assert_int_eq(st.brokers[RDSTATS_UP], 1);
+	ck_assert_int_eq(st.retries, 2);
+	ck_assert_int_eq(st.rtt_avg_us, 0);
+	buf_fini(&b);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -116,6 +165,8 @@ main(void)
 	tcase_add_test(tc, test_render);
 	tcase_add_test(tc, test_not_an_object_is_refused);
 	tcase_add_test(tc, test_bootstrap_names_count_while_no_broker_is_known);
+	tcase_add_test(tc, test_every_cut_document_is_refused);
+	tcase_add_test(tc, test_skipped_members_are_not_read);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
