@@ -281,6 +281,43 @@ START_TEST(test_topic_lookup_backs_off_without_broker)
 }
 END_TEST
 
+/*
+ * At most 10 new topics a second wait for their metadata: a backlog spread over 200 new topics
+ * must not hold the caller for 200 round trips. Every record is still delivered. The bound
+ * allows 10 more for each second the loop took (a slow machine crosses into new seconds).
+ */
+START_TEST(test_topic_lookups_are_bounded_per_second)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p = mock_producer(&s, &r);
+	struct producer_record rec = record("k", "v");
+	char topic[32];
+	struct timespec t0, t1;
+	double secs;
+
+	if (!producer_needs_topic_lookup(rd_kafka_version())) {
+		producer_free(p);
+		kv_fini(&s);
+		return; /* this librdkafka asks at once: no lookup is made (test_versions) */
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 200; i++) {
+		snprintf(topic, sizeof(topic), "bounded%d", i);
+		rec.topic = topic;
+		ck_assert_int_eq(producer_send(p, &rec, NULL, NULL, 0), 0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_int_ge(producer_topic_lookups(p), 1);
+	ck_assert_msg(producer_topic_lookups(p) <= 10 * (1 + (int64_t)secs + 1),
+		      "%lld lookups in %.1f s", (long long)producer_topic_lookups(p), secs);
+	ck_assert_int_eq(producer_flush(p, 30000), 0);
+	producer_free(p);
+	kv_fini(&s);
+}
+END_TEST
+
 START_TEST(test_forced_defaults)
 {
 	struct kv s = KV_INIT;
@@ -362,6 +399,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_forced_defaults);
 	tcase_add_test(tc, test_queue_bound_fits_largest_record);
 	tcase_add_test(tc, test_topic_lookup_backs_off_without_broker);
+	tcase_add_test(tc, test_topic_lookups_are_bounded_per_second);
 	tcase_add_test(tc, test_bad_setting_named_secret_hidden);
 	tcase_add_test(tc, test_purge_on_free_reports_failures);
 	tcase_add_test(tc, test_statistics_reach_the_callback_and_parse);

@@ -116,6 +116,12 @@ typedef void (*producer_on_stats)(void *arg, const char *json, size_t len);
 /* producer_set_stats() - have @fn called with the statistics (NULL: ignore them). */
 void producer_set_stats(struct producer *p, producer_on_stats fn, void *arg);
 
+/*
+ * producer_topic_lookups() - the metadata lookups made for new topics before their first record
+ * (at most 10 a second; see producer.c's topic_get()).
+ */
+int64_t producer_topic_lookups(const struct producer *p);
+
 /* producer_queue_len() - records waiting for a delivery report. */
 int producer_queue_len(struct producer *p);
 
