@@ -13,7 +13,12 @@
  *	Polls, on one connection each, the slot's confirmed_flush_lsn (every 20 ms) until it
  *	reaches LSN, and the sum of the topic's high watermarks (every 50 ms) until it reaches
  *	COUNT. SLOT or TOPIC "-" skips that side. Prints "slot <unix time>" and "kafka <unix
- *	time>" as each is reached; exit 0 when both are, 1 on timeout.
+ *	time>" as each is reached; exit 0 when both are, 1 on timeout. TOPIC "PREFIX*" sums every
+ *	topic whose name starts with PREFIX; COUNT "C1,C2,...,C" also prints "kafka_K <unix
+ *	time>" when the sum reaches CK (the end of a first part of the backlog).
+ *
+ *   benchtool topics BOOTSTRAP PREFIX COUNT
+ *	Creates topics PREFIX0 to PREFIX<COUNT-1>, one partition each, LogAppendTime.
  *
  *   benchtool produce BOOTSTRAP TOPIC COUNT KEY_BYTES VALUE_BYTES HEADERS [NAME=VALUE...]
  *	librdkafka alone, the floor under any relay built on it: COUNT records produced the way
@@ -128,37 +133,71 @@ cmd_load(int argc, char **argv)
 	return 0;
 }
 
-static int
-topic_total(rd_kafka_t *rk, const char *topic, int64_t *ret)
+/*
+ * The partitions counted by wait: those of TOPIC, or of every topic whose name starts with PREFIX
+ * when TOPIC is "PREFIX*" (the topic-count curve spreads its records over up to 10,000 topics).
+ */
+static rd_kafka_topic_partition_list_t *
+wait_partitions(rd_kafka_t *rk, const char *topic)
 {
 	const rd_kafka_metadata_t *md;
-	rd_kafka_topic_t *t = rd_kafka_topic_new(rk, topic, NULL);
-	int64_t sum = 0;
+	size_t n = strlen(topic);
+	bool prefix = n > 0 && topic[n - 1] == '*';
+	rd_kafka_topic_t *t = prefix ? NULL : rd_kafka_topic_new(rk, topic, NULL);
+	rd_kafka_topic_partition_list_t *l = NULL;
 
-	if (rd_kafka_metadata(rk, 0, t, &md, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-		rd_kafka_topic_destroy(t);
-		return -1;
-	}
-	if (md->topic_cnt != 1 || md->topics[0].err) {
-		rd_kafka_metadata_destroy(md);
-		rd_kafka_topic_destroy(t);
-		return -1;
-	}
-	for (int i = 0; i < md->topics[0].partition_cnt; i++) {
-		int64_t lo, hi;
+	if (rd_kafka_metadata(rk, prefix, t, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		l = rd_kafka_topic_partition_list_new(prefix ? md->topic_cnt : 4);
+		for (int i = 0; i < md->topic_cnt; i++) {
+			const rd_kafka_metadata_topic_t *mt = &md->topics[i];
 
-		if (rd_kafka_query_watermark_offsets(rk, topic, md->topics[0].partitions[i].id, &lo,
-						     &hi, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-			rd_kafka_metadata_destroy(md);
-			rd_kafka_topic_destroy(t);
-			return -1;
+			if (mt->err || (prefix ? strncmp(mt->topic, topic, n - 1) != 0 :
+						 strcmp(mt->topic, topic) != 0)) {
+				continue;
+			}
+			for (int k = 0; k < mt->partition_cnt; k++) {
+				if (mt->partitions[k].leader < 0) {
+					continue; /* not served yet: listed again later */
+				}
+				rd_kafka_topic_partition_list_add(l, mt->topic,
+								  mt->partitions[k].id);
+			}
 		}
-		sum += hi;
+		rd_kafka_metadata_destroy(md);
 	}
-	rd_kafka_metadata_destroy(md);
-	rd_kafka_topic_destroy(t);
+	if (t) {
+		rd_kafka_topic_destroy(t);
+	}
+	return l;
+}
+
+/*
+ * The sum of the high watermarks of @l: one ListOffsets request (timestamp -1: the latest
+ * offset) for every partition, where a query per partition would take seconds for 10,000.
+ */
+static int
+partitions_total(rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *l, int64_t *ret)
+{
+	rd_kafka_topic_partition_list_t *q = rd_kafka_topic_partition_list_copy(l);
+	int64_t sum = 0;
+	int rc = -1;
+
+	for (int i = 0; i < q->cnt; i++) {
+		q->elems[i].offset = RD_KAFKA_OFFSET_END;
+	}
+	if (q->cnt > 0 && rd_kafka_offsets_for_times(rk, q, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rc = 0;
+		for (int i = 0; i < q->cnt; i++) {
+			if (q->elems[i].err || q->elems[i].offset < 0) {
+				rc = -1;
+				break;
+			}
+			sum += q->elems[i].offset;
+		}
+	}
+	rd_kafka_topic_partition_list_destroy(q);
 	*ret = sum;
-	return 0;
+	return rc;
 }
 
 static int
@@ -167,8 +206,10 @@ cmd_wait(int argc, char **argv)
 	const char *slot, *topic;
 	unsigned hi, lo;
 	uint64_t lsn = 0;
-	long long count;
-	double deadline, next_kafka = 0;
+	long long counts[8];
+	int ncounts = 0, reached = 0;
+	double deadline, next_kafka = 0, next_list = 0;
+	rd_kafka_topic_partition_list_t *parts = NULL;
 	bool slot_done, kafka_done;
 	PGconn *c = NULL;
 	rd_kafka_t *rk = NULL;
@@ -181,7 +222,9 @@ cmd_wait(int argc, char **argv)
 	}
 	slot = argv[3];
 	topic = argv[6];
-	count = atoll(argv[7]);
+	for (char *c7 = argv[7]; *c7 && ncounts < 8; c7 = *c7 == ',' ? c7 + 1 : c7) {
+		counts[ncounts++] = strtoll(c7, &c7, 10);
+	}
 	deadline = wall() + atof(argv[8]);
 	slot_done = strcmp(slot, "-") == 0;
 	kafka_done = strcmp(topic, "-") == 0;
@@ -231,9 +274,23 @@ cmd_wait(int argc, char **argv)
 			int64_t total;
 
 			next_kafka = now + 0.05;
-			if (topic_total(rk, topic, &total) == 0 && total >= count) {
-				kafka_done = true;
-				printf("kafka %.6f\n", wall());
+			/* a prefix's topics are listed again every second: one may be new */
+			if (!parts || ((parts->cnt == 0 || topic[strlen(topic) - 1] == '*') &&
+				       now >= next_list)) {
+				if (parts) {
+					rd_kafka_topic_partition_list_destroy(parts);
+				}
+				parts = wait_partitions(rk, topic);
+				next_list = now + 1;
+			}
+			while (!kafka_done && parts && partitions_total(rk, parts, &total) == 0 &&
+			       total >= counts[reached]) {
+				if (++reached == ncounts) {
+					kafka_done = true;
+					printf("kafka %.6f\n", wall());
+				} else {
+					printf("kafka_%d %.6f\n", reached, wall());
+				}
 				fflush(stdout);
 			}
 		}
@@ -241,6 +298,9 @@ cmd_wait(int argc, char **argv)
 	}
 	if (c) {
 		PQfinish(c);
+	}
+	if (parts) {
+		rd_kafka_topic_partition_list_destroy(parts);
 	}
 	if (rk) {
 		rd_kafka_destroy(rk);
@@ -407,6 +467,102 @@ cmd_produce(int argc, char **argv)
 	return produce_acked == count ? 0 : 1;
 }
 
+/*
+ * topics: @n topics PREFIX0 .. PREFIX<n-1> of one partition each, LogAppendTime, in CreateTopics
+ * requests of 500 (TopicCommand is a JVM per topic: an hour for 10,000). Existing ones are kept.
+ */
+static int
+cmd_topics(int argc, char **argv)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	rd_kafka_t *rk;
+	rd_kafka_queue_t *q;
+	int n, failed = 0;
+	char err[512];
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: benchtool topics BOOTSTRAP PREFIX COUNT\n");
+		return 2;
+	}
+	n = atoi(argv[4]);
+	rd_kafka_conf_set(conf, "bootstrap.servers", argv[2], err, sizeof(err));
+	rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+	if (!rk) {
+		fprintf(stderr, "benchtool: %s\n", err);
+		return 1;
+	}
+	q = rd_kafka_queue_new(rk);
+	for (int first = 0; first < n; first += 500) {
+		int cnt = n - first < 500 ? n - first : 500;
+		rd_kafka_NewTopic_t *nt[500];
+		rd_kafka_event_t *ev;
+		const rd_kafka_topic_result_t **res;
+		size_t nres;
+
+		for (int i = 0; i < cnt; i++) {
+			char name[256];
+
+			snprintf(name, sizeof(name), "%s%d", argv[3], first + i);
+			nt[i] = rd_kafka_NewTopic_new(name, 1, 1, err, sizeof(err));
+			rd_kafka_NewTopic_set_config(nt[i], "message.timestamp.type",
+						     "LogAppendTime");
+		}
+		rd_kafka_CreateTopics(rk, nt, (size_t)cnt, NULL, q);
+		ev = rd_kafka_queue_poll(q, 120000);
+		res = ev ? rd_kafka_CreateTopics_result_topics(
+				   rd_kafka_event_CreateTopics_result(ev), &nres) :
+			   NULL;
+		if (!res) {
+			fprintf(stderr, "benchtool: CreateTopics: %s\n",
+				ev ? rd_kafka_event_error_string(ev) : "no answer in 120 s");
+			failed = cnt;
+		}
+		for (size_t i = 0; res && i < nres; i++) {
+			rd_kafka_resp_err_t e = rd_kafka_topic_result_error(res[i]);
+
+			if (e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+				fprintf(stderr, "benchtool: topic %s: %s\n",
+					rd_kafka_topic_result_name(res[i]), rd_kafka_err2str(e));
+				failed++;
+			}
+		}
+		if (ev) {
+			rd_kafka_event_destroy(ev);
+		}
+		for (int i = 0; i < cnt; i++) {
+			rd_kafka_NewTopic_destroy(nt[i]);
+		}
+		if (failed) {
+			break;
+		}
+	}
+	/* made: every topic listed with its leader, so that a waiter started next counts them all */
+	for (int tries = 0; !failed; tries++) {
+		rd_kafka_topic_partition_list_t *l;
+		char pat[256];
+
+		snprintf(pat, sizeof(pat), "%s*", argv[3]);
+		l = wait_partitions(rk, pat);
+		if (l && l->cnt >= n) {
+			rd_kafka_topic_partition_list_destroy(l);
+			break;
+		}
+		if (l) {
+			rd_kafka_topic_partition_list_destroy(l);
+		}
+		if (tries == 600) {
+			fprintf(stderr,
+				"benchtool: the %d topics %s* are not all listed after 60 s\n", n,
+				argv[3]);
+			failed = 1;
+		}
+		usleep(100000);
+	}
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+	return failed ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -416,9 +572,12 @@ main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "load") == 0) {
 		return cmd_load(argc, argv);
 	}
+	if (argc >= 2 && strcmp(argv[1], "topics") == 0) {
+		return cmd_topics(argc, argv);
+	}
 	if (argc >= 2 && strcmp(argv[1], "wait") == 0) {
 		return cmd_wait(argc, argv);
 	}
-	fprintf(stderr, "usage: benchtool load|wait|produce ...\n");
+	fprintf(stderr, "usage: benchtool load|wait|produce|topics ...\n");
 	return 2;
 }
