@@ -318,6 +318,68 @@ START_TEST(test_topic_lookups_are_bounded_per_second)
 }
 END_TEST
 
+/*
+ * The 1,000th topic produced to brings one warning that librdkafka's statistics grow with the
+ * topics, when they are on; none when outboxd.kafka.stats.ms=0 left them off. (Only the
+ * warning: the records go by lookup-free handles and are purged unsent.)
+ */
+static bool
+stats_warning_at_1000_topics(const char *interval)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p;
+	struct producer_record rec = record("k", "v");
+	char topic[32], *text = NULL;
+	size_t len = 0;
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	bool warned;
+
+	if (interval) {
+		kv_set(&s, "statistics.interval.ms", interval, NULL);
+	}
+	p = mock_producer(&s, &r);
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	for (int i = 0; i < 1001; i++) {
+		int rc;
+
+		snprintf(topic, sizeof(topic), "many%d", i);
+		rec.topic = topic;
+		rc = producer_send(p, &rec, NULL, NULL, 0);
+		ck_assert(rc == 0 ||
+			  rc == -EAGAIN); /* the queue holds 1,000: the topic is made first */
+	}
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	producer_free(p);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	kv_fini(&s);
+	rewind(tmp);
+	if (getdelim(&text, &len, '\0', tmp) < 0) { /* nothing written */
+		free(text);
+		text = strdup("");
+	}
+	fclose(tmp);
+	warned = strstr(text, "1000 topics produced to: librdkafka's statistics grow") != NULL;
+	ck_assert_ptr_null(
+		strstr(strstr(text, "1000 topics") ? strstr(text, "1000 topics") + 1 : text,
+		       "1000 topics")); /* once */
+	free(text);
+	return warned;
+}
+
+START_TEST(test_many_topics_warn_of_statistics)
+{
+	ck_assert(stats_warning_at_1000_topics("10000"));
+	ck_assert(!stats_warning_at_1000_topics("0"));
+	ck_assert(!stats_warning_at_1000_topics(NULL));
+}
+END_TEST
+
 START_TEST(test_forced_defaults)
 {
 	struct kv s = KV_INIT;
@@ -400,6 +462,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_queue_bound_fits_largest_record);
 	tcase_add_test(tc, test_topic_lookup_backs_off_without_broker);
 	tcase_add_test(tc, test_topic_lookups_are_bounded_per_second);
+	tcase_add_test(tc, test_many_topics_warn_of_statistics);
 	tcase_add_test(tc, test_bad_setting_named_secret_hidden);
 	tcase_add_test(tc, test_purge_on_free_reports_failures);
 	tcase_add_test(tc, test_statistics_reach_the_callback_and_parse);
