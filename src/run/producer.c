@@ -29,6 +29,7 @@ struct topic_slot {
 #define TOPIC_LOOKUP_MS		500
 #define TOPIC_LOOKUP_BACKOFF_US 10000000 /* after a lookup timed out, new topics do not wait */
 #define TOPIC_LOOKUPS_PER_S	10	 /* see topic_get() */
+#define TOPIC_LOOKUP_US_PER_S	100000	 /* and at most this long spent in them each second */
 /*
  * librdkafka's statistics describe every topic and partition: with 10,000 one-partition topics
  * the bench measured outboxd's peak RSS at 294 MB with them (every 10 s) and 60 MB without, and
@@ -51,13 +52,14 @@ struct producer {
 	int64_t lookup_skip_until_us; /* monotonic; see topic_get() */
 	int64_t lookup_window_us;     /* the start of the second lookups_in_window counts in */
 	int lookups_in_window;
-	int64_t lookups;	/* every lookup made: producer_topic_lookups() */
-	bool stats_on;		/* statistics.interval.ms > 0: see TOPICS_STATS_WARN */
-	char last_error[256];	/* what the error callback last said about the brokers */
-	int64_t last_error_us;	/* monotonic; 0 = nothing yet */
-	char mechanism[32];	/* librdkafka's sasl.mechanisms (GSSAPI by default) */
-	char precondition[768]; /* a failure no retry fixes: see kafkasec_fix(); "" = none */
-	char report[768];	/* the failed delivery report's reason, during the callback */
+	int64_t lookup_us_in_window; /* the time they took */
+	int64_t lookups;	     /* every lookup made: producer_topic_lookups() */
+	bool stats_on;		     /* statistics.interval.ms > 0: see TOPICS_STATS_WARN */
+	char last_error[256];	     /* what the error callback last said about the brokers */
+	int64_t last_error_us;	     /* monotonic; 0 = nothing yet */
+	char mechanism[32];	     /* librdkafka's sasl.mechanisms (GSSAPI by default) */
+	char precondition[768];	     /* a failure no retry fixes: see kafkasec_fix(); "" = none */
+	char report[768];	     /* the failed delivery report's reason, during the callback */
 	struct producer_failure failure; /* and the rest of what it says */
 };
 
@@ -421,6 +423,27 @@ topics_grow(struct producer *p)
 }
 
 /*
+ * Whether a new topic goes without its lookup: after a timed-out one, or past the second's
+ * budget, in lookups or in the time they took (slow ones must not hold the relay thread either).
+ */
+static bool
+lookup_budget_spent(struct producer *p)
+{
+	int64_t now = now_monotonic_us();
+
+	if (now < p->lookup_skip_until_us) {
+		return true;
+	}
+	if (now - p->lookup_window_us >= 1000000) {
+		p->lookup_window_us = now;
+		p->lookups_in_window = 0;
+		p->lookup_us_in_window = 0;
+	}
+	return p->lookups_in_window++ >= TOPIC_LOOKUPS_PER_S ||
+	       p->lookup_us_in_window >= TOPIC_LOOKUP_US_PER_S;
+}
+
+/*
  * The topic handle for @name, or NULL past TOPICS_MAX names. The first time a name is seen, its
  * metadata is asked for before its first record is queued. Why: librdkafka 2.0.2 does not ask at
  * once for a topic it has no metadata for when another metadata request has just gone out (as one
@@ -433,31 +456,18 @@ topics_grow(struct producer *p)
  * with no broker answering, the record is queued after TOPIC_LOOKUP_MS and librdkafka retries;
  * and for TOPIC_LOOKUP_BACKOFF_US after that, new topics do not wait at all, so that many new
  * topics during an outage cannot hold the relay thread (and its replies to the walsender) for long.
- * With a broker, at most TOPIC_LOOKUPS_PER_S new topics in a second wait for a lookup: each costs
- * a round trip through librdkafka's broker thread (8 ms on the bench machine), which held the relay
- * thread 80 s for a backlog over 10,000 topics; past the budget a new topic waits at most for
- * librdkafka's next topic scan, which asks for all of them in one request.
+ * With a broker, at most TOPIC_LOOKUPS_PER_S new topics a second wait for a lookup, for at most
+ * TOPIC_LOOKUP_US_PER_S in all (lookup_budget_spent()). Each is a round trip through librdkafka's
+ * broker thread, about 8 ms on the bench machine: 80 s for 10,000 new topics one after another,
+ * the whole relay waiting. Past the budget a new topic waits at most for librdkafka's next topic
+ * scan, which asks for all of them in one request.
  */
-/* Whether a new topic goes without its lookup: after a timed-out one, or past the second's budget. */
-static bool
-lookup_budget_spent(struct producer *p)
-{
-	int64_t now = now_monotonic_us();
-
-	if (now < p->lookup_skip_until_us) {
-		return true;
-	}
-	if (now - p->lookup_window_us >= 1000000) {
-		p->lookup_window_us = now;
-		p->lookups_in_window = 0;
-	}
-	return p->lookups_in_window++ >= TOPIC_LOOKUPS_PER_S;
-}
-
 static rd_kafka_topic_t *
 topic_get(struct producer *p, const char *name)
 {
 	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_resp_err_t err;
+	int64_t t0;
 	size_t j;
 
 	if (p->topics_cap) {
@@ -495,8 +505,10 @@ topic_get(struct producer *p, const char *name)
 		return p->topics[j].rkt;
 	}
 	p->lookups++;
-	if (rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS) ==
-	    RD_KAFKA_RESP_ERR_NO_ERROR) {
+	t0 = now_monotonic_us();
+	err = rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS);
+	p->lookup_us_in_window += now_monotonic_us() - t0;
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 		rd_kafka_metadata_destroy(md);
 	} else {
 		p->lookup_skip_until_us = now_monotonic_us() + TOPIC_LOOKUP_BACKOFF_US;

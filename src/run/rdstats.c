@@ -38,15 +38,29 @@ string_end(const char *p, const char *end)
 {
 	for (p++; p < end; p++) {
 		if (*p == '\\') {
-			p++;
-		} else if (*p == '"') {
+			if (++p == end) {
+				break; /* cut after the backslash */
+			}
+			continue; /* the escaped character */
+		}
+		if (*p == '"') {
 			return p + 1;
 		}
 	}
 	return NULL;
 }
 
-/* The end of the value at @p (an object, array, string or scalar); NULL if it is cut short. */
+/* Whether @c ends a scalar: what may follow a value, or what may not be inside one. */
+static bool
+scalar_stop(char c)
+{
+	return strchr(",}]{[\":", c) || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/*
+ * The end of the value at @p (an object, array, string or scalar); NULL if it is cut short or
+ * empty. Scalars are taken as written (librdkafka writes numbers and quoted strings).
+ */
 static const char *
 value_end(const char *p, const char *end)
 {
@@ -56,10 +70,12 @@ value_end(const char *p, const char *end)
 		return NULL;
 	}
 	if (*p != '{' && *p != '[' && *p != '"') {
-		while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n') {
+		const char *s = p;
+
+		while (p < end && !scalar_stop(*p)) {
 			p++;
 		}
-		return p;
+		return p == s ? NULL : p;
 	}
 	do {
 		if (p >= end) {
@@ -82,13 +98,16 @@ value_end(const char *p, const char *end)
 	return p;
 }
 
+typedef int (*member_fn)(const char *key, size_t klen, struct span value, void *arg);
+
 /*
- * Calls @fn(key, key length, value, arg) for each member of the object @o, in order. Keys are
- * compared as written (librdkafka's keys and the state names read here have no escapes).
- * Return: 0, or -EINVAL when @o is not a whole object.
+ * Calls @fn(key, key length, value, arg) for each member of the object @o, in order, and sets
+ * *@after past its closing brace. Keys are compared as written (librdkafka's keys and the state
+ * names read here have no escapes).
+ * Return: 0, or -EINVAL when @o is not a whole object or @fn failed.
  */
 static int
-members(struct span o, void (*fn)(const char *, size_t, struct span, void *), void *arg)
+members(struct span o, member_fn fn, void *arg, const char **after)
 {
 	const char *p = skip_ws(o.p, o.end);
 
@@ -97,6 +116,7 @@ members(struct span o, void (*fn)(const char *, size_t, struct span, void *), vo
 	}
 	p = skip_ws(p + 1, o.end);
 	if (p < o.end && *p == '}') {
+		*after = p + 1;
 		return 0;
 	}
 	while (p < o.end && *p == '"') {
@@ -111,12 +131,12 @@ members(struct span o, void (*fn)(const char *, size_t, struct span, void *), vo
 		}
 		v = skip_ws(p + 1, o.end);
 		ve = value_end(v, o.end);
-		if (!ve || ve == v) {
+		if (!ve || fn(k, (size_t)(ke - 1 - k), (struct span){ v, ve }, arg) < 0) {
 			return -EINVAL;
 		}
-		fn(k, (size_t)(ke - 1 - k), (struct span){ v, ve }, arg);
 		p = skip_ws(ve, o.end);
 		if (p < o.end && *p == '}') {
+			*after = p + 1;
 			return 0;
 		}
 		if (p >= o.end || *p != ',') {
@@ -125,6 +145,15 @@ members(struct span o, void (*fn)(const char *, size_t, struct span, void *), vo
 		p = skip_ws(p + 1, o.end);
 	}
 	return -EINVAL;
+}
+
+/* members() of @v when it is an object; 0 for any other value, which is skipped (as before). */
+static int
+object_members(struct span v, member_fn fn, void *arg)
+{
+	const char *after;
+
+	return *v.p == '{' ? members(v, fn, arg, &after) : 0;
 }
 
 static bool
@@ -177,7 +206,7 @@ struct broker_fields {
 	int64_t rtt_cnt, rtt_avg, rtt_p99;
 };
 
-static void
+static int
 rtt_member(const char *k, size_t klen, struct span v, void *arg)
 {
 	struct broker_fields *b = arg;
@@ -189,9 +218,10 @@ rtt_member(const char *k, size_t klen, struct span v, void *arg)
 	} else if (key_is(k, klen, "p99")) {
 		b->rtt_p99 = int_of(v);
 	}
+	return 0;
 }
 
-static void
+static int
 broker_member(const char *k, size_t klen, struct span v, void *arg)
 {
 	struct broker_fields *b = arg;
@@ -210,8 +240,9 @@ broker_member(const char *k, size_t klen, struct span v, void *arg)
 	} else if (key_is(k, klen, "disconnects")) {
 		b->disconnects = int_of(v);
 	} else if (key_is(k, klen, "rtt")) {
-		(void)members(v, rtt_member, b);
+		return object_members(v, rtt_member, b);
 	}
+	return 0;
 }
 
 struct parse {
@@ -225,7 +256,7 @@ struct parse {
  * the bootstrap names (one not yet identified with a broker, node id -1). "internal" is
  * librdkafka's own queue, not a broker. The counters count every connection.
  */
-static void
+static int
 broker(const char *k, size_t klen, struct span v, void *arg)
 {
 	struct parse *ps = arg;
@@ -234,8 +265,14 @@ broker(const char *k, size_t klen, struct span v, void *arg)
 
 	(void)k;
 	(void)klen;
-	if (members(v, broker_member, &b) < 0 || b.internal) {
-		return;
+	if (*v.p != '{') {
+		return 0; /* not a broker's object: skipped */
+	}
+	if (object_members(v, broker_member, &b) < 0) {
+		return -EINVAL;
+	}
+	if (b.internal) {
+		return 0;
 	}
 	state = bstate(b.state);
 	ps->st->retries += b.txretries;
@@ -243,7 +280,7 @@ broker(const char *k, size_t klen, struct span v, void *arg)
 	ps->st->disconnects += b.disconnects;
 	if (!b.has_nodeid || b.nodeid < 0) {
 		ps->bootstrap[state]++;
-		return;
+		return 0;
 	}
 	ps->known[state]++;
 	if (b.rtt_cnt > 0) {
@@ -252,9 +289,10 @@ broker(const char *k, size_t klen, struct span v, void *arg)
 		ps->st->rtt_p99_us =
 			b.rtt_p99 > ps->st->rtt_p99_us ? b.rtt_p99 : ps->st->rtt_p99_us;
 	}
+	return 0;
 }
 
-static void
+static int
 top_member(const char *k, size_t klen, struct span v, void *arg)
 {
 	struct parse *ps = arg;
@@ -267,9 +305,11 @@ top_member(const char *k, size_t klen, struct span v, void *arg)
 		ps->st->queue_bytes = int_of(v);
 	} else if (key_is(k, klen, "msg_size_max")) {
 		ps->st->queue_capacity_bytes = int_of(v);
-	} else if (key_is(k, klen, "brokers")) {
-		ps->has_brokers = members(v, broker, ps) == 0;
+	} else if (key_is(k, klen, "brokers") && *v.p == '{') {
+		ps->has_brokers = true;
+		return object_members(v, broker, ps);
 	}
+	return 0;
 }
 
 int
@@ -277,11 +317,10 @@ rdstats_parse(const char *json, size_t len, struct rdstats *st, char *errbuf, si
 {
 	struct parse ps = { .st = st };
 	struct span doc = { json, json + len };
-	const char *rest;
+	const char *after;
 
 	*st = (struct rdstats){ 0 };
-	if (members(doc, top_member, &ps) < 0 ||
-	    (rest = skip_ws(value_end(skip_ws(doc.p, doc.end), doc.end), doc.end)) != doc.end) {
+	if (members(doc, top_member, &ps, &after) < 0 || skip_ws(after, doc.end) != doc.end) {
 		*st = (struct rdstats){ 0 };
 		errbuf_set(errbuf, errlen, "librdkafka's statistics are not a JSON object");
 		return -EINVAL;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,35 @@ START_TEST(test_not_an_object_is_refused)
 }
 END_TEST
 
+/*
+ * Malformed documents are refused whole, figures zeroed: a scalar running into a brace or a
+ * quote, a broker object broken after a whole one (its figures must not count), a string cut
+ * after a backslash. An escaped backslash before a quote ends the string.
+ */
+START_TEST(test_malformed_documents_are_refused)
+{
+	static const char *const bad[] = {
+		"{\"a\":1{}",
+		"{\"a\":x\"}",
+		"{\"a\":}",
+		"{\"brokers\":{\"b1\":{\"nodeid\":1,\"state\":\"UP\",\"txretries\":4},"
+		"\"b2\":{\"nodeid\":2,\"state\"}}}",
+		"{\"a\":\"x\\",
+		"{\"msg_cnt\":3} x",
+	};
+	struct rdstats st;
+	static const char ok[] = "{\"client_id\":\"x\\\\\",\"msg_cnt\":3}";
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(rdstats_parse(bad[i], strlen(bad[i]), &st, NULL, 0) == -EINVAL,
+			      "accepted %s", bad[i]);
+		ck_assert_int_eq(st.retries + st.brokers[RDSTATS_UP] + st.queue_records, 0);
+	}
+	ck_assert_int_eq(rdstats_parse(ok, strlen(ok), &st, NULL, 0), 0);
+	ck_assert_int_eq(st.queue_records, 3);
+}
+END_TEST
+
 /* Every cut of the document short of its end is refused; none is read past its length. */
 START_TEST(test_every_cut_document_is_refused)
 {
@@ -166,6 +196,7 @@ main(void)
 	tcase_add_test(tc, test_not_an_object_is_refused);
 	tcase_add_test(tc, test_bootstrap_names_count_while_no_broker_is_known);
 	tcase_add_test(tc, test_every_cut_document_is_refused);
+	tcase_add_test(tc, test_malformed_documents_are_refused);
 	tcase_add_test(tc, test_skipped_members_are_not_read);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

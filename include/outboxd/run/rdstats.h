@@ -4,9 +4,9 @@
 
 /*
  * librdkafka's own view of the producer, from the JSON its statistics callback emits every
- * outboxd.kafka.stats.ms (STATISTICS.md): parsed (rdstats_parse, with json-c) into a few figures
- * and rendered as the outboxd_kafka_* and outboxd_producer_queue_*_capacity metrics
- * (rdstats_render). Pure. Figures are summed or taken at their worst over the brokers, so the
+ * outboxd.kafka.stats.ms (STATISTICS.md): read (rdstats_parse, by a walker that skips what it
+ * does not read: see rdstats.c) into a few figures and rendered as the outboxd_kafka_* and
+ * outboxd_producer_queue_*_capacity metrics (rdstats_render). Pure. Figures are summed or taken at their worst over the brokers, so the
  * cardinality does not grow with the cluster: no label per broker, topic or partition.
  */
 
