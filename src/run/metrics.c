@@ -88,6 +88,10 @@ static const char *const counter_names[METRICS_COUNTER_COUNT_][2] = {
 	[METRICS_DEAD_LETTERS] = { "outboxd_dead_letter_records_total",
 				   "Poison rows produced to the dead-letter topic "
 				   "(outboxd.errors.deadletterqueue.topic.name)." },
+	[METRICS_PRODUCER_FATAL_ERRORS] = { "outboxd_producer_fatal_errors_total",
+					    "Fatal errors librdkafka raised (each ends its "
+					    "producer), including one raised while a restart "
+					    "discarded a producer with records in flight." },
 };
 
 static const char *const skip_names[METRICS_SKIP_COUNT_] = {

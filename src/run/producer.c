@@ -59,6 +59,7 @@ struct producer {
 	int64_t last_error_us;	     /* monotonic; 0 = nothing yet */
 	char mechanism[32];	     /* librdkafka's sasl.mechanisms (GSSAPI by default) */
 	char precondition[768];	     /* a failure no retry fixes: see kafkasec_fix(); "" = none */
+	bool discarding;	     /* producer_discard() runs: its fatal error is expected */
 	char report[768];	     /* the failed delivery report's reason, during the callback */
 	struct producer_failure failure; /* and the rest of what it says */
 };
@@ -85,6 +86,13 @@ static const struct forced {
 	/* outboxd.kafka.queue.records sets it from a configuration; this is for other callers */
 	{ "queue.buffering.max.messages", "1000", NULL },
 	{ "log.queue", "true", NULL },
+	/*
+	 * The Java client's default (so Kafka Connect's producer's): librdkafka's 10 s let a
+	 * broker's restart cost up to 10 s more before the first record went again, as its backoff
+	 * had grown while the broker was down (tests/fault/run broker_crash_one_session: 4.2 s with
+	 * librdkafka's, 0.0 s with this). Left out when the user's reconnect.backoff.ms exceeds it.
+	 */
+	{ "reconnect.backoff.max.ms", "1000", NULL },
 };
 
 static int
@@ -194,6 +202,10 @@ on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 	}
 	if (fix) {
 		log_error(MOD, "%s: %s", reason, fix);
+	} else if (p->discarding) {
+		/* producer_discard()'s caller says what it means */
+		log_debug(MOD, "while discarding the producer: %s (%s)", reason,
+			  rd_kafka_err2name((rd_kafka_resp_err_t)err));
 	} else if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		log_error(MOD, "fatal producer error: %s; the pipeline restarts from the slot",
 			  reason);
@@ -230,6 +242,17 @@ on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 	}
 }
 
+/* A forced value the user's other settings rule out: librdkafka refuses a reconnect backoff
+ * whose maximum is below its start. */
+static bool
+forced_yields(const struct forced *f, const struct kv *settings)
+{
+	const char *start = kv_get(settings, "reconnect.backoff.ms");
+
+	return strcmp(f->key, "reconnect.backoff.max.ms") == 0 && start &&
+	       strtoll(start, NULL, 10) > strtoll(f->value, NULL, 10);
+}
+
 static int
 apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size_t errlen)
 {
@@ -240,7 +263,8 @@ apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, s
 			log_warn(MOD, "%s=%s overrides outboxd's %s: %s", forced[i].key, user,
 				 forced[i].value, forced[i].gives_up);
 		}
-		if (!user && conf_set(conf, forced[i].key, forced[i].value, errbuf, errlen) < 0) {
+		if (!user && !forced_yields(&forced[i], settings) &&
+		    conf_set(conf, forced[i].key, forced[i].value, errbuf, errlen) < 0) {
 			return -EINVAL;
 		}
 	}
@@ -669,14 +693,39 @@ producer_max_message_bytes(const struct producer *p)
 	return p->max_message_bytes;
 }
 
-void
-producer_free(struct producer *p)
+/*
+ * What is queued and not yet sent is purged at once: it never reached a broker, so purging it
+ * leaves nothing half done. What is in flight is given @inflight_ms to be answered, since
+ * purging an in-flight request makes an idempotent producer with the gap-less guarantee raise
+ * its fatal error ("Purged in flight"): harmless in a producer about to be destroyed, but not to
+ * be mistaken for a new failure.
+ */
+int
+producer_discard(struct producer *p, int inflight_ms, char *fatal, size_t fatallen)
 {
-	if (!p) {
-		return;
+	char err[512];
+	bool was_fatal;
+	int purged = 0;
+
+	if (fatal && fatallen) {
+		fatal[0] = '\0';
 	}
+	if (!p) {
+		return 0;
+	}
+	was_fatal = rd_kafka_fatal_error(p->rk, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR;
+	p->discarding = true;
+	rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE);
+	if (inflight_ms > 0 && rd_kafka_outq_len(p->rk) > 0) {
+		(void)rd_kafka_flush(p->rk, inflight_ms);
+	}
+	purged = rd_kafka_outq_len(p->rk);
 	rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
 	rd_kafka_poll(p->rk, 0);
+	if (!was_fatal && fatal &&
+	    rd_kafka_fatal_error(p->rk, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		snprintf(fatal, fatallen, "%s", err);
+	}
 	for (size_t i = 0; i < p->topics_cap; i++) {
 		if (p->topics[i].name) {
 			rd_kafka_topic_destroy(p->topics[i].rkt);
@@ -687,4 +736,11 @@ producer_free(struct producer *p)
 	rd_kafka_queue_destroy(p->mainq);
 	rd_kafka_destroy(p->rk);
 	free(p);
+	return purged;
+}
+
+void
+producer_free(struct producer *p)
+{
+	(void)producer_discard(p, 0, NULL, 0);
 }

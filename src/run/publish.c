@@ -30,7 +30,8 @@ struct publish {
 	uint64_t waiting_token;
 	struct buf waiting_where; /* its position, should it turn out to be too large */
 	lsn_t waiting_lsn;
-	bool closing; /* purging: the reports that follow reach nobody */
+	bool closing;	    /* purging: the reports that follow reach nobody */
+	bool fatal_counted; /* the producer's fatal error is in the metrics */
 	/*
 	 * The failed record to blame: a refusal no retry fixes over any other failure, and among
 	 * refusals the largest record (a batch refused for one large record fails every record
@@ -153,12 +154,12 @@ publish_new(const struct publish_params *p, const struct publish_source *src, st
 	record_init(&pub->rec);
 	if (pipe2(pub->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
 		errbuf_set(errbuf, errlen, "pipe: %s", strerror(errno));
-		publish_free(pub);
+		publish_free(pub, 0);
 		return -EINVAL;
 	}
 	if (producer_new(p->producer, pub->wake[1], on_report, pub, &pub->prod, errbuf, errlen) <
 	    0) {
-		publish_free(pub);
+		publish_free(pub, 0);
 		return -EINVAL;
 	}
 	producer_set_stats(pub->prod, on_stats, pub);
@@ -167,13 +168,27 @@ publish_new(const struct publish_params *p, const struct publish_source *src, st
 }
 
 void
-publish_free(struct publish *pub)
+publish_free(struct publish *pub, int64_t inflight_ms)
 {
+	char fatal[512];
+	int purged;
+
 	if (!pub) {
 		return;
 	}
 	pub->closing = true;
-	producer_free(pub->prod);
+	purged = producer_discard(pub->prod, inflight_ms > INT_MAX ? INT_MAX : (int)inflight_ms,
+				  fatal, sizeof(fatal));
+	if (fatal[0]) {
+		metrics_count(pub->p->metrics, METRICS_PRODUCER_FATAL_ERRORS, 1);
+		log_warn(
+			MOD,
+			"the discarded producer raised librdkafka's fatal error \"%s\" as it "
+			"purged what no broker had acknowledged (%d record(s) still in flight after "
+			"%lld ms); it ends that producer only (the next one is new), and those "
+			"records, unconfirmed, are sent again",
+			fatal, purged, (long long)inflight_ms);
+	}
 	for (int i = 0; i < 2; i++) {
 		if (pub->wake[i] >= 0) {
 			close(pub->wake[i]);
@@ -431,6 +446,10 @@ publish_serve(struct publish *pub, char *why, size_t whylen)
 	}
 	producer_poll(pub->prod);
 	if (producer_fatal(pub->prod, err, sizeof(err))) {
+		if (!pub->fatal_counted) {
+			pub->fatal_counted = true;
+			metrics_count(pub->p->metrics, METRICS_PRODUCER_FATAL_ERRORS, 1);
+		}
 		errbuf_set(why, whylen, "fatal producer error: %s", err);
 		return OUTCOME_RESTART;
 	}

@@ -313,8 +313,11 @@ session_open(struct relay *r, struct session *s)
 static void
 session_close(struct session *s, bool orderly)
 {
-	/* Purged records report failures; the session already knows why it ends. */
-	publish_free(s->pub);
+	/*
+	 * Purged records report failures; the session already knows why it ends. A stop flushed
+	 * already (shutdown_flush); a restart lets what is in flight be acknowledged first.
+	 */
+	publish_free(s->pub, orderly ? 0 : PUBLISH_DISCARD_INFLIGHT_MS);
 	s->pub = NULL;
 	pgstream_free(s->conn, orderly);
 	s->conn = NULL;
@@ -754,6 +757,9 @@ relay_run(const struct relay_params *p, struct loop *loop)
 
 		if (o == OUTCOME_RESTART) {
 			note_failure(&r, &r.s);
+			/* before session_close(), whose discard of the producer may wait */
+			log_warn(MOD, "%s; restarting from the slot in %lld ms", r.s.why,
+				 (long long)backoff);
 		}
 		if (o == OUTCOME_HALT) {
 			halt_reason = log_halt(&r.s);
@@ -772,8 +778,6 @@ relay_run(const struct relay_params *p, struct loop *loop)
 			ret = o == OUTCOME_HALT ? RELAY_EXIT_HALT : RELAY_EXIT_PRECONDITION;
 			break;
 		}
-		log_warn(MOD, "%s; restarting from the slot in %lld ms", r.s.why,
-			 (long long)backoff);
 		if (should_halt(&r, r.s.why)) {
 			metrics_halted(p->metrics, METRICS_HALT_DELIVERY_REFUSED, r.s.why);
 			ret = RELAY_EXIT_HALT;

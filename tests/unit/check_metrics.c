@@ -128,7 +128,7 @@ START_TEST(test_every_family_has_help_and_type)
 	struct metrics *m = metrics_new();
 	char *t = render(m);
 
-	ck_assert_int_eq(check_families(t), 21);
+	ck_assert_int_eq(check_families(t), 22);
 	free(t);
 	metrics_free(m);
 }
@@ -155,7 +155,7 @@ START_TEST(test_every_optional_family_has_help_and_type)
 	ck_assert_ptr_nonnull(
 		strstr(t, "\noutboxd_slot_invalidation_reason{reason=\"wal_removed\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\noutboxd_producer_queue_capacity_records 5000\n"));
-	ck_assert_int_eq(check_families(t), 21 + 12 + 10 + 3 + 5);
+	ck_assert_int_eq(check_families(t), 22 + 12 + 10 + 3 + 5);
 	free(t);
 	metrics_free(m);
 }
@@ -213,6 +213,7 @@ START_TEST(test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored)
 	metrics_count(m, METRICS_PIPELINE_RESTARTS, 1);
 	metrics_count(m, METRICS_STATUS_UPDATES, 9);
 	metrics_count(m, METRICS_HEARTBEAT_FAILURES, 2);
+	metrics_count(m, METRICS_PRODUCER_FATAL_ERRORS, 1);
 	metrics_skipped(m, METRICS_SKIP_UPDATE);
 	metrics_skipped(m, METRICS_SKIP_DELETE);
 	metrics_skipped(m, METRICS_SKIP_DELETE);
@@ -236,6 +237,7 @@ START_TEST(test_counters_add_up_gauges_keep_the_last_value_bad_enums_ignored)
 	ck_assert_line(t, "outboxd_pipeline_restarts_total 1");
 	ck_assert_line(t, "outboxd_status_updates_total 9");
 	ck_assert_line(t, "outboxd_heartbeat_failures_total 2");
+	ck_assert_line(t, "outboxd_producer_fatal_errors_total 1");
 	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"update\"} 1");
 	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"delete\"} 2");
 	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"truncate\"} 1");

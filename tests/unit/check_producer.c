@@ -394,6 +394,22 @@ START_TEST(test_forced_defaults)
 }
 END_TEST
 
+/* The forced reconnect.backoff.max.ms (1000, the Java client's) gives way to a user's longer
+ * reconnect.backoff.ms, which librdkafka would refuse beside it. */
+START_TEST(test_forced_reconnect_backoff_yields)
+{
+	struct kv s = KV_INIT;
+	struct producer *p = NULL;
+	struct reports r = { 0 };
+	char err[512] = "";
+
+	kv_set(&s, "reconnect.backoff.ms", "5000", NULL);
+	ck_assert_msg(producer_new(&s, -1, on_delivery, &r, &p, err, sizeof(err)) == 0, "%s", err);
+	producer_free(p);
+	kv_fini(&s);
+}
+END_TEST
+
 START_TEST(test_bad_setting_named_secret_hidden)
 {
 	struct kv s = KV_INIT;
@@ -460,6 +476,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_queue_full_is_eagain);
 	tcase_add_test(tc, test_oversize_is_emsgsize);
 	tcase_add_test(tc, test_forced_defaults);
+	tcase_add_test(tc, test_forced_reconnect_backoff_yields);
 	tcase_add_test(tc, test_queue_bound_fits_largest_record);
 	tcase_add_test(tc, test_topic_lookup_backs_off_without_broker);
 	tcase_add_test(tc, test_topic_lookups_are_bounded_per_second);

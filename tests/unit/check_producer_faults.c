@@ -546,6 +546,128 @@ START_TEST(test_brokers_down_fail_nothing_and_everything_is_delivered_after)
 }
 END_TEST
 
+/*
+ * A restart discards its producer (producer_discard()). What is in flight to a broker that
+ * answers is acknowledged, not purged, so librdkafka raises no fatal error; what was queued and
+ * not yet sent is purged; the log has no gap.
+ */
+START_TEST(test_discard_lets_in_flight_be_acknowledged)
+{
+	struct fx *f = fx_new(1);
+	static int sent[MAXMSG];
+	char fatal[512] = "x";
+	int purged, n;
+
+	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "t", 1, 1), 0);
+	kv_set(&f->settings, "linger.ms", "0", NULL);
+	fx_start(f);
+	ck_assert_int_eq(send_n(f, "t", 0, 0, 1), 0);
+	drain(f, 1, 10000);
+	rd_kafka_mock_broker_set_rtt(f->mc, 1, 400);
+	ck_assert_int_eq(send_n(f, "t", 0, 1, 200), 0);
+	for (int i = 0; i < 10; i++) { /* 100 ms: requests are out, none answered yet */
+		producer_poll(f->p);
+		usleep(10000);
+	}
+	purged = producer_discard(f->p, 5000, fatal, sizeof(fatal));
+	f->p = NULL;
+	ck_assert_msg(purged == 0, "%d records purged in flight although the broker answers",
+		      purged);
+	ck_assert_msg(fatal[0] == '\0', "fatal error while discarding: %s", fatal);
+	ck_assert_msg(f->r.ok > 1, "nothing in flight was acknowledged (%d ok, %d failed)", f->r.ok,
+		      f->r.failed);
+	ck_assert_int_eq(f->r.ok + f->r.failed, 201);
+	rd_kafka_mock_broker_set_rtt(f->mc, 1, 0);
+	n = 0;
+	for (int i = 0; i < 201; i++) {
+		if (f->r.status[i] == 1) {
+			sent[n++] = i;
+		}
+	}
+	assert_prefix(f, "t", 0, sent, n);
+	fx_free(f);
+}
+END_TEST
+
+/*
+ * A broker that does not answer (a frozen one): after the wait, what is still in flight is
+ * purged and librdkafka raises its fatal gap-less error ("Purged in flight"), which the discard
+ * reports once. It ends that producer only: the next one on the same cluster delivers everything,
+ * without a fatal error, in order after whatever of the purged records the broker had written.
+ */
+START_TEST(test_discard_of_a_frozen_broker_poisons_no_later_producer)
+{
+	struct fx *f = fx_new(1);
+	static int sent[MAXMSG];
+	char fatal[512] = "";
+	int purged, n;
+
+	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "t", 1, 1), 0);
+	kv_set(&f->settings, "linger.ms", "0", NULL);
+	fx_start(f);
+	ck_assert_int_eq(send_n(f, "t", 0, 0, 1), 0);
+	drain(f, 1, 10000);
+	rd_kafka_mock_broker_set_rtt(f->mc, 1, 20000);
+	ck_assert_int_eq(send_n(f, "t", 0, 1, 5), 0);
+	for (int i = 0; i < 20; i++) {
+		producer_poll(f->p);
+		usleep(10000);
+	}
+	purged = producer_discard(f->p, 300, fatal, sizeof(fatal));
+	f->p = NULL;
+	ck_assert_msg(purged > 0, "nothing was in flight to purge");
+	ck_assert_msg(fatal[0] != '\0', "no fatal error reported for %d purged in flight", purged);
+	fprintf(stderr, "discard with %d in flight on librdkafka %s: %s\n", purged,
+		rd_kafka_version_str(), fatal);
+	ck_assert_int_eq(f->r.ok, 1);
+	ck_assert_int_eq(f->r.failed, 5);
+	rd_kafka_mock_broker_set_rtt(f->mc, 1, 0);
+	memset(&f->r, 0, sizeof(f->r));
+	fx_start(f);
+	ck_assert_int_eq(send_n(f, "t", 0, 10, 20), 0);
+	drain(f, 30, 20000);
+	ck_assert_msg(!producer_fatal(f->p, fatal, sizeof(fatal)), "the next producer: %s", fatal);
+	ck_assert_msg(f->r.ok == 20, "the next producer: %d ok, %d failed (%s)", f->r.ok,
+		      f->r.failed, f->r.reason);
+	/* the purged five were possibly written (the broker appended before its slow answer) */
+	n = read_back(f, "t", 0, sent, MAXMSG);
+	ck_assert_msg(n >= 21 && n <= 26 && sent[0] == 0, "%d records, first %d", n, sent[0]);
+	for (int i = 1; i < n - 20; i++) {
+		ck_assert_msg(sent[i] == i, "offset %d holds %d: the purged ones out of order", i,
+			      sent[i]);
+	}
+	for (int i = 0; i < 20; i++) {
+		ck_assert_msg(sent[n - 20 + i] == 10 + i, "offset %d holds %d, expected %d",
+			      n - 20 + i, sent[n - 20 + i], 10 + i);
+	}
+	fx_free(f);
+}
+END_TEST
+
+/* A fatal error raised before the discard is the caller's news already: not reported again. */
+START_TEST(test_discard_does_not_repeat_an_earlier_fatal_error)
+{
+	struct fx *f = fx_new(1);
+	char fatal[512] = "x";
+
+	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "t", 1, 1), 0);
+	fx_start(f);
+	ck_assert_int_eq(send_n(f, "t", 0, 0, 10), 0);
+	drain(f, 10, 10000);
+	rd_kafka_mock_push_request_errors(f->mc, PRODUCE, 1,
+					  RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+	send_n(f, "t", 0, 10, 5);
+	for (int i = 0; i < 100 && !producer_fatal(f->p, NULL, 0); i++) {
+		producer_flush(f->p, 100);
+	}
+	ck_assert(producer_fatal(f->p, NULL, 0));
+	(void)producer_discard(f->p, 300, fatal, sizeof(fatal));
+	f->p = NULL;
+	ck_assert_msg(fatal[0] == '\0', "an earlier fatal error reported again: %s", fatal);
+	fx_free(f);
+}
+END_TEST
+
 static Suite *
 producer_faults_suite(void)
 {
@@ -557,6 +679,9 @@ producer_faults_suite(void)
 	tcase_add_test(tc, test_msg_size_too_large_is_failed_delivery);
 	tcase_add_test(tc, test_topic_authorization_failed_is_failed_delivery);
 	tcase_add_test(tc, test_out_of_order_sequence_is_fatal);
+	tcase_add_test(tc, test_discard_lets_in_flight_be_acknowledged);
+	tcase_add_test(tc, test_discard_of_a_frozen_broker_poisons_no_later_producer);
+	tcase_add_test(tc, test_discard_does_not_repeat_an_earlier_fatal_error);
 	tcase_add_loop_test(tc, test_issue_4438_disconnect_sequence, 0, 5);
 	tcase_add_test(tc, test_slow_leader_still_delivers_everything_in_partition_order);
 	tcase_add_test(tc, test_brokers_down_fail_nothing_and_everything_is_delivered_after);

@@ -31,6 +31,7 @@ enum metrics_counter {
 	METRICS_DEAD_LETTERS,	    /* poison rows produced to the dead-letter topic */
 	METRICS_CLEANUP_DELETED,    /* confirmed outbox rows deleted (outboxd.cleanup.*) */
 	METRICS_CLEANUP_PARTITIONS, /* partitions dropped or detached (outboxd.cleanup.partitions) */
+	METRICS_PRODUCER_FATAL_ERRORS, /* librdkafka's fatal errors, a discarded producer's too */
 	METRICS_COUNTER_COUNT_
 };
 

@@ -150,10 +150,19 @@ size_t producer_broker_state(const struct producer *p, int64_t now_us, char *out
 /* producer_max_message_bytes() - the effective message.max.bytes. */
 int64_t producer_max_message_bytes(const struct producer *p);
 
-/*
- * producer_free() - purge whatever is queued or in flight (their reports say so and are
- * delivered to the callback as failures), destroy the handle. NULL allowed.
+/**
+ * producer_discard() - end the producer: purge what is queued and not yet sent, give what is in
+ * flight up to @inflight_ms for the broker's answer, purge what is still in flight then, and
+ * destroy the handle. The reports of purged records go to the callback as failures. NULL
+ * allowed. Purging an in-flight request makes librdkafka raise its fatal gap-less error
+ * ("Purged in flight"), which no later producer inherits.
+ * @fatal: the fatal error librdkafka raised during the discard ("" if none; one raised before
+ *	   the call is the caller's own news and not repeated); may be NULL.
+ * Return: how many records were still in flight and purged.
  */
+int producer_discard(struct producer *p, int inflight_ms, char *fatal, size_t fatallen);
+
+/* producer_free() - producer_discard() without waiting for what is in flight. NULL allowed. */
 void producer_free(struct producer *p);
 
 #endif

@@ -74,10 +74,21 @@ int publish_new(const struct publish_params *p, const struct publish_source *src
 		struct publish **ret, char *errbuf, size_t errlen);
 
 /*
- * publish_free() - purge what is queued or in flight and destroy the producer; the reports of
- * purged records reach nobody (the source already knows why it ends). NULL allowed.
+ * How long a restart lets the records in flight be acknowledged before it purges them (and
+ * librdkafka, purging in-flight requests of an idempotent producer, raises its fatal gap-less
+ * error). A broker that answers at all answers within it; a broker that is down has nothing in
+ * flight (its requests came back into the queue when the connection dropped), so only a frozen
+ * one costs the whole wait.
  */
-void publish_free(struct publish *pub);
+#define PUBLISH_DISCARD_INFLIGHT_MS 2000
+
+/*
+ * publish_free() - end the producer (producer_discard(): what is queued is purged, what is in
+ * flight gets @inflight_ms to be acknowledged before it is purged too) and the path; the reports
+ * reach nobody (the source already knows why it ends). A fatal error librdkafka raises meanwhile
+ * is logged once and counted (outboxd_producer_fatal_errors_total). NULL allowed.
+ */
+void publish_free(struct publish *pub, int64_t inflight_ms);
 
 /* publish_wake_fd() - the read end of librdkafka's wake-up pipe, for loop_wait(). */
 int publish_wake_fd(const struct publish *pub);
