@@ -5,7 +5,6 @@
  * precondition error). The only file outside the core library.
  */
 #include <errno.h>
-#include <librdkafka/rdkafka.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,16 +15,13 @@
 
 #include "outboxd/config/config.h"
 #include "outboxd/connect/router.h"
+#include "outboxd/diag/diagnose.h"
 #include "outboxd/pg/pgconn.h"
-#include "outboxd/pg/pgfailover.h"
 #include "outboxd/pg/pgsql.h"
-#include "outboxd/run/cleanup.h"
 #include "outboxd/run/http.h"
-#include "outboxd/run/kafkasec.h"
 #include "outboxd/run/loop.h"
 #include "outboxd/run/metrics.h"
 #include "outboxd/run/poll.h"
-#include "outboxd/run/producer.h"
 #include "outboxd/run/relay.h"
 #include "outboxd/run/snapshot.h"
 #include "outboxd/util/buf.h"
@@ -33,7 +29,6 @@
 #include "outboxd/util/failpoint.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/lsn.h"
-#include "outboxd/util/mem.h"
 #include "outboxd/util/version.h"
 
 #define MOD "main"
@@ -460,174 +455,6 @@ cmd_poll(int nfiles, char **files)
 	return rc;
 }
 
-/* One diagnosis line: "ok" or "FAIL", what was checked, and the finding. */
-static void
-diag(bool ok, const char *what, const char *detail)
-{
-	printf("%-4s %-13s %s\n", ok ? "ok" : "FAIL", what, detail);
-}
-
-/* pgfailover_check()'s and poll_check()'s lines, as diag() prints them; a warning does not fail
- * the check. */
-static void
-level_diag(void *arg, int level, const char *what, const char *detail)
-{
-	(void)arg;
-	if (level == 1) {
-		printf("%-4s %-13s %s\n", "warn", what, detail);
-	} else {
-		diag(level == 0, what, detail);
-	}
-}
-
-/* A connection's security line (pgconn_security(), kafkasec_describe()): warn when it warned. */
-static void
-security_diag(const char *what, int warnings, struct buf *line)
-{
-	level_diag(NULL, warnings ? 1 : 0, what, buf_cstr(line));
-	buf_fini(line);
-}
-
-static bool
-check_kafka(const struct config *cfg)
-{
-	struct producer *p = NULL;
-	struct buf sec = BUF_INIT;
-	char err[1024];
-	bool ok;
-
-	ok = producer_new(&cfg->librdkafka, -1, NULL, NULL, &p, err, sizeof(err)) == 0 &&
-	     producer_check_brokers(p, 10000, err, sizeof(err)) == 0;
-	diag(ok, "kafka", err);
-	security_diag("kafka tls", kafkasec_describe(&cfg->librdkafka, rd_kafka_version(), &sec),
-		      &sec);
-	producer_free(p);
-	return ok;
-}
-
-/* outboxd.cleanup.*: the checks `run` makes at start (retention, column, DELETE, owner). */
-static bool
-check_cleanup(const struct config *cfg, PGconn *c, const struct cleanup_table *tables, int n)
-{
-	const struct cleanup_params p = { .retention = cfg->cleanup_retention,
-					  .created = cfg->cleanup_created_column,
-					  .interval_ms = cfg->cleanup_interval_ms,
-					  .batch = cfg->cleanup_batch_size,
-					  .slot = cfg->slot_name,
-					  .partitions = cfg->cleanup_partitions };
-	struct cleanup cl;
-	char err[1024], detail[1200];
-	bool ok = cleanup_open(&cl, &p, c, tables, n, err, sizeof(err)) == OUTCOME_OK;
-
-	cleanup_close(&cl);
-	snprintf(detail, sizeof(detail),
-		 "outboxd.cleanup.retention=%s: the role may DELETE, column \"%s\" present%s",
-		 cfg->cleanup_retention, cfg->cleanup_created_column,
-		 strcmp(cfg->cleanup_partitions, "off") ? ", partitions may be removed" : "");
-	diag(ok, "cleanup", ok ? detail : err);
-	return ok;
-}
-
-/*
- * PostgreSQL 18's idle_replication_slot_timeout invalidates a slot nobody streamed from for that
- * long: an outboxd that is down longer loses its slot. A warning, since it is a choice.
- */
-static void
-check_idle_timeout(PGconn *c)
-{
-	PGresult *r = PQexec(c, "SELECT coalesce(current_setting('idle_replication_slot_timeout', "
-				"true), '0')");
-	char detail[512];
-
-	if (PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "0") != 0) {
-		snprintf(
-			detail, sizeof(detail),
-			"idle_replication_slot_timeout = %s: if outboxd is stopped for longer, "
-			"PostgreSQL invalidates the slot (idle_timeout) and outboxd cannot resume; "
-			"set it above the longest outage you plan for, or 0",
-			PQgetvalue(r, 0, 0));
-		level_diag(NULL, 1, "slot", detail);
-	}
-	PQclear(r);
-}
-
-static bool
-check_postgres(const struct config *cfg, const struct router *router)
-{
-	enum pgconn_failure f;
-	struct pgsql_slot slot;
-	struct pgsql_pubtable *tables = NULL;
-	PGconn *c = NULL;
-	struct buf sec = BUF_INIT;
-	char err[1024], detail[1200], at[LSN_STRLEN];
-	int n = 0, selected = 0;
-	bool ok = true;
-
-	if (pgconn_open(&cfg->pg_conn, false, &c, &f, err, sizeof(err)) < 0) {
-		diag(false, "postgresql", err);
-		return false;
-	}
-	diag(true, "postgresql", "connected");
-	security_diag("postgres tls", pgconn_security(c, &cfg->pg_conn, &sec), &sec);
-	ok &= pgsql_check_role(c, err, sizeof(err)) == 0;
-	diag(ok, "privileges", ok ? "the role may stream changes (REPLICATION)" : err);
-	check_idle_timeout(c);
-	if (pgsql_check_slot(c, cfg->slot_name, &slot, err, sizeof(err)) == 0) {
-		snprintf(detail, sizeof(detail),
-			 "\"%s\": logical, pgoutput, confirmed_flush_lsn %s%s", cfg->slot_name,
-			 lsn_format(slot.confirmed_flush, at),
-			 slot.active ? ", active (another client streams from it now)" : "");
-		diag(true, "slot", detail);
-		ok = pgfailover_check(c, cfg->slot_name, cfg->slot_failover, slot.failover,
-				      level_diag, NULL) &&
-		     ok;
-		if (cfg->slot_failover || slot.failover) {
-			char *standby_slots = pgfailover_standby_slots(c);
-
-			ok = pgfailover_check_hosts(&cfg->pg_conn, cfg->slot_name, standby_slots,
-						    level_diag, NULL) &&
-			     ok;
-			free(standby_slots);
-		}
-	} else {
-		diag(false, "slot", err);
-		ok = false;
-	}
-	if (pgsql_publication_tables(c, cfg->publication_name, &tables, &n, err, sizeof(err)) ==
-	    0) {
-		struct cleanup_table *clean = xcalloc((size_t)n + 1, sizeof(*clean));
-
-		for (int i = 0; i < n; i++) {
-			if (router_selects(router, tables[i].schema, tables[i].table)) {
-				snprintf(detail, sizeof(detail),
-					 "\"%s\" publishes %s.%s (selected)", cfg->publication_name,
-					 tables[i].schema, tables[i].table);
-				diag(true, "publication", detail);
-				clean[selected++] =
-					(struct cleanup_table){ tables[i].schema, tables[i].table };
-			}
-		}
-		if (selected && cfg->cleanup_retention) {
-			ok = check_cleanup(cfg, c, clean, selected) && ok;
-		}
-		free(clean);
-		if (!selected) {
-			snprintf(detail, sizeof(detail),
-				 "\"%s\" holds no table that "
-				 "table.include.list selects",
-				 cfg->publication_name);
-			diag(false, "publication", detail);
-			ok = false;
-		}
-		pgsql_pubtables_free(tables, n);
-	} else {
-		diag(false, "publication", err);
-		ok = false;
-	}
-	PQfinish(c);
-	return ok;
-}
-
 /* @poll: `outboxd check --poll`, what `outboxd poll` needs instead of the slot's things. */
 static int
 cmd_check(int nfiles, char **files, bool poll)
@@ -647,14 +474,15 @@ cmd_check(int nfiles, char **files, bool poll)
 	printf("%s", buf_cstr(&desc));
 	buf_fini(&desc);
 	ok = build_router(cfg, rid, &router) == 0;
-	diag(ok, "configuration", ok ? "valid" : "invalid (see the line above)");
+	diagnose_line(NULL, ok ? 0 : 2, "configuration",
+		      ok ? "valid" : "invalid (see the line above)");
 	if (ok && poll) {
-		ok = poll_check(&(struct poll_params){ .cfg = cfg, .router = router }, level_diag,
-				NULL);
-		ok = check_kafka(cfg) && ok;
+		ok = poll_check(&(struct poll_params){ .cfg = cfg, .router = router },
+				diagnose_line, NULL);
+		ok = diagnose_kafka(cfg) && ok;
 	} else if (ok) {
-		ok = check_postgres(cfg, router);
-		ok = check_kafka(cfg) && ok;
+		ok = diagnose_postgres(cfg, router);
+		ok = diagnose_kafka(cfg) && ok;
 	}
 	printf("%s %s\n", poll ? "outboxd poll" : "outboxd",
 	       ok ? "can run with this configuration" :

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
@@ -234,6 +235,29 @@ pgstream_send_status(struct pgstream *s, lsn_t write, lsn_t flush, bool reply, c
 	log_debug(MOD, "status update write %s flush %s%s", lsn_format(write, w),
 		  lsn_format(flush, f), reply ? " (reply requested)" : "");
 	return pgstream_flush(s, errbuf, errlen);
+}
+
+int64_t
+pgstream_status_interval_ms(int64_t configured_ms, int64_t wal_sender_timeout_ms)
+{
+	int64_t ms = configured_ms;
+
+	if (wal_sender_timeout_ms > 0 && wal_sender_timeout_ms / 4 < ms) {
+		ms = wal_sender_timeout_ms / 4;
+	}
+	return ms < 1 ? 1 : ms;
+}
+
+int
+pgstream_socket_error(const struct pgstream *s)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(PQsocket(s->conn), SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
+		return errno;
+	}
+	return err;
 }
 
 bool

@@ -72,11 +72,12 @@ loop_wait(struct loop *l, struct loop_wait *w, char *errbuf, size_t errlen)
 		{ .fd = l->signal_fd, .events = POLLIN },
 		{ .fd = w->wake_fd, .events = POLLIN },
 		{ .fd = w->source_fd,
-		  .events = (short)((w->source_read ? POLLIN : 0) |
-				    (w->source_write ? POLLOUT : 0)) },
+		  .events =
+			  (short)((w->source_read ? POLLIN : 0) | (w->source_write ? POLLOUT : 0) |
+				  (w->source_hangup ? POLLRDHUP : 0)) },
 	};
 
-	w->source_ready = w->wake_ready = false;
+	w->source_ready = w->wake_ready = w->source_closed = false;
 	if (w->source_fd < 0 || !fds[2].events) {
 		fds[2].fd = -1; /* poll(2) skips negative fds */
 	}
@@ -90,6 +91,8 @@ loop_wait(struct loop *l, struct loop_wait *w, char *errbuf, size_t errlen)
 	}
 	w->wake_ready = fds[1].revents != 0;
 	w->source_ready = fds[2].revents != 0;
+	/* POLLHUP and POLLERR come whatever was asked; POLLRDHUP only when asked for */
+	w->source_closed = w->source_hangup && (fds[2].revents & (POLLRDHUP | POLLHUP | POLLERR));
 	if (l->metrics) {
 		metrics_loop_turned(l->metrics);
 	}

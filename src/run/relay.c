@@ -10,6 +10,7 @@
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
 #include "outboxd/run/cleanup.h"
+#include "outboxd/run/feedback.h"
 #include "outboxd/run/heartbeat.h"
 #include "outboxd/run/publish.h"
 #include "outboxd/run/sendnow.h"
@@ -27,15 +28,6 @@
 
 /* Frames read per turn, so delivery reports and status updates are served during a backlog. */
 #define READ_BATCH 2000
-/* Silence from the server after which a status update asks for a reply (the liveness probe). */
-#define PROBE_AFTER_US (INT64_C(20) * 1000000)
-/*
- * No reply within this after a probe, plus half the server's wal_sender_timeout: the server or
- * the path to it is dead. A walsender busy decoding a large transaction it sends nothing of
- * reads client messages only about every wal_sender_timeout/2 (WalSndUpdateProgress), so a
- * live server can take that long to answer.
- */
-#define PROBE_DEADLINE_US (INT64_C(15) * 1000000)
 /* The stall watchdog and the gauges look this often. */
 #define TICK_US INT64_C(1000000)
 /* A record that waits for producer queue space is tried again at least this often. */
@@ -60,11 +52,9 @@ struct session {
 	struct publish *pub;
 	struct heartbeat hb;
 	struct loop_deadlines dl;
-	int64_t last_rx_us;	   /* the last frame from the server */
-	int64_t probe_deadline_us; /* from the server's wal_sender_timeout */
-	uint64_t stall_delivered;  /* delivery reports the stall watchdog has seen */
+	struct feedback fb;	  /* status updates, the probe */
+	uint64_t stall_delivered; /* delivery reports the stall watchdog has seen */
 	lsn_t stall_confirmed;
-	lsn_t last_flush_sent;
 	struct sendnow sn; /* send at once while live */
 	char why[2048];	   /* the reason for a restart or halt */
 };
@@ -283,7 +273,6 @@ session_open(struct relay *r, struct session *s)
 	if ((rc = pgsql_wal_sender_timeout(s->sql, &wst_ms, s->why, sizeof(s->why))) < 0) {
 		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
-	s->probe_deadline_us = PROBE_DEADLINE_US + wst_ms * 500;
 	s->stall_confirmed = confirmed;
 	s->st = stream_new(&r->sp, confirmed, now_unix_us());
 	src = stream_source(s->st);
@@ -297,15 +286,14 @@ session_open(struct relay *r, struct session *s)
 	if ((o = start_stream(s)) != OUTCOME_OK) {
 		return o;
 	}
-	s->last_flush_sent = confirmed;
-	now = s->last_rx_us = now_monotonic_us();
-	loop_arm(&s->dl, LOOP_STATUS, now);
+	now = now_monotonic_us();
 	loop_arm(&s->dl, LOOP_TICK, now + TICK_US);
 	if (cfg->heartbeat_interval_ms) {
 		loop_arm(&s->dl, LOOP_HEARTBEAT, now + cfg->heartbeat_interval_ms * 1000);
 	}
 	log_info(MOD, "streaming slot \"%s\" from its confirmed_flush_lsn %s", cfg->slot_name,
 		 lsn_format(confirmed, at));
+	feedback_init(&s->fb, &s->dl, cfg->status_update_interval_ms, wst_ms, confirmed, now);
 	metrics_set_state(r->p->metrics, METRICS_STATE_STREAMING, NULL);
 	return OUTCOME_OK;
 }
@@ -330,40 +318,18 @@ session_close(struct session *s, bool orderly)
 	heartbeat_fini(&s->hb);
 }
 
-/* Sends a status update when due, asked for, or when the confirmable LSN moved. */
+/* Status updates and the probe (feedback.h). */
 static enum outcome
-maybe_send_status(struct session *s, int64_t now)
+feedback(struct session *s, int64_t now)
 {
 	struct acktrack *at = stream_acktrack(s->st);
-	lsn_t flush = acktrack_confirmed(at);
-	bool asked = stream_reply_wanted(s->st), probe = false;
+	struct feedback_view v = { .conn = s->conn,
+				   .received = acktrack_received(at),
+				   .confirmed = acktrack_confirmed(at),
+				   .asked = stream_reply_wanted(s->st),
+				   .paused = publish_waiting(s->pub) };
 
-	if (publish_waiting(s->pub)) {
-		/*
-		 * Reading is paused on purpose (a record waits for queue space): the server's
-		 * messages, a probe's reply among them, wait unread behind the data, so its silence
-		 * proves nothing (DESIGN.md invariant 8). It counts again once reading resumes.
-		 */
-		s->last_rx_us = now;
-		loop_arm(&s->dl, LOOP_PROBE, 0);
-	}
-	if (!loop_armed(&s->dl, LOOP_PROBE) && now - s->last_rx_us > PROBE_AFTER_US) {
-		probe = true;
-		loop_arm(&s->dl, LOOP_PROBE, now + s->probe_deadline_us);
-	}
-	if (!asked && !probe && !loop_due(&s->dl, LOOP_STATUS, now) &&
-	    flush == s->last_flush_sent) {
-		return OUTCOME_OK;
-	}
-	if (pgstream_send_status(s->conn, acktrack_received(at), flush, probe, s->why,
-				 sizeof(s->why)) < 0) {
-		return OUTCOME_RESTART;
-	}
-	s->last_flush_sent = flush;
-	metrics_count(s->r->p->metrics, METRICS_STATUS_UPDATES, 1);
-	failpoint_hit(FAILPOINT_AFTER_STATUS);
-	loop_arm(&s->dl, LOOP_STATUS, now + s->r->cfg->status_update_interval_ms * 1000);
-	return OUTCOME_OK;
+	return feedback_turn(&s->fb, &s->dl, &v, s->r->p->metrics, now, s->why, sizeof(s->why));
 }
 
 /*
@@ -402,8 +368,7 @@ read_batch(struct session *s, bool *ret_drained, bool *ret_received)
 	*ret_received = got;
 	if (got) {
 		/* once per batch: a clock read per frame was 3 per single-row transaction */
-		s->last_rx_us = now_monotonic_us();
-		loop_arm(&s->dl, LOOP_PROBE, 0);
+		feedback_received(&s->fb, &s->dl, now_monotonic_us());
 	}
 	return o;
 }
@@ -516,7 +481,7 @@ heartbeat(struct session *s, int64_t now)
 			return o;
 		}
 	}
-	cleanup_turn(&s->cl, &s->q, s->last_flush_sent, now);
+	cleanup_turn(&s->cl, &s->q, s->fb.flush_sent, now);
 	return sqlq_poll(&s->q, s->why, sizeof(s->why));
 }
 
@@ -529,6 +494,8 @@ turn(struct session *s)
 		/* backpressure, or a pause while behind: leave the data unread */
 		.source_read = !publish_waiting(s->pub) && !loop_armed(&s->dl, LOOP_READ),
 		.source_write = pgstream_wants_write(s->conn),
+		/* backpressure: a hang-up must not wait until reading resumes */
+		.source_hangup = publish_waiting(s->pub),
 		.wake_fd = publish_wake_fd(s->pub),
 		.deadlines = &s->dl,
 		.max_us = TICK_US,
@@ -540,6 +507,9 @@ turn(struct session *s)
 
 	if (loop_wait(s->r->loop, &w, s->why, sizeof(s->why)) < 0) {
 		return OUTCOME_HALT;
+	}
+	if (w.source_closed) {
+		return feedback_closed(&s->fb, s->conn, now_monotonic_us(), s->why, sizeof(s->why));
 	}
 	reads = !loop_armed(&s->dl, LOOP_READ) || loop_due(&s->dl, LOOP_READ, now_monotonic_us());
 	if ((o = serve_producer(s)) != OUTCOME_OK) {
@@ -565,14 +535,7 @@ turn(struct session *s)
 	if (loop_due(&s->dl, LOOP_TICK, now)) {
 		tick(s, now);
 	}
-	if (loop_due(&s->dl, LOOP_PROBE, now)) {
-		errbuf_set(s->why, sizeof(s->why),
-			   "the server did not answer a status update asking for a reply within "
-			   "%lld s (15 s + wal_sender_timeout/2); the connection is dead",
-			   (long long)(s->probe_deadline_us / 1000000));
-		return OUTCOME_RESTART;
-	}
-	return maybe_send_status(s, now);
+	return feedback(s, now);
 }
 
 /* SIGTERM: stop reading, flush for a bounded time, confirm what is acknowledged. */

@@ -904,6 +904,17 @@ START_TEST(test_check_command_exits_0_when_ready_and_2_with_fail_lines)
 		      "%s", log_tail(out));
 	ck_assert_msg(strstr(out, itest_env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")) == NULL,
 		      "the password appears in the diagnosis");
+	/* the test stack's wal_sender_timeout is 10 s: the default 10 s interval is cut to 2.5 s */
+	ck_assert_msg(strstr(out, "ok   status        wal_sender_timeout 10000 ms, "
+				  "status.update.interval.ms 10000 ms: status updates every 2500 "
+				  "ms (a quarter of the server's timeout"),
+		      "%s", log_tail(out));
+	relayfix_config(&f, NULL, "status.update.interval.ms=1000");
+	ck_assert_msg(run_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));
+	ck_assert_msg(strstr(out, "ok   status        wal_sender_timeout 10000 ms, "
+				  "status.update.interval.ms 1000 ms: status updates every 1000 "
+				  "ms\n"),
+		      "%s", log_tail(out));
 	relayfix_config(&f, NULL, "slot.name=no_such_slot");
 	ck_assert_int_eq(run_check(&f, out, sizeof(out)), 2);
 	ck_assert_msg(strstr(out, "FAIL slot") && strstr(out, "\"no_such_slot\" does not exist"),

@@ -61,6 +61,23 @@ int pgstream_read(struct pgstream *s, struct pgstream_frame *ret,
 int pgstream_send_status(struct pgstream *s, lsn_t write, lsn_t flush, bool reply, char *errbuf,
 			 size_t errlen);
 
+/**
+ * pgstream_status_interval_ms() - how often status updates go out: @configured_ms
+ * (status.update.interval.ms), but at most a quarter of the server's wal_sender_timeout
+ * (@wal_sender_timeout_ms; 0 = the server has none). The server ends a walsender whose client
+ * sent nothing for that long; while reading is paused on purpose (a full producer queue), the
+ * status updates are the only messages it gets, and it cannot be answered either (its keepalive
+ * requests wait unread behind the data). A quarter leaves room for three late turns of the loop.
+ * Pure. Return: milliseconds, at least 1.
+ */
+int64_t pgstream_status_interval_ms(int64_t configured_ms, int64_t wal_sender_timeout_ms);
+
+/**
+ * pgstream_socket_error() - the pending error of the connection's socket (SO_ERROR), e.g.
+ * ECONNRESET after the peer reset it; 0 when there is none (a plain hang-up).
+ */
+int pgstream_socket_error(const struct pgstream *s);
+
 /* pgstream_wants_write() - output is still buffered (poll for POLLOUT and call pgstream_flush). */
 bool pgstream_wants_write(const struct pgstream *s);
 

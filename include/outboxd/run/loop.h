@@ -51,11 +51,17 @@ struct loop_wait {
 	int source_fd;	   /* a source's socket, or -1 */
 	bool source_read;  /* watch it for input (false while reading is paused on purpose) */
 	bool source_write; /* watch it for output space (buffered output waits) */
-	int wake_fd;	   /* the read end of librdkafka's wake-up pipe, or -1 */
+	/*
+	 * Watch it for the peer's hang-up alone (POLLRDHUP), without reading: while reading is
+	 * paused, unread data would otherwise hide that the server closed the connection.
+	 */
+	bool source_hangup;
+	int wake_fd; /* the read end of librdkafka's wake-up pipe, or -1 */
 	const struct loop_deadlines *deadlines; /* NULL = none */
 	int64_t max_us;				/* the longest wait; <= 0 = do not block */
 	/* results */
-	bool source_ready; /* readable or writable as asked, or in error */
+	bool source_ready;  /* readable or writable as asked, or in error */
+	bool source_closed; /* with source_hangup: the peer hung up, or the socket is in error */
 	bool wake_ready;
 };
 
