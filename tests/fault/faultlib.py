@@ -22,6 +22,7 @@ Any L, P, O, D outside or W fails the scenario. Only the standard library is use
 kcat come from the machine.
 """
 import bisect
+import copy
 import json
 import os
 import random
@@ -222,6 +223,11 @@ class Stack:
             raise Fail(f"{cls} {' '.join(args)}: exit {r.returncode}: {r.stderr[-1500:]}")
         return r.stdout
 
+    def cluster(self):
+        """The three-node cluster beside the broker (scripts/stack cluster up), as a Cluster;
+        the caller takes it down (Cluster.down)."""
+        return Cluster(self)
+
     # Reads of Kafka. `kcat -C -e` ends at the first empty fetch response of each partition;
     # once the other partitions are done, the broker answers the last one's long poll
     # (fetch.wait.max.ms, 500 ms) as soon as a record arrives, so while outboxd produces faster
@@ -317,6 +323,82 @@ class Stack:
             return json.loads(out.decode("utf-8", "replace").split("\n")[0]).get("tstype")
         except ValueError:
             return None
+
+
+class Cluster:
+    """The stack's three-node Kafka cluster (scripts/stack cluster up: KRaft, replication
+    factor 3, min.insync.replicas 2), and a view of the stack whose Kafka is the cluster
+    (self.stack: the same PostgreSQL, every read of Kafka from the cluster), for a Fixture."""
+
+    def __init__(self, st):
+        self.st = st
+        env = dict(os.environ, OUTBOXD_STACK_KAFKA_PROPERTIES="log.message.timestamp.type=LogAppendTime")
+        r = subprocess.run([os.path.join(SOURCE, "scripts", "stack"), "--dir", st.dir, "cluster",
+                            "up"], capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            raise Fail("scripts/stack cluster up failed:\n" + r.stderr[-3000:])
+        vals = dict(re.findall(r"export (\w+)=(\S+)", r.stdout))
+        self.boot = vals["OUTBOXD_TEST_KAFKA_CLUSTER_BOOTSTRAP"]
+        self.dir = vals["OUTBOXD_TEST_KAFKA_CLUSTER_DIR"]
+        self.nodes = len(self.boot.split(","))
+        self.stack = copy.copy(st)
+        self.stack.boot = self.boot
+
+    def down(self):
+        subprocess.run([os.path.join(SOURCE, "scripts", "stack"), "--dir", self.st.dir, "cluster",
+                        "down"], capture_output=True, text=True)
+
+    def _node(self, n, name):
+        with open(os.path.join(self.dir, f"node{n}", name)) as f:
+            return f.read().strip()
+
+    def stop(self, n, sig=signal.SIGTERM, timeout=90):
+        """Stops node @n (SIGTERM: a controlled shutdown, its leaderships handed over first) and
+        waits for the process to end."""
+        pid = int(self._node(n, "pid"))
+        os.kill(pid, sig)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.2)
+        raise Fail(f"kafka cluster node {n} did not stop within {timeout} s")
+
+    def start(self, n):
+        """Starts node @n again as scripts/stack started it."""
+        nd = os.path.join(self.dir, f"node{n}")
+        with open(os.path.join(self.st.dir, "kafka", "classpath")) as f:
+            cp = f.read().strip()
+        jvm = [l for l in self._node(n, "jvm.options").splitlines() if l]
+        out = open(os.path.join(nd, "stdout.log"), "ab")
+        p = subprocess.Popen(["java"] + jvm + ["-cp", cp, "kafka.Kafka",
+                                                os.path.join(nd, "server.properties")],
+                             stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        with open(os.path.join(nd, "pid"), "w") as f:
+            f.write(f"{p.pid}\n")
+
+    def wait_in_sync(self, topic, timeout=180):
+        """Waits until every node is a broker again and every partition of @topic has all of
+        them in its ISR (a rolling restart moves on only then, as operators do)."""
+        deadline = time.time() + timeout
+        last = ""
+        while time.time() < deadline:
+            rc, out, err = self.stack.kcat(["-L", "-J", "-m", "5", "-t", topic], 10)
+            try:
+                md = json.loads(out) if rc == 0 else {}
+            except ValueError:
+                md = {}
+            parts = (md.get("topics") or [{}])[0].get("partitions", [])
+            if len(md.get("brokers", [])) == self.nodes and parts and \
+                    all(len(p.get("isrs", [])) == self.nodes for p in parts):
+                return
+            last = out.decode("utf-8", "replace")[:300] if rc == 0 else err[-300:]
+            time.sleep(0.5)
+        raise Fail(f"{topic}: not every partition had {self.nodes} in-sync replicas within "
+                   f"{timeout} s: {last}")
 
 
 KCAT_FORMAT = "%p\\t%o\\t%T\\t%K\\t%k\\t%h\\t%S\\t%s\\n"
@@ -487,10 +569,15 @@ def session_windows(samples):
 
 
 class Fixture:
-    def __init__(self, stack, bin_path, name, publish_ops="insert", nullable=True, poll=False):
+    def __init__(self, stack, bin_path, name, publish_ops="insert", nullable=True, poll=False,
+                 image=None):
         self.s = stack
         self.poll = poll  # `outboxd poll` on the table of sql/outbox_poll.sql; no slot of its own
         self.bin = bin_path
+        # outboxd from this container image instead of @bin_path, run as users run it (as
+        # tests/image/check_image.py does): the image's user, read-only, no capabilities, the
+        # host's network; the fixture's folder mounted read-only where it is
+        self.image = image
         self.name = name
         self.schema = "f_" + name
         self.slot = self.schema + "_slot"
@@ -542,8 +629,11 @@ class Fixture:
         self.sampler = Sampler(self)
         self.sampler.start()
 
-    def config(self, worker_extra="", connector_extra="", port=None, suffix=""):
+    def config(self, worker_extra="", connector_extra="", port=None, suffix="", status_ms=300):
+        """The worker and connector files. @status_ms: status.update.interval.ms (None: not
+        set, outboxd's default as a user has it)."""
         port = port or self.port
+        status = "" if status_ms is None else f"status.update.interval.ms={status_ms}"
         with open(os.path.join(self.dir, f"worker{suffix}.properties"), "w") as f:
             f.write(f"""bootstrap.servers={self.s.boot}
 key.converter=org.apache.kafka.connect.json.JsonConverter
@@ -573,7 +663,7 @@ publication.name={self.pub}
 publication.autocreate.mode=disabled
 table.include.list={self.schema}.outbox
 snapshot.mode=no_data
-status.update.interval.ms=300
+{status}
 slot.max.retries=40
 slot.retry.delay.ms=250
 transforms=outbox
@@ -593,9 +683,10 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
         lf = open(self.logpath, "ab")
         lf.write(f"---- start {time.strftime('%H:%M:%S')} env={env or {}}\n".encode())
         lf.flush()
-        p = subprocess.Popen([self.bin, "poll" if self.poll else "run",
-                              os.path.join(self.dir, f"worker{suffix}.properties"),
-                              os.path.join(self.dir, f"connector{suffix}.properties")],
+        args = ["poll" if self.poll else "run",
+                os.path.join(self.dir, f"worker{suffix}.properties"),
+                os.path.join(self.dir, f"connector{suffix}.properties")]
+        p = subprocess.Popen(self.container(env or {}) + args if self.image else [self.bin] + args,
                              stdout=lf, stderr=lf, stdin=subprocess.DEVNULL, env=e)
         lf.close()
         if other:
@@ -604,8 +695,29 @@ transforms.outbox.type=io.debezium.transforms.outbox.EventRouter
             self.proc = p
         return p
 
+    def container(self, env):
+        """The podman command line that runs the image (its arguments follow): attached, so
+        that its output is the log, and named, so that signals reach it (kill())."""
+        os.chmod(self.dir, 0o755)
+        for f in os.listdir(self.dir):
+            if f.endswith(".properties"):
+                os.chmod(os.path.join(self.dir, f), 0o644)
+        self.cname = f"outboxd-fault-{self.name}-{uuid.uuid4().hex[:8]}"
+        cmd = [os.path.join(SOURCE, "scripts", "image"), "podman", "run", "--rm", "--name",
+               self.cname, "--user", "10001:10001", "--read-only", "--cap-drop", "all",
+               "--security-opt", "no-new-privileges", "--network", "host", "--ulimit",
+               "nofile=20000:20000", "--ulimit", "nproc=32768:32768", "-v",
+               f"{self.dir}:{self.dir}:ro"]
+        for k, v in env.items():
+            cmd += ["-e", f"{k}={v}"]
+        return cmd + [self.image]
+
     def kill(self, sig=signal.SIGKILL):
-        if self.proc and self.proc.poll() is None:
+        if self.image and self.proc and self.proc.poll() is None:
+            # the client forwards no SIGKILL: the container gets the signal itself
+            subprocess.run([os.path.join(SOURCE, "scripts", "image"), "podman", "kill",
+                            "--signal", str(int(sig)), self.cname], capture_output=True)
+        elif self.proc and self.proc.poll() is None:
             self.proc.send_signal(sig)
         if self.proc:
             try:
@@ -901,6 +1013,62 @@ class Generator:
         s = {i for t in self.txns for i in t.aborted_ids}
         s.update(i for t in self.txns if t.outcome == "aborted" for i, _ in t.ids)
         return s
+
+
+class SteadyGenerator(Generator):
+    """A steady write load: @rate rows a second in transactions of @rows rows (a business row
+    in each, one in ten with a rolled-back savepoint), over @sessions long-lived psql sessions
+    fed through their stdin, so that the load costs no process per transaction. Every
+    transaction of a session whose psql exited 0 committed; the others are settled by querying
+    (Generator.settle)."""
+
+    def __init__(self, fx, rng, rate=500, rows=10, sessions=2, naggs=8):
+        super().__init__(fx, rng, sessions=sessions, max_rows=rows, naggs=naggs)
+        self.rate = rate
+        self.rows = rows
+
+    def _loop(self, session):
+        r = random.Random(self.seeds[session])
+        env = dict(os.environ, PGPASSWORD=self.fx.s.password, PGCONNECT_TIMEOUT="5")
+        p = subprocess.Popen(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", self.fx.s.host,
+                              "-p", str(self.fx.s.port), "-U", "postgres", "-d", "outboxd",
+                              "-f", "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env=env)
+        mine = []
+        every = self.sessions * self.rows / self.rate
+        due = time.time()
+        try:
+            while not self.stop_ev.is_set() and p.poll() is None:
+                t, savepoint = self.new_txn(r, session)
+                mine.append(t)
+                p.stdin.write(self.script(r, t, False, savepoint).encode())
+                p.stdin.flush()
+                due += every
+                self.stop_ev.wait(max(0.0, due - time.time()))
+        except (BrokenPipeError, OSError):
+            pass
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        try:
+            rc = p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+        if rc == 0:
+            for t in mine:
+                t.outcome = "committed"
+
+    def new_txn(self, r, session, kind="normal"):
+        """Exactly self.rows rows (Generator draws 1..max_rows)."""
+        ids = [(str(uuid.uuid4()), f"agg-{r.randrange(self.naggs)}") for _ in range(self.rows)]
+        savepoint = r.random() < 0.1
+        aborted = [str(uuid.uuid4())] if savepoint else []
+        t = Txn(ids, aborted, kind, session)
+        with self.lock:
+            self.txns.append(t)
+        return t, savepoint
 
 
 # ---------------------------------------------------------------------------------------------
