@@ -403,7 +403,7 @@ main(int argc, char **argv)
 	       (double)r.delivered / (w1 - w0), (double)r.delivered / (c1 - c0),
 	       (double)r.delivered / (t1 - t0), (unsigned long long)r.queue_full_waits,
 	       ru.ru_maxrss);
-	publish_free(r.pub, 0);
+	publish_free(r.pub, PUBLISH_END_FINAL);
 	kv_fini(&r.settings);
 	metrics_free(r.metrics);
 	router_free(r.router);

@@ -255,9 +255,9 @@ pgstream_socket_error(const struct pgstream *s)
 	socklen_t len = sizeof(err);
 
 	if (getsockopt(PQsocket(s->conn), SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
-		return errno;
+		return -errno;
 	}
-	return err;
+	return -err;
 }
 
 bool

@@ -6,9 +6,6 @@
 
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/failpoint.h"
-#include "outboxd/util/log.h"
-
-#define MOD "relay"
 
 /* Silence from the server after which a status update asks for a reply (the liveness probe). */
 #define PROBE_AFTER_US (INT64_C(20) * 1000000)
@@ -33,14 +30,6 @@ feedback_init(struct feedback *fb, struct loop_deadlines *dl, int64_t interval_m
 		.flush_sent = confirmed,
 	};
 	loop_arm(dl, LOOP_STATUS, now_us);
-	if (fb->every_us < interval_ms * 1000) {
-		log_info(MOD,
-			 "status updates every %lld ms, a quarter of the server's "
-			 "wal_sender_timeout (%lld ms), not status.update.interval.ms (%lld ms): "
-			 "the server must hear from outboxd while reading is paused",
-			 (long long)(fb->every_us / 1000), (long long)wst_ms,
-			 (long long)interval_ms);
-	}
 }
 
 void
@@ -62,7 +51,7 @@ due(struct feedback *fb, struct loop_deadlines *dl, const struct feedback_view *
 		 * reading resumes.
 		 */
 		feedback_received(fb, dl, now);
-		if (dl->at_us[LOOP_STATUS] > fb->sent_us + FEEDBACK_PAUSED_US) {
+		if (!loop_due(dl, LOOP_STATUS, fb->sent_us + FEEDBACK_PAUSED_US)) {
 			loop_arm(dl, LOOP_STATUS, fb->sent_us + FEEDBACK_PAUSED_US);
 		}
 	}
@@ -106,7 +95,7 @@ enum outcome
 feedback_closed(const struct feedback *fb, struct pgstream *conn, int64_t now_us, char *why,
 		size_t whylen)
 {
-	int err = pgstream_socket_error(conn);
+	int err = -pgstream_socket_error(conn);
 	int64_t quiet_us = now_us - fb->sent_us > fb->gap_us ? now_us - fb->sent_us : fb->gap_us;
 
 	if (fb->wst_ms && quiet_us / 1000 >= fb->wst_ms) {

@@ -410,9 +410,9 @@ cycle(struct poller *s, bool *ret_more)
 }
 
 void
-poll_session_close(struct poller *s, int64_t inflight_ms)
+poll_session_close(struct poller *s, enum publish_end end)
 {
-	publish_free(s->pub, inflight_ms);
+	publish_free(s->pub, end);
 	PQfinish(s->sql); /* ends the session: its advisory locks go with it */
 	poll_tables_free(s);
 	relcache_free(s->rc, NULL);
@@ -625,7 +625,7 @@ poll_run(const struct poll_params *p)
 		o = session_run(&s);
 		if (o == OUTCOME_RESTART && should_halt(&fail, cfg, s.fail_id, s.why)) {
 			metrics_halted(p->metrics, METRICS_HALT_DELIVERY_REFUSED, s.why);
-			poll_session_close(&s, 0);
+			poll_session_close(&s, PUBLISH_END_FINAL);
 			return OUTCOME_HALT;
 		}
 		if (o != OUTCOME_RESTART) {
@@ -642,7 +642,7 @@ poll_run(const struct poll_params *p)
 						       METRICS_HALT_INVALID_CHANGE,
 					       s.why);
 			}
-			poll_session_close(&s, 0);
+			poll_session_close(&s, PUBLISH_END_FINAL);
 			return o;
 		}
 		if (now_monotonic_us() - started > INT64_C(60) * 1000000) {
@@ -652,7 +652,7 @@ poll_run(const struct poll_params *p)
 			 "%s; polling again from the oldest unpublished row in %lld ms (nothing is "
 			 "marked before its delivery report: duplicates, never loss)",
 			 s.why, (long long)backoff);
-		poll_session_close(&s, PUBLISH_DISCARD_INFLIGHT_MS);
+		poll_session_close(&s, PUBLISH_END_RESTART);
 		metrics_set_state(p->metrics, METRICS_STATE_RESTARTING, s.why);
 		metrics_count(p->metrics, METRICS_PIPELINE_RESTARTS, 1);
 		if (!loop_sleep(p->loop, backoff)) {

@@ -150,6 +150,6 @@ poll_check(const struct poll_params *p, poll_check_diag diag, void *arg)
 			index_and_trigger(&s, &s.tables[i], diag, arg);
 		}
 	}
-	poll_session_close(&s, 0);
+	poll_session_close(&s, PUBLISH_END_FINAL);
 	return ok;
 }

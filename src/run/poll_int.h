@@ -90,11 +90,12 @@ struct poller {
  * poll_session_prepare() - connect, run database.initial.statements, find the tables
  * (poll_tables_find), describe each and build its statements (poll_table_prepare);
  * on failure s->stage names the step and s->why the reason. poll_session_close() undoes it
- * (and whatever the session did after it), on success and failure alike; @inflight_ms as
- * publish_free() takes it.
+ * (and whatever the session did after it), on success and failure alike; @end as
+ * publish_free() takes it (a restart waits up to PUBLISH_DISCARD_INFLIGHT_MS for what is in
+ * flight, holding its partitions' locks meanwhile).
  */
 enum outcome poll_session_prepare(struct poller *s);
-void poll_session_close(struct poller *s, int64_t inflight_ms);
+void poll_session_close(struct poller *s, enum publish_end end);
 
 /* poll_failed() - judge the failed result @r (may be NULL; cleared) of the statement @what, as
  * poll_exec() does: OUTCOME_PRECONDITION or OUTCOME_RESTART, the reason in s->why. */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <librdkafka/rdkafka.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,8 @@ struct producer {
 	char mechanism[32];	     /* librdkafka's sasl.mechanisms (GSSAPI by default) */
 	char precondition[768];	     /* a failure no retry fixes: see kafkasec_fix(); "" = none */
 	bool discarding;	     /* producer_discard() runs: its fatal error is expected */
-	char report[768];	     /* the failed delivery report's reason, during the callback */
+	int purged_late;  /* records producer_discard() purged after its wait (their reports) */
+	char report[768]; /* the failed delivery report's reason, during the callback */
 	struct producer_failure failure; /* and the rest of what it says */
 };
 
@@ -146,6 +148,9 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	const char *fix;
 
 	(void)rk;
+	if (p->purged_late >= 0 && m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		p->purged_late++;
+	}
 	if (!p->on_delivery) {
 		return;
 	}
@@ -367,6 +372,8 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	struct producer *p = znew(*p);
 	char err[512];
+
+	p->purged_late = -1;
 	const char *refusal = producer_version_refusal(rd_kafka_version());
 
 	if (refusal) {
@@ -701,11 +708,11 @@ producer_max_message_bytes(const struct producer *p)
  * be mistaken for a new failure.
  */
 int
-producer_discard(struct producer *p, int inflight_ms, char *fatal, size_t fatallen)
+producer_discard(struct producer *p, int64_t inflight_ms, char *fatal, size_t fatallen)
 {
 	char err[512];
 	bool was_fatal;
-	int purged = 0;
+	int purged;
 
 	if (fatal && fatallen) {
 		fatal[0] = '\0';
@@ -713,15 +720,20 @@ producer_discard(struct producer *p, int inflight_ms, char *fatal, size_t fatall
 	if (!p) {
 		return 0;
 	}
+	/* a fatal error raised before the call: its event is served (and logged) as usual first */
+	rd_kafka_poll(p->rk, 0);
 	was_fatal = rd_kafka_fatal_error(p->rk, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR;
 	p->discarding = true;
 	rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE);
-	if (inflight_ms > 0 && rd_kafka_outq_len(p->rk) > 0) {
-		(void)rd_kafka_flush(p->rk, inflight_ms);
+	rd_kafka_poll(p->rk, 0); /* their reports, so that purged_late counts only the later ones */
+	if (inflight_ms <= 0 ||
+	    rd_kafka_flush(p->rk, inflight_ms > INT_MAX ? INT_MAX : (int)inflight_ms) !=
+		    RD_KAFKA_RESP_ERR_NO_ERROR) {
+		p->purged_late = 0; /* counted from here by on_dr() */
+		rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+		rd_kafka_poll(p->rk, 0);
 	}
-	purged = rd_kafka_outq_len(p->rk);
-	rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-	rd_kafka_poll(p->rk, 0);
+	purged = p->purged_late > 0 ? p->purged_late : 0;
 	if (!was_fatal && fatal &&
 	    rd_kafka_fatal_error(p->rk, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
 		snprintf(fatal, fatallen, "%s", err);

@@ -154,12 +154,12 @@ publish_new(const struct publish_params *p, const struct publish_source *src, st
 	record_init(&pub->rec);
 	if (pipe2(pub->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
 		errbuf_set(errbuf, errlen, "pipe: %s", strerror(errno));
-		publish_free(pub, 0);
+		publish_free(pub, PUBLISH_END_FINAL);
 		return -EINVAL;
 	}
 	if (producer_new(p->producer, pub->wake[1], on_report, pub, &pub->prod, errbuf, errlen) <
 	    0) {
-		publish_free(pub, 0);
+		publish_free(pub, PUBLISH_END_FINAL);
 		return -EINVAL;
 	}
 	producer_set_stats(pub->prod, on_stats, pub);
@@ -167,9 +167,20 @@ publish_new(const struct publish_params *p, const struct publish_source *src, st
 	return 0;
 }
 
-void
-publish_free(struct publish *pub, int64_t inflight_ms)
+/* A fatal error the producer raised that publish_serve() has not seen yet: counted once. */
+static void
+count_fatal(struct publish *pub)
 {
+	if (!pub->fatal_counted && pub->prod && producer_fatal(pub->prod, NULL, 0)) {
+		pub->fatal_counted = true;
+		metrics_count(pub->p->metrics, METRICS_PRODUCER_FATAL_ERRORS, 1);
+	}
+}
+
+void
+publish_free(struct publish *pub, enum publish_end end)
+{
+	int64_t wait_ms = end == PUBLISH_END_RESTART ? PUBLISH_DISCARD_INFLIGHT_MS : 0;
 	char fatal[512];
 	int purged;
 
@@ -177,17 +188,25 @@ publish_free(struct publish *pub, int64_t inflight_ms)
 		return;
 	}
 	pub->closing = true;
-	purged = producer_discard(pub->prod, inflight_ms > INT_MAX ? INT_MAX : (int)inflight_ms,
-				  fatal, sizeof(fatal));
+	if (pub->prod) {
+		producer_poll(pub->prod); /* its error event is logged as it would have been */
+	}
+	count_fatal(pub);
+	purged = producer_discard(pub->prod, wait_ms, fatal, sizeof(fatal));
 	if (fatal[0]) {
 		metrics_count(pub->p->metrics, METRICS_PRODUCER_FATAL_ERRORS, 1);
-		log_warn(
-			MOD,
-			"the discarded producer raised librdkafka's fatal error \"%s\" as it "
-			"purged what no broker had acknowledged (%d record(s) still in flight after "
-			"%lld ms); it ends that producer only (the next one is new), and those "
-			"records, unconfirmed, are sent again",
-			fatal, purged, (long long)inflight_ms);
+	}
+	if (fatal[0] && end == PUBLISH_END_RESTART) {
+		log_warn(MOD,
+			 "the discarded producer raised librdkafka's fatal error \"%s\" as it "
+			 "purged %d record(s) no broker had acknowledged within %lld ms; it ends "
+			 "that producer only (the next one is new), and those records are sent "
+			 "again",
+			 fatal, purged, (long long)wait_ms);
+	} else if (fatal[0]) {
+		/* a stop or a halt: the flush before it already said what stays unacknowledged */
+		log_debug(MOD, "the producer, ended, raised librdkafka's fatal error \"%s\"",
+			  fatal);
 	}
 	for (int i = 0; i < 2; i++) {
 		if (pub->wake[i] >= 0) {
@@ -446,10 +465,7 @@ publish_serve(struct publish *pub, char *why, size_t whylen)
 	}
 	producer_poll(pub->prod);
 	if (producer_fatal(pub->prod, err, sizeof(err))) {
-		if (!pub->fatal_counted) {
-			pub->fatal_counted = true;
-			metrics_count(pub->p->metrics, METRICS_PRODUCER_FATAL_ERRORS, 1);
-		}
+		count_fatal(pub);
 		errbuf_set(why, whylen, "fatal producer error: %s", err);
 		return OUTCOME_RESTART;
 	}

@@ -84,6 +84,7 @@ struct relay {
 	struct cleanup_params clp;
 	struct failing fail;
 	char poison_reason[2048];
+	bool interval_said; /* the capped status-update interval was logged */
 	struct session s;
 };
 
@@ -294,20 +295,30 @@ session_open(struct relay *r, struct session *s)
 	log_info(MOD, "streaming slot \"%s\" from its confirmed_flush_lsn %s", cfg->slot_name,
 		 lsn_format(confirmed, at));
 	feedback_init(&s->fb, &s->dl, cfg->status_update_interval_ms, wst_ms, confirmed, now);
+	if (s->fb.every_us < cfg->status_update_interval_ms * 1000 && !r->interval_said) {
+		r->interval_said = true;
+		log_info(MOD,
+			 "status updates every %lld ms, a quarter of the server's "
+			 "wal_sender_timeout (%lld ms), not status.update.interval.ms (%lld ms): "
+			 "the server must hear from outboxd while reading is paused",
+			 (long long)(s->fb.every_us / 1000), (long long)wst_ms,
+			 (long long)cfg->status_update_interval_ms);
+	}
 	metrics_set_state(r->p->metrics, METRICS_STATE_STREAMING, NULL);
 	return OUTCOME_OK;
 }
 
+/* Ends the session @o ended it with: a stop ends the stream in order. */
 static void
-session_close(struct session *s, bool orderly)
+session_close(struct session *s, enum outcome o)
 {
 	/*
-	 * Purged records report failures; the session already knows why it ends. A stop flushed
-	 * already (shutdown_flush); a restart lets what is in flight be acknowledged first.
+	 * Purged records report failures; the session already knows why it ends. A stop or a halt
+	 * flushed already (shutdown_flush); a restart lets what is in flight be acknowledged first.
 	 */
-	publish_free(s->pub, orderly ? 0 : PUBLISH_DISCARD_INFLIGHT_MS);
+	publish_free(s->pub, o == OUTCOME_RESTART ? PUBLISH_END_RESTART : PUBLISH_END_FINAL);
 	s->pub = NULL;
-	pgstream_free(s->conn, orderly);
+	pgstream_free(s->conn, o == OUTCOME_STOP);
 	s->conn = NULL;
 	cleanup_close(&s->cl);
 	sqlq_fini(&s->q);
@@ -508,7 +519,7 @@ turn(struct session *s)
 	if (loop_wait(s->r->loop, &w, s->why, sizeof(s->why)) < 0) {
 		return OUTCOME_HALT;
 	}
-	if (w.source_closed) {
+	if (w.source_closed && !s->r->loop->stopping) {
 		return feedback_closed(&s->fb, s->conn, now_monotonic_us(), s->why, sizeof(s->why));
 	}
 	reads = !loop_armed(&s->dl, LOOP_READ) || loop_due(&s->dl, LOOP_READ, now_monotonic_us());
@@ -727,7 +738,7 @@ relay_run(const struct relay_params *p, struct loop *loop)
 		if (o == OUTCOME_HALT) {
 			halt_reason = log_halt(&r.s);
 		}
-		session_close(&r.s, o == OUTCOME_STOP);
+		session_close(&r.s, o);
 		if (o == OUTCOME_STOP) {
 			break;
 		}

@@ -246,7 +246,7 @@ publish_rounds(struct snap *s, const struct publish_source *src, uint64_t *ret_r
 		if (res != OUTCOME_RESTART) {
 			return res;
 		}
-		publish_free(s->pub, PUBLISH_DISCARD_INFLIGHT_MS);
+		publish_free(s->pub, PUBLISH_END_RESTART);
 		s->pub = NULL;
 		snprintf(why, sizeof(why), "%s", s->why);
 		if (failures >= s->cfg->halt_after_failures) {
@@ -451,7 +451,7 @@ attempt(const struct snapshot_params *p, char *why, size_t whylen)
 	}
 	buf_fini(&marker);
 	errbuf_set(why, whylen, "%s", s.why);
-	publish_free(s.pub, 0);
+	publish_free(s.pub, PUBLISH_END_FINAL);
 	snap_plan_free(&s);
 	relcache_free(s.rc, NULL);
 	PQfinish(s.sql);

@@ -15,19 +15,21 @@
 
 /**
  * diagnose_line() - print one line: @level 0 ok, 1 warn (does not fail the check), 2 FAIL.
- * The shape of pgfailover_diag and poll_check_diag, so their lines print alike; @arg unused.
+ * The shape of pgfailover_diag and poll_check_diag, so their lines print alike; @arg unused;
+ * @what and @detail borrowed for the call.
  */
 void diagnose_line(void *arg, int level, const char *what, const char *detail);
 
 /**
- * diagnose_postgres() - the connection and its TLS, the role's privileges, the status-update
+ * diagnose_postgres() - (@cfg and @router borrowed) the connection and its TLS, the role's privileges, the status-update
  * interval against the server's wal_sender_timeout, the slot (and failover), the publication's
  * tables that @router selects, the cleanup's needs.
  * Return: true when nothing failed.
  */
 bool diagnose_postgres(const struct config *cfg, const struct router *router);
 
-/* diagnose_kafka() - a broker answers (metadata) with the producer settings; the TLS line. */
+/* diagnose_kafka() - a broker answers (metadata) with @cfg's (borrowed) producer settings; the
+ * TLS line. */
 bool diagnose_kafka(const struct config *cfg);
 
 #endif

@@ -73,8 +73,9 @@ int pgstream_send_status(struct pgstream *s, lsn_t write, lsn_t flush, bool repl
 int64_t pgstream_status_interval_ms(int64_t configured_ms, int64_t wal_sender_timeout_ms);
 
 /**
- * pgstream_socket_error() - the pending error of the connection's socket (SO_ERROR), e.g.
- * ECONNRESET after the peer reset it; 0 when there is none (a plain hang-up).
+ * pgstream_socket_error() - the pending error of the connection's socket (SO_ERROR).
+ * Return: 0 when there is none (a plain hang-up), else the negative errno (-ECONNRESET after
+ * the peer reset it).
  */
 int pgstream_socket_error(const struct pgstream *s);
 

@@ -53,18 +53,19 @@ struct feedback_view {
 /**
  * feedback_init() - a session's start at @now_us, from the slot's @confirmed position, with
  * status.update.interval.ms @interval_ms and the server's wal_sender_timeout @wst_ms; the first
- * status update goes at once (LOOP_STATUS in @dl). Says so in the log when the server's timeout
- * shortens the interval.
+ * status update goes at once (LOOP_STATUS in the session's deadlines @dl, borrowed).
  */
 void feedback_init(struct feedback *fb, struct loop_deadlines *dl, int64_t interval_ms,
 		   int64_t wst_ms, lsn_t confirmed, int64_t now_us);
 
-/* feedback_received() - frames arrived at @now_us: the server's silence ends, no probe waits. */
+/* feedback_received() - frames arrived at @now_us: the server's silence ends, no probe waits
+ * (LOOP_PROBE in @dl, borrowed, disarmed). */
 void feedback_received(struct feedback *fb, struct loop_deadlines *dl, int64_t now_us);
 
 /**
  * feedback_turn() - the probe's verdict, then a status update when due (sooner while paused),
- * asked for, probing, or when the confirmed position moved; counted in @m.
+ * asked for, probing, or when the confirmed position moved; counted in @m. @dl, @v (and its
+ * conn) and @m are borrowed for the call; the reason goes to the caller's @why.
  * Return: OUTCOME_OK, or OUTCOME_RESTART with the reason in @why (the probe got no answer in
  * time, or the status update could not be sent).
  */
@@ -73,8 +74,8 @@ enum outcome feedback_turn(struct feedback *fb, struct loop_deadlines *dl,
 			   char *why, size_t whylen);
 
 /**
- * feedback_closed() - the connection @conn ended (a hang-up or a socket error) while reading was
- * paused, at @now_us: whose doing it was, into @why. The server's (a hang-up, or a reset: its
+ * feedback_closed() - the connection @conn (borrowed) ended (a hang-up or a socket error) while
+ * reading was paused, at @now_us: whose doing it was, into the caller's @why. The server's (a hang-up, or a reset: its
  * process closed the socket), unless outboxd had kept silent for the server's whole
  * wal_sender_timeout; the network's for any other socket error.
  * Return: OUTCOME_RESTART.

@@ -155,12 +155,15 @@ int64_t producer_max_message_bytes(const struct producer *p);
  * flight up to @inflight_ms for the broker's answer, purge what is still in flight then, and
  * destroy the handle. The reports of purged records go to the callback as failures. NULL
  * allowed. Purging an in-flight request makes librdkafka raise its fatal gap-less error
- * ("Purged in flight"), which no later producer inherits.
- * @fatal: the fatal error librdkafka raised during the discard ("" if none; one raised before
- *	   the call is the caller's own news and not repeated); may be NULL.
- * Return: how many records were still in flight and purged.
+ * ("Purged in flight"), which no later producer inherits. A fatal error raised before the call
+ * is served first, as producer_poll() serves it.
+ * @fatal: filled with the fatal error librdkafka raised during the discard ("" if none; one
+ *	   raised before the call is the caller's own news and not repeated); caller's buffer,
+ *	   may be NULL.
+ * Return: how many records the purge after the wait failed (0 when everything in flight was
+ * answered in time).
  */
-int producer_discard(struct producer *p, int inflight_ms, char *fatal, size_t fatallen);
+int producer_discard(struct producer *p, int64_t inflight_ms, char *fatal, size_t fatallen);
 
 /* producer_free() - producer_discard() without waiting for what is in flight. NULL allowed. */
 void producer_free(struct producer *p);

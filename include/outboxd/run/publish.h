@@ -82,13 +82,20 @@ int publish_new(const struct publish_params *p, const struct publish_source *src
  */
 #define PUBLISH_DISCARD_INFLIGHT_MS 2000
 
+/* Why a publish path ends (publish_free()). */
+enum publish_end {
+	PUBLISH_END_FINAL,   /* a stop or a halt: no producer follows (a stop flushed already) */
+	PUBLISH_END_RESTART, /* a new session follows: in flight gets PUBLISH_DISCARD_INFLIGHT_MS */
+};
+
 /*
  * publish_free() - end the producer (producer_discard(): what is queued is purged, what is in
- * flight gets @inflight_ms to be acknowledged before it is purged too) and the path; the reports
- * reach nobody (the source already knows why it ends). A fatal error librdkafka raises meanwhile
- * is logged once and counted (outboxd_producer_fatal_errors_total). NULL allowed.
+ * flight gets the wait @end allows before it is purged too) and the path; the reports reach
+ * nobody (the source already knows why it ends). A fatal error of the producer is counted once
+ * (outboxd_producer_fatal_errors_total), also one raised by the purge, which a restart also logs
+ * as the discarded producer's. NULL allowed.
  */
-void publish_free(struct publish *pub, int64_t inflight_ms);
+void publish_free(struct publish *pub, enum publish_end end);
 
 /* publish_wake_fd() - the read end of librdkafka's wake-up pipe, for loop_wait(). */
 int publish_wake_fd(const struct publish *pub);
