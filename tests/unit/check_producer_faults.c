@@ -547,28 +547,40 @@ START_TEST(test_brokers_down_fail_nothing_and_everything_is_delivered_after)
 END_TEST
 
 /*
- * A restart discards its producer (producer_discard()). What is in flight to a broker that
- * answers is acknowledged, not purged, so librdkafka raises no fatal error; what was queued and
- * not yet sent is purged; the log has no gap.
+ * A started producer whose record 0 is delivered, then @n more (1..@n) sent to the broker with
+ * its answers delayed by @rtt_ms and @poll_ms later: requests are out, none answered yet.
  */
-START_TEST(test_discard_lets_in_flight_be_acknowledged)
+static struct fx *
+in_flight_to_slow_broker(int rtt_ms, int n, int poll_ms)
 {
 	struct fx *f = fx_new(1);
-	static int sent[MAXMSG];
-	char fatal[512] = "x";
-	int purged, n;
 
 	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "t", 1, 1), 0);
 	kv_set(&f->settings, "linger.ms", "0", NULL);
 	fx_start(f);
 	ck_assert_int_eq(send_n(f, "t", 0, 0, 1), 0);
 	drain(f, 1, 10000);
-	rd_kafka_mock_broker_set_rtt(f->mc, 1, 400);
-	ck_assert_int_eq(send_n(f, "t", 0, 1, 200), 0);
-	for (int i = 0; i < 10; i++) { /* 100 ms: requests are out, none answered yet */
+	rd_kafka_mock_broker_set_rtt(f->mc, 1, rtt_ms);
+	ck_assert_int_eq(send_n(f, "t", 0, 1, n), 0);
+	for (int i = 0; i < poll_ms / 10; i++) {
 		producer_poll(f->p);
 		usleep(10000);
 	}
+	return f;
+}
+
+/*
+ * A restart discards its producer (producer_discard()). What is in flight to a broker that
+ * answers is acknowledged, not purged, so librdkafka raises no fatal error; what was queued and
+ * not yet sent is purged; the log has no gap.
+ */
+START_TEST(test_discard_lets_in_flight_be_acknowledged)
+{
+	struct fx *f = in_flight_to_slow_broker(400, 200, 100);
+	static int sent[MAXMSG];
+	char fatal[512] = "x";
+	int purged, n;
+
 	purged = producer_discard(f->p, 5000, fatal, sizeof(fatal));
 	f->p = NULL;
 	ck_assert_msg(purged == 0, "%d records purged in flight although the broker answers",
@@ -597,22 +609,11 @@ END_TEST
  */
 START_TEST(test_discard_of_a_frozen_broker_poisons_no_later_producer)
 {
-	struct fx *f = fx_new(1);
+	struct fx *f = in_flight_to_slow_broker(20000, 5, 200);
 	static int sent[MAXMSG];
 	char fatal[512] = "";
 	int purged, n;
 
-	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "t", 1, 1), 0);
-	kv_set(&f->settings, "linger.ms", "0", NULL);
-	fx_start(f);
-	ck_assert_int_eq(send_n(f, "t", 0, 0, 1), 0);
-	drain(f, 1, 10000);
-	rd_kafka_mock_broker_set_rtt(f->mc, 1, 20000);
-	ck_assert_int_eq(send_n(f, "t", 0, 1, 5), 0);
-	for (int i = 0; i < 20; i++) {
-		producer_poll(f->p);
-		usleep(10000);
-	}
 	purged = producer_discard(f->p, 300, fatal, sizeof(fatal));
 	f->p = NULL;
 	ck_assert_msg(purged > 0, "nothing was in flight to purge");
