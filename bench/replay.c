@@ -10,8 +10,8 @@
  * the router and the producer settings are built from them as outboxd does.
  *
  * Each frame goes through the relay's own path: pgstream_frame_decode, then the stream source
- * (src/run/stream.c: pgoutput_decode, relcache + router_selects, acktrack) and the publish path
- * (src/run/publish.c: router_route with the converters, producer_send into librdkafka), here
+ * (src/relay/stream.c: pgoutput_decode, relcache + router_selects, acktrack) and the publish path
+ * (src/pipeline/publish.c: router_route with the converters, producer_send into librdkafka), here
  * pointed at librdkafka's in-process mock cluster (test.mock.num.brokers); delivery reports go
  * back through the stream to acktrack, and the confirmable LSN is computed once per batch of
  * READ_BATCH frames, as the relay's turn does. What the relay does and this does not: the socket
@@ -42,13 +42,13 @@
 #include <valgrind/callgrind.h>
 
 #include "outboxd/config/config.h"
+#include "outboxd/obs/metrics.h"
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/pgstream_frame.h"
 #include "outboxd/pg/relcache.h"
-#include "outboxd/run/acktrack.h"
-#include "outboxd/run/metrics.h"
-#include "outboxd/run/publish.h"
-#include "outboxd/run/stream.h"
+#include "outboxd/pipeline/publish.h"
+#include "outboxd/relay/acktrack.h"
+#include "outboxd/relay/stream.h"
 #include "outboxd/util/kv.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/now.h"

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/kafka/kafkasec.h"
+#include "outboxd/kafka/producer.h"
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgfailover.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
-#include "outboxd/run/cleanup.h"
-#include "outboxd/run/kafkasec.h"
-#include "outboxd/run/producer.h"
+#include "outboxd/relay/cleanup.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/lsn.h"
 #include "outboxd/util/mem.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The cleanup's statements (src/run/cleanup.c) against the real PostgreSQL, step by step: a
+ * The cleanup's statements (src/relay/cleanup.c) against the real PostgreSQL, step by step: a
  * row whose transaction commits after the mark's snapshot stays, however old its created_at,
  * though the slot has confirmed past the mark; a row visible in the mark goes once the slot
  * confirmed the mark's horizon, and not before. The relay's own cycle is tested end to end in
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "itest.h"
-#include "outboxd/run/cleanup.h"
+#include "outboxd/relay/cleanup.h"
 #include "outboxd/util/buf.h"
 #include "relayfix.h"
 

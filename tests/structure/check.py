@@ -13,7 +13,11 @@ Fails, listing every finding, when
      except main.c, the pieces of a module whose private src/<layer>/<module>_int.h joins them
      (router_opts.c with router_int.h) and the files listed in SHARED_HEADER with the reason;
   5. a header under include/outboxd/ is missing from tests/unit/meson.build's header_names
-     (so nothing proves it compiles on its own).
+     (so nothing proves it compiles on its own);
+  6. a folder calls into, or includes a header of, a folder that FOLDERS does not let it call
+     (calls go one way: down the list; relay/, snapshot/ and poll/ are peers that never call
+     each other), or a src/ folder is not in FOLDERS, or a folder's main header lacks its
+     "Folder <name>/:" paragraph (what it owns and what it may call).
 """
 import os
 import re
@@ -27,6 +31,24 @@ MAX_FUNCTION_LINES = 80
 SHARED_HEADER = {
     "src/config/vocab_data.c": "the generated key table, declared in config/vocab.h beside the "
                                "lookups of vocab.c (tests/compat/vocab/generate writes it)",
+}
+
+
+# The folders of src/ (and include/outboxd/), from the bottom: a folder may call the folders
+# of lower rank only; those of equal rank are peers that never call each other. Each has a main
+# header whose "Folder <name>/:" paragraph says what it owns and what it may call.
+FOLDERS = {
+    "util": (0, "util/log.h"),
+    "pg": (1, "pg/pgconn.h"),
+    "connect": (2, "connect/router.h"),
+    "config": (3, "config/config.h"),
+    "kafka": (4, "kafka/producer.h"),
+    "obs": (5, "obs/metrics.h"),
+    "pipeline": (6, "pipeline/publish.h"),
+    "relay": (7, "relay/relay.h"),
+    "snapshot": (7, "snapshot/snapshot.h"),
+    "poll": (7, "poll/poll.h"),
+    "diag": (8, "diag/diagnose.h"),
 }
 
 
@@ -83,7 +105,7 @@ def long_functions(root):
 
 
 def object_sources(root):
-    """meson's object name (src/run/relay.c -> src_run_relay.c.o) -> source path."""
+    """meson's object name (src/relay/relay.c -> src_run_relay.c.o) -> source path."""
     return {rel(root, p).replace("/", "_") + ".o": rel(root, p) for p in src_files(root, (".c",))}
 
 
@@ -115,6 +137,66 @@ def mutual_calls(root, lib):
             found.append(f"{a} <-> {b}: {a} uses {', '.join(sorted(a_uses)[:4])}"
                          f"{' ...' if len(a_uses) > 4 else ''}; {b} uses "
                          f"{', '.join(sorted(b_uses)[:4])}{' ...' if len(b_uses) > 4 else ''}")
+    return found
+
+
+def folder_of(path):
+    """The folder of src/<folder>/x.c or include/outboxd/<folder>/x.h, else None."""
+    parts = path.split("/")
+    if parts[0] == "src" and len(parts) == 3:
+        return parts[1]
+    if parts[:2] == ["include", "outboxd"] and len(parts) == 4:
+        return parts[2]
+    return None
+
+
+def may_call(a, b):
+    return a == b or FOLDERS[b][0] < FOLDERS[a][0]
+
+
+def folder_rules(root, lib):
+    found = []
+    for name, (_, main) in sorted(FOLDERS.items()):
+        path = os.path.join(root, "include", "outboxd", main)
+        if not os.path.isfile(path):
+            found.append(f"{name}/: its main header include/outboxd/{main} is missing")
+        elif f"Folder {name}/:" not in open(path, encoding="utf-8").read():
+            found.append(f"include/outboxd/{main}: no 'Folder {name}/:' paragraph (what the "
+                         f"folder owns and what it may call)")
+    for d in sorted(os.listdir(os.path.join(root, "src"))):
+        if os.path.isdir(os.path.join(root, "src", d)) and d not in FOLDERS:
+            found.append(f"src/{d}/: not in FOLDERS of {__file__} (give it its rank)")
+    for base in ("src", os.path.join("include", "outboxd")):
+        for dirpath, _, files in os.walk(os.path.join(root, base)):
+            for f in sorted(files):
+                r = rel(root, os.path.join(dirpath, f))
+                a = folder_of(r)
+                if a not in FOLDERS:
+                    continue
+                for line, b in re.findall(r'^(#include "outboxd/(\w+)/\w+\.h")', "\n".join(
+                        read_lines(os.path.join(root, r))), re.M):
+                    if b in FOLDERS and not may_call(a, b):
+                        found.append(f"{r}: {line}: {a}/ may not call {b}/")
+    names = object_sources(root)
+    out = subprocess.run(["nm", "-P", "-A", lib], check=True, capture_output=True,
+                         text=True).stdout
+    defined, used = {}, {}
+    for line in out.splitlines():
+        m = re.match(r"[^\[]*\[([^\]]+)\]: (\S+) (\S)", line)
+        if not m:
+            continue
+        member, sym, kind = m.groups()
+        src = names.get(os.path.basename(member), os.path.basename(member))
+        if kind == "U":
+            used.setdefault(src, set()).add(sym)
+        elif kind.isupper():
+            defined[sym] = src
+    for user, syms in sorted(used.items()):
+        for sym in sorted(syms):
+            definer = defined.get(sym)
+            a, b = folder_of(user), folder_of(definer or "")
+            if a in FOLDERS and b in FOLDERS and not may_call(a, b):
+                found.append(f"{user} calls {sym} of {definer}: {a}/ may not call {b}/")
     return found
 
 
@@ -175,6 +257,8 @@ def main(argv):
         ("core .c files that call each other", mutual_calls(root, lib)),
         ("src/<layer>/*.c without include/outboxd/<layer>/*.h", missing_headers(root)),
         ("public headers the headers suite does not compile alone", untested_headers(root)),
+        ("folder calls against FOLDERS (one way, peers apart, main headers)",
+         folder_rules(root, lib)),
     ]
     total = 0
     for title, found in rules:

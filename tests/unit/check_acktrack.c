@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "outboxd/run/acktrack.h"
+#include "outboxd/relay/acktrack.h"
 
 /* One transaction with @rows rows produced, committed at @end. Returns its sequence number. */
 static uint64_t

@@ -11,8 +11,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "outboxd/run/http.h"
-#include "outboxd/run/metrics.h"
+#include "outboxd/obs/http.h"
+#include "outboxd/obs/metrics.h"
 #include "outboxd/util/buf.h"
 
 /* One HTTP exchange, as a client sees it. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/run/kafkasec.h"
+#include "outboxd/kafka/kafkasec.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/run/metrics.h"
+#include "outboxd/obs/metrics.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/version.h"
 

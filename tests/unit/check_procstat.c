@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "outboxd/run/procstat.h"
+#include "outboxd/obs/procstat.h"
 
 /* A /proc/self/stat line whose command name holds a space and a ')' (proc(5) allows both). */
 static const char *const STAT =

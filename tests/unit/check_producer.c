@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "outboxd/run/producer.h"
-#include "outboxd/run/rdstats.h"
+#include "outboxd/kafka/producer.h"
+#include "outboxd/kafka/rdstats.h"
 
 struct reports {
 	int ok, failed;

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "outboxd/run/producer.h"
+#include "outboxd/kafka/producer.h"
 
 #define PRODUCE 0 /* ApiKey of Produce (rdkafka_proto.h is internal) */
 #define MAXMSG	4096

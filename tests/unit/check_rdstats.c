@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/run/rdstats.h"
+#include "outboxd/kafka/rdstats.h"
 
 /*
  * A document shaped as librdkafka's (STATISTICS.md), cut to the fields rdstats reads plus a few

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "outboxd/run/sendnow.h"
+#include "outboxd/relay/sendnow.h"
 
 #define MS   INT64_C(1000)
 #define WALL INT64_C(1765000000000000) /* an arbitrary Unix time, microseconds */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/run/slotstat.h"
+#include "outboxd/pg/slotstat.h"
 
 /* A PostgreSQL 17 row: an inactive failover slot on a primary with max_slot_wal_keep_size. */
 static const char *const ROW_17[SLOTSTAT_NCOLS] = {

@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "outboxd/run/sqlq.h"
+#include "outboxd/pipeline/sqlq.h"
 
 /*
  * The queue's bookkeeping, without a server: sending needs a connection, and the integration

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/run/metrics.h"
-#include "outboxd/run/stall.h"
+#include "outboxd/obs/metrics.h"
+#include "outboxd/pipeline/stall.h"
 #include "outboxd/util/buf.h"
 
 #define S INT64_C(1000000)

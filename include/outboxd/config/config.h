@@ -3,6 +3,12 @@
 #define OUTBOXD_CONFIG_H
 
 /*
+ * Folder config/: the files a Debezium user already has, read into one struct config: the three
+ * formats, providers, the key vocabulary and its classification, librdkafka settings translated.
+ * It may call: util, pg, connect.
+ */
+
+/*
  * The configuration files a Debezium user already has (DESIGN.md "Configuration") turned into
  * one immutable struct config. Every key is classified: honoured (a field below), accepted
  * without effect (listed in ->ignored, logged once at start-up), rejected (an error naming

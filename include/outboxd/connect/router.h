@@ -3,6 +3,12 @@
 #define OUTBOXD_ROUTER_H
 
 /*
+ * Folder connect/: Kafka Connect and Debezium semantics, pure: the outbox EventRouter, the
+ * converters and their JSON, Java's regexes and numbers, PostgreSQL values as Debezium converts
+ * them. It may call: util, pg.
+ */
+
+/*
  * Debezium 3.6.1's outbox EventRouter (plus the connector's column conversion and Kafka
  * Connect's converters): one outbox row -> one Kafka record {topic, key, value, headers,
  * partition, timestamp} as bytes (reference debezium-outbox.md §1-§3). Pure: no I/O, no

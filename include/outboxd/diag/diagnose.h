@@ -3,6 +3,11 @@
 #define OUTBOXD_DIAG_DIAGNOSE_H
 
 /*
+ * Folder diag/: `outboxd check`: a line per finding. It may call: every folder above it but
+ * snapshot/ and poll/ (it reads and changes nothing).
+ */
+
+/*
  * `outboxd check`: what `run` needs of PostgreSQL and of Kafka, each finding one line on stdout
  * ("ok", "warn" or "FAIL", what was checked, the finding). It reads and connects, and changes
  * nothing.

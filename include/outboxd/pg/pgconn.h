@@ -3,6 +3,12 @@
 #define OUTBOXD_PGCONN_H
 
 /*
+ * Folder pg/: the PostgreSQL side: libpq connections, the replication protocol and its frames,
+ * the pgoutput decoder, relation metadata, catalog and slot queries, failover checks, slot
+ * statistics. It may call: util.
+ */
+
+/*
  * Opening libpq connections the one way outboxd does: PQconnectdbParams from the configured
  * keywords (never a conninfo string, so nothing with a password is ever formatted or logged),
  * session settings pinned so text output is stable, TCP keepalives and tcp_user_timeout so a

@@ -2,6 +2,11 @@
 #ifndef OUTBOXD_LOG_H
 #define OUTBOXD_LOG_H
 
+/*
+ * Folder util/: small helpers that know nothing of the project: text buffers, error text,
+ * logging, clocks, LSNs, hashing, secrets, UTF-8, failpoints. It may call: nothing of outboxd.
+ */
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>

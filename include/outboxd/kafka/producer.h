@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_KAFKA_PRODUCER_H
+#define OUTBOXD_KAFKA_PRODUCER_H
+
+/*
+ * Folder kafka/: the Kafka client: librdkafka's producer with the forced guarantees, its
+ * security diagnosis, its statistics. The only folder that includes a librdkafka header (with
+ * util/version.c and the diagnosis). It may call: util, pg, connect, config.
+ */
+
+/*
+ * The librdkafka producer: settings (forced guarantees, pass-through of the rest), produce,
+ * delivery reports, fatal errors. Delivery reports and librdkafka's log lines are served on the
+ * caller's thread by producer_poll(); librdkafka writes one byte to the caller's wake-up fd when
+ * they wait, so the main loop can poll(2) it beside the replication socket.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outboxd/util/kv.h"
+
+struct producer;
+
+/*
+ * Called from producer_poll()/producer_flush() once per delivery report.
+ * @msg_opaque: what producer_send() was given. @ok: persisted by the broker.
+ * @reason: borrowed error text when !ok: the broker's error, its name, the topic and partition,
+ *          and for a refusal no retry fixes (a record too large, no authorization, a policy)
+ *          what to do.
+ */
+typedef void (*producer_on_delivery)(void *opaque, void *msg_opaque, bool ok, const char *reason);
+
+/* One header: name and value (value NULL = a header with a null value). Borrowed. */
+struct producer_header {
+	const char *name;
+	const void *value;
+	size_t len;
+};
+
+/* One record to produce. All pointers are borrowed; the bytes are copied. */
+struct producer_record {
+	const char *topic;
+	const void *key; /* NULL = null key */
+	size_t key_len;
+	const void *value; /* NULL = null value (a tombstone) */
+	size_t value_len;
+	const struct producer_header *headers;
+	size_t nheaders;
+	int32_t partition;    /* -1: the partitioner (murmur2_random) chooses */
+	int64_t timestamp_ms; /* 0: librdkafka's current time */
+};
+
+/**
+ * producer_version_refusal() - why librdkafka @version (rd_kafka_version()'s 0xMMmmrrpp) must
+ * not carry the delivery guarantee, or NULL when it may. meson refuses such a version at build
+ * time; this catches a shared library swapped under a built binary.
+ */
+const char *producer_version_refusal(int version);
+
+/**
+ * producer_needs_topic_lookup() - whether librdkafka @version holds a new topic's first record
+ * for its one-second topic scan unless the topic's metadata is asked for first (see topic_get()).
+ */
+bool producer_needs_topic_lookup(int version);
+
+/**
+ * producer_new() - create the producer.
+ * @settings: borrowed; librdkafka property names (config translated the Java ones). Keys that
+ *            override a forced guarantee are applied, and a warning says what is given up.
+ * @wake_fd: write end of a non-blocking pipe; librdkafka writes "1" when events wait. -1: none
+ *	(a caller that only asks for metadata, `outboxd check`).
+ * Return: 0, or -EINVAL with the failing setting named in @errbuf (values never shown), or the
+ * running librdkafka's refusal (producer_version_refusal()).
+ */
+int producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_delivery,
+		 void *opaque, struct producer **ret, char *errbuf, size_t errlen);
+
+/**
+ * producer_send() - hand one record to librdkafka.
+ * Return: 0; -EAGAIN when the queue is full (keep the record, serve deliveries, retry);
+ * -EMSGSIZE when the record exceeds message.max.bytes (a poison row); -ESHUTDOWN after a fatal
+ * producer error (restart the pipeline); -EINVAL otherwise, with the reason in @errbuf.
+ */
+int producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque,
+		  char *errbuf, size_t errlen);
+
+/* producer_poll() - serve delivery reports, errors and log lines waiting now; never blocks. */
+void producer_poll(struct producer *p);
+
+/**
+ * producer_flush() - wait up to @timeout_ms for every queued record's delivery report.
+ * Return: 0 when nothing is left, -ETIMEDOUT otherwise.
+ */
+int producer_flush(struct producer *p, int timeout_ms);
+
+/* producer_fatal() - a fatal error occurred (idempotence, gapless); text in @errbuf. */
+bool producer_fatal(struct producer *p, char *errbuf, size_t errlen);
+
+/*
+ * producer_precondition() - true once librdkafka reported a broker failure that is the
+ * configuration's fault (a SASL login refused, a certificate that does not verify: see
+ * kafkasec_fix()); its reason and fix go to @errbuf. librdkafka would retry it for ever;
+ * the caller stops with exit 2.
+ */
+bool producer_precondition(struct producer *p, char *errbuf, size_t errlen);
+
+/**
+ * producer_check_brokers() - ask the cluster for its metadata (the `outboxd check` probe).
+ * @errbuf: on success a one-line summary ("1 broker: 127.0.0.1:9092"), else the reason.
+ * Return: 0, -EPERM for a failure no retry fixes (producer_precondition()), or -EIO.
+ */
+int producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen);
+
+/*
+ * producer_on_stats - librdkafka's statistics JSON (STATISTICS.md) of @len bytes, borrowed for
+ * the call; emitted every statistics.interval.ms and served by producer_poll().
+ */
+typedef void (*producer_on_stats)(void *arg, const char *json, size_t len);
+
+/* producer_set_stats() - have @fn called with the statistics (NULL: ignore them). */
+void producer_set_stats(struct producer *p, producer_on_stats fn, void *arg);
+
+/*
+ * producer_topic_lookups() - the metadata lookups made for new topics before their first record
+ * (at most 10 a second; see producer.c's topic_get()).
+ */
+int64_t producer_topic_lookups(const struct producer *p);
+
+/* producer_queue_len() - records waiting for a delivery report. */
+int producer_queue_len(struct producer *p);
+
+/* What a failed delivery report says beyond its reason. */
+struct producer_failure {
+	const void *id; /* the record's "id" header (the outbox row id), NULL if none; borrowed */
+	size_t id_len;
+	size_t size;  /* key and value bytes */
+	bool refused; /* a refusal no retry fixes (too large, not authorized, a policy) */
+};
+
+/*
+ * producer_report_failure() - inside the delivery callback of a failed report: the rest of what
+ * it says, borrowed for the callback (all zero outside one). The broker refuses a whole batch
+ * when one record is too large, so the records of one refusal are told apart by their size.
+ */
+struct producer_failure producer_report_failure(const struct producer *p);
+
+/*
+ * producer_broker_state() - what librdkafka's error callback last said about the brokers, and
+ * how long ago ("1/1 brokers are down (__ALL_BROKERS_DOWN) (12 s ago)"), for the stall warning.
+ * Return: the length written (snprintf's), 0 if it never said anything.
+ */
+size_t producer_broker_state(const struct producer *p, int64_t now_us, char *out, size_t len);
+
+/* producer_max_message_bytes() - the effective message.max.bytes. */
+int64_t producer_max_message_bytes(const struct producer *p);
+
+/**
+ * producer_discard() - end the producer: purge what is queued and not yet sent, give what is in
+ * flight up to @inflight_ms for the broker's answer, purge what is still in flight then, and
+ * destroy the handle. The reports of purged records go to the callback as failures. NULL
+ * allowed. Purging an in-flight request makes librdkafka raise its fatal gap-less error
+ * ("Purged in flight"), which no later producer inherits. A fatal error raised before the call
+ * is served first, as producer_poll() serves it.
+ * @fatal: filled with the fatal error librdkafka raised during the discard ("" if none; one
+ *	   raised before the call is the caller's own news and not repeated); caller's buffer,
+ *	   may be NULL.
+ * Return: how many records the purge after the wait failed (0 when everything in flight was
+ * answered in time).
+ */
+int producer_discard(struct producer *p, int64_t inflight_ms, char *fatal, size_t fatallen);
+
+/* producer_free() - producer_discard() without waiting for what is in flight. NULL allowed. */
+void producer_free(struct producer *p);
+
+#endif

@@ -1,0 +1,642 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/obs/metrics.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/connect/jsonw.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/util/now.h"
+#include "outboxd/util/version.h"
+
+/* The commit-to-acknowledgement histogram's upper bounds (1 ms to 60 s), and their labels. */
+static const int64_t ack_bounds_us[] = { 1000,	  2500,	   5000,     10000,    25000,
+					 50000,	  100000,  250000,   500000,   1000000,
+					 2500000, 5000000, 10000000, 30000000, 60000000 };
+static const char *const ack_le[] = { "0.001", "0.0025", "0.005", "0.01", "0.025",
+				      "0.05",  "0.1",	 "0.25",  "0.5",  "1",
+				      "2.5",   "5",	 "10",	  "30",	  "60" };
+#define ACK_BUCKETS (sizeof(ack_bounds_us) / sizeof(ack_bounds_us[0]))
+
+/* What one rendering needs, copied under the lock so formatting happens outside it. */
+struct snapshot {
+	uint64_t counters[METRICS_COUNTER_COUNT_];
+	uint64_t skipped[METRICS_SKIP_COUNT_];
+	uint64_t halts[METRICS_HALT_COUNT_];
+	int64_t gauges[METRICS_GAUGE_COUNT_];
+	int64_t last_ack_us; /* last delivery report, or the moment something went in flight */
+	enum metrics_state state;
+	bool stalled;
+	/* the polling publisher's (metrics_poll_enable) */
+	bool poll;
+	int64_t poll_unpublished, poll_oldest_age_ms;
+	int poll_owned;
+	uint64_t poll_marked, poll_cleaned;
+	int64_t poll_done_us;
+	/* the relay's commit-time view (metrics_observe_ack, metrics_lag) */
+	uint64_t ack_buckets[ACK_BUCKETS]; /* per bucket, not cumulative */
+	uint64_t ack_count;
+	int64_t ack_sum_us;
+	bool lag_known;
+	int64_t lag_us, confirmed_commit_us;
+	/* the slot's row of pg_replication_slots (metrics_slot) */
+	bool slot_known;
+	struct slotstat slot;
+	int64_t slot_read_us;
+	/* librdkafka's statistics (metrics_kafka) */
+	bool kafka_known;
+	struct rdstats kafka;
+	int64_t kafka_read_us;
+};
+
+struct metrics {
+	pthread_mutex_t lock; /* guards everything below */
+	struct snapshot v;
+	char *state_reason; /* owned; NULL for none */
+	char *stall_reason; /* owned; NULL for none */
+	metrics_clock now_us;
+	void *clock_arg;
+	/* outside the lock: stamped on every turn of the main loop */
+	_Atomic int64_t turned_us;
+	_Atomic int64_t live_bound_us;
+};
+
+static const char *const counter_names[METRICS_COUNTER_COUNT_][2] = {
+	[METRICS_RECORDS_PUBLISHED] = { "outboxd_records_published_total",
+					"Records handed to the Kafka producer." },
+	[METRICS_RECORDS_ACKNOWLEDGED] = { "outboxd_records_acknowledged_total",
+					   "Records the broker acknowledged (successful delivery "
+					   "reports)." },
+	[METRICS_TRANSACTIONS] = { "outboxd_transactions_total",
+				   "Transaction commits received from PostgreSQL." },
+	[METRICS_PIPELINE_RESTARTS] = { "outboxd_pipeline_restarts_total",
+					"Pipeline restarts from the replication slot." },
+	[METRICS_STATUS_UPDATES] = { "outboxd_status_updates_total",
+				     "Standby status updates sent to PostgreSQL." },
+	[METRICS_HEARTBEAT_FAILURES] = { "outboxd_heartbeat_failures_total",
+					 "Heartbeat records the broker refused (they confirm "
+					 "nothing; see the log)." },
+	[METRICS_CLEANUP_DELETED] = { "outboxd_cleanup_rows_deleted_total",
+				      "Confirmed outbox rows the cleanup deleted "
+				      "(outboxd.cleanup.retention)." },
+	[METRICS_CLEANUP_PARTITIONS] = { "outboxd_cleanup_partitions_total",
+					 "Outbox partitions the cleanup dropped or detached "
+					 "(outboxd.cleanup.partitions)." },
+	[METRICS_DEAD_LETTERS] = { "outboxd_dead_letter_records_total",
+				   "Poison rows produced to the dead-letter topic "
+				   "(outboxd.errors.deadletterqueue.topic.name)." },
+	[METRICS_PRODUCER_FATAL_ERRORS] = { "outboxd_producer_fatal_errors_total",
+					    "Fatal errors librdkafka raised (each ends its "
+					    "producer), including one raised while a restart "
+					    "discarded a producer with records in flight." },
+};
+
+static const char *const skip_names[METRICS_SKIP_COUNT_] = {
+	[METRICS_SKIP_UPDATE] = "update",
+	[METRICS_SKIP_DELETE] = "delete",
+	[METRICS_SKIP_TRUNCATE] = "truncate",
+	[METRICS_SKIP_OTHER_TABLE] = "other_table",
+};
+
+static const char *const halt_names[METRICS_HALT_COUNT_] = {
+	[METRICS_HALT_POISON_ROW] = "poison_row",
+	[METRICS_HALT_DELIVERY_REFUSED] = "delivery_refused",
+	[METRICS_HALT_INVALID_CHANGE] = "invalid_change",
+	[METRICS_HALT_PRECONDITION] = "precondition",
+};
+
+static const char *const gauge_names[METRICS_GAUGE_COUNT_][2] = {
+	[METRICS_CONFIRMED_LSN] = { "outboxd_confirmed_lsn",
+				    "LSN last confirmed to the replication slot, as a number." },
+	[METRICS_RECEIVED_LSN] = { "outboxd_received_lsn",
+				   "Highest LSN received from PostgreSQL, as a number." },
+	[METRICS_IN_FLIGHT_RECORDS] = { "outboxd_in_flight_records",
+					"Records produced whose delivery report is awaited." },
+	[METRICS_PENDING_TRANSACTIONS] = { "outboxd_pending_transactions",
+					   "Transactions received and not yet confirmable." },
+	[METRICS_PRODUCER_QUEUE_RECORDS] = { "outboxd_producer_queue_records",
+					     "Records in the Kafka producer's queue." },
+};
+
+static const char *const state_names[METRICS_STATE_COUNT_] = {
+	[METRICS_STATE_STARTING] = "starting",	   [METRICS_STATE_STREAMING] = "streaming",
+	[METRICS_STATE_RESTARTING] = "restarting", [METRICS_STATE_HALTED] = "halted",
+	[METRICS_STATE_STOPPING] = "stopping",
+};
+
+static int64_t
+monotonic_us(void *arg)
+{
+	return now_monotonic_us();
+}
+
+/* The mutex is the one part of a const metrics that changes; the object is never const-made. */
+static struct metrics *
+lock(const struct metrics *m)
+{
+	struct metrics *w = (struct metrics *)m;
+
+	pthread_mutex_lock(&w->lock);
+	return w;
+}
+
+static void
+unlock(struct metrics *m)
+{
+	pthread_mutex_unlock(&m->lock);
+}
+
+struct metrics *
+metrics_new(void)
+{
+	struct metrics *m = znew(*m);
+
+	pthread_mutex_init(&m->lock, NULL);
+	m->now_us = monotonic_us;
+	m->v.state = METRICS_STATE_STARTING;
+	m->v.last_ack_us = m->now_us(NULL);
+	atomic_store(&m->turned_us, m->v.last_ack_us);
+	atomic_store(&m->live_bound_us, INT64_C(120000) * 1000);
+	return m;
+}
+
+void
+metrics_free(struct metrics *m)
+{
+	if (!m) {
+		return;
+	}
+	pthread_mutex_destroy(&m->lock);
+	free(m->state_reason);
+	free(m->stall_reason);
+	free(m);
+}
+
+void
+metrics_set_clock(struct metrics *m, metrics_clock now_us, void *arg)
+{
+	lock(m);
+	m->now_us = now_us ? now_us : monotonic_us;
+	m->clock_arg = now_us ? arg : NULL;
+	unlock(m);
+}
+
+void
+metrics_count(struct metrics *m, enum metrics_counter c, uint64_t n)
+{
+	if ((unsigned)c >= METRICS_COUNTER_COUNT_) {
+		return;
+	}
+	lock(m);
+	m->v.counters[c] += n;
+	if (c == METRICS_RECORDS_ACKNOWLEDGED && n) {
+		m->v.last_ack_us = m->now_us(m->clock_arg);
+	}
+	unlock(m);
+}
+
+void
+metrics_skipped(struct metrics *m, enum metrics_skip_reason reason)
+{
+	if ((unsigned)reason >= METRICS_SKIP_COUNT_) {
+		return;
+	}
+	lock(m);
+	m->v.skipped[reason]++;
+	unlock(m);
+}
+
+void
+metrics_gauge(struct metrics *m, enum metrics_gauge g, int64_t v)
+{
+	if ((unsigned)g >= METRICS_GAUGE_COUNT_) {
+		return;
+	}
+	lock(m);
+	/* Nothing was awaited before, so the wait starts now, not at the last (old) report. */
+	if (g == METRICS_IN_FLIGHT_RECORDS && m->v.gauges[g] <= 0 && v > 0) {
+		m->v.last_ack_us = m->now_us(m->clock_arg);
+	}
+	m->v.gauges[g] = v;
+	unlock(m);
+}
+
+/* Replaces *@slot with a copy of @reason (NULL allowed). */
+static void
+set_reason(char **slot, const char *reason)
+{
+	free(*slot);
+	*slot = xstrdup(reason);
+}
+
+void
+metrics_set_state(struct metrics *m, enum metrics_state state, const char *reason)
+{
+	if ((unsigned)state >= METRICS_STATE_COUNT_) {
+		return;
+	}
+	lock(m);
+	m->v.state = state;
+	set_reason(&m->state_reason, reason);
+	unlock(m);
+}
+
+void
+metrics_halted(struct metrics *m, enum metrics_halt_reason reason, const char *why)
+{
+	if ((unsigned)reason >= METRICS_HALT_COUNT_) {
+		return;
+	}
+	lock(m);
+	m->v.halts[reason]++;
+	m->v.state = METRICS_STATE_HALTED;
+	set_reason(&m->state_reason, why);
+	unlock(m);
+}
+
+enum metrics_state
+metrics_state(const struct metrics *m)
+{
+	struct metrics *w = lock(m);
+	enum metrics_state s = w->v.state;
+
+	unlock(w);
+	return s;
+}
+
+void
+metrics_set_stalled(struct metrics *m, bool stalled, const char *reason)
+{
+	lock(m);
+	m->v.stalled = stalled;
+	set_reason(&m->stall_reason, reason);
+	unlock(m);
+}
+
+void
+metrics_slot(struct metrics *m, const struct slotstat *st)
+{
+	lock(m);
+	m->v.slot_known = true;
+	m->v.slot = *st;
+	m->v.slot_read_us = m->now_us(m->clock_arg);
+	unlock(m);
+}
+
+void
+metrics_kafka(struct metrics *m, const struct rdstats *st)
+{
+	lock(m);
+	m->v.kafka_known = true;
+	m->v.kafka = *st;
+	m->v.kafka_read_us = m->now_us(m->clock_arg);
+	unlock(m);
+}
+
+void
+metrics_poll_enable(struct metrics *m)
+{
+	lock(m);
+	m->v.poll = true;
+	m->v.poll_oldest_age_ms = -1;
+	m->v.poll_done_us = m->now_us(m->clock_arg);
+	unlock(m);
+}
+
+void
+metrics_poll_stats(struct metrics *m, int64_t unpublished, int64_t oldest_age_ms)
+{
+	lock(m);
+	m->v.poll_unpublished = unpublished;
+	m->v.poll_oldest_age_ms = oldest_age_ms;
+	unlock(m);
+}
+
+void
+metrics_poll_partitions(struct metrics *m, int owned)
+{
+	lock(m);
+	m->v.poll_owned = owned;
+	unlock(m);
+}
+
+void
+metrics_poll_done(struct metrics *m, uint64_t marked)
+{
+	lock(m);
+	m->v.poll_marked += marked;
+	m->v.poll_done_us = m->now_us(m->clock_arg);
+	unlock(m);
+}
+
+void
+metrics_poll_cleaned(struct metrics *m, uint64_t n)
+{
+	lock(m);
+	m->v.poll_cleaned += n;
+	unlock(m);
+}
+
+const char *
+metrics_state_name(enum metrics_state state)
+{
+	return (unsigned)state < METRICS_STATE_COUNT_ ? state_names[state] : "unknown";
+}
+
+static void
+header(struct buf *out, const char *name, const char *type, const char *help)
+{
+	buf_add_fmt(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value with '\', '"' and newline escaped, as the exposition format requires. */
+static void
+label_value(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"') {
+			buf_add_char(out, '\\');
+			buf_add_char(out, *s);
+		} else if (*s == '\n') {
+			buf_add_str(out, "\\n");
+		} else {
+			buf_add_char(out, *s);
+		}
+	}
+}
+
+static void
+render_counters(const struct snapshot *s, struct buf *out)
+{
+	for (int i = 0; i < METRICS_COUNTER_COUNT_; i++) {
+		header(out, counter_names[i][0], "counter", counter_names[i][1]);
+		buf_add_fmt(out, "%s %" PRIu64 "\n", counter_names[i][0], s->counters[i]);
+	}
+	header(out, "outboxd_rows_skipped_total", "counter",
+	       "Rows received that published nothing, by reason.");
+	for (int i = 0; i < METRICS_SKIP_COUNT_; i++) {
+		buf_add_fmt(out, "outboxd_rows_skipped_total{reason=\"%s\"} %" PRIu64 "\n",
+			    skip_names[i], s->skipped[i]);
+	}
+	header(out, "outboxd_halts_total", "counter",
+	       "Halts, by reason (with outboxd.halt.stay=true the process stays up after one).");
+	for (int i = 0; i < METRICS_HALT_COUNT_; i++) {
+		buf_add_fmt(out, "outboxd_halts_total{reason=\"%s\"} %" PRIu64 "\n", halt_names[i],
+			    s->halts[i]);
+	}
+}
+
+/* Seconds with milliseconds, as the other age gauges print them. */
+static void
+seconds(struct buf *out, const char *name, int64_t us)
+{
+	buf_add_fmt(out, "%s %" PRId64 ".%03d\n", name, us / 1000000, (int)(us % 1000000 / 1000));
+}
+
+static void
+render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
+{
+	int64_t age = 0;
+
+	for (int i = 0; i < METRICS_GAUGE_COUNT_; i++) {
+		header(out, gauge_names[i][0], "gauge", gauge_names[i][1]);
+		if (i == METRICS_CONFIRMED_LSN || i == METRICS_RECEIVED_LSN) {
+			buf_add_fmt(out, "%s %" PRIu64 "\n", gauge_names[i][0],
+				    (uint64_t)s->gauges[i]);
+		} else {
+			buf_add_fmt(out, "%s %" PRId64 "\n", gauge_names[i][0], s->gauges[i]);
+		}
+	}
+	if (s->gauges[METRICS_IN_FLIGHT_RECORDS] > 0 && now > s->last_ack_us) {
+		age = now - s->last_ack_us;
+	}
+	header(out, "outboxd_last_ack_age_seconds", "gauge",
+	       "Seconds since the last delivery report while records are in flight; 0 otherwise.");
+	seconds(out, "outboxd_last_ack_age_seconds", age);
+	header(out, "outboxd_stalled", "gauge",
+	       "1 while records wait without delivery progress (outboxd.stall.warn.ms).");
+	buf_add_fmt(out, "outboxd_stalled %d\n", s->stalled ? 1 : 0);
+}
+
+/* The relay's lag and latency, from PostgreSQL's commit times (`outboxd run` only). */
+static void
+render_lag(const struct snapshot *s, struct buf *out)
+{
+	uint64_t cum = 0;
+
+	if (!s->lag_known) {
+		return;
+	}
+	header(out, "outboxd_lag_seconds", "gauge",
+	       "Age of the oldest transaction received and not yet confirmed (by its commit time); "
+	       "0 when none is pending.");
+	seconds(out, "outboxd_lag_seconds", s->lag_us);
+	if (s->confirmed_commit_us) {
+		header(out, "outboxd_last_confirmed_commit_timestamp_seconds", "gauge",
+		       "Commit time (Unix seconds) of the newest transaction confirmed to the slot.");
+		seconds(out, "outboxd_last_confirmed_commit_timestamp_seconds",
+			s->confirmed_commit_us);
+	}
+	header(out, "outboxd_commit_to_ack_seconds", "histogram",
+	       "Per record: the transaction's commit time to the broker's delivery report.");
+	for (size_t b = 0; b < ACK_BUCKETS; b++) {
+		cum += s->ack_buckets[b];
+		buf_add_fmt(out, "outboxd_commit_to_ack_seconds_bucket{le=\"%s\"} %" PRIu64 "\n",
+			    ack_le[b], cum);
+	}
+	buf_add_fmt(out, "outboxd_commit_to_ack_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
+		    s->ack_count);
+	seconds(out, "outboxd_commit_to_ack_seconds_sum", s->ack_sum_us);
+	buf_add_fmt(out, "outboxd_commit_to_ack_seconds_count %" PRIu64 "\n", s->ack_count);
+}
+
+static void
+render_poll(const struct snapshot *s, int64_t now, struct buf *out)
+{
+	if (!s->poll) {
+		return;
+	}
+	header(out, "outboxd_poll_unpublished_rows", "gauge",
+	       "Rows of the outbox table not yet published, at the last count "
+	       "(outboxd.poll.stats.interval.ms).");
+	buf_add_fmt(out, "outboxd_poll_unpublished_rows %" PRId64 "\n", s->poll_unpublished);
+	if (s->poll_oldest_age_ms >= 0) {
+		header(out, "outboxd_poll_oldest_unpublished_age_seconds", "gauge",
+		       "Age of the oldest unpublished row (outboxd.poll.created.column), 0 when "
+		       "none waits.");
+		seconds(out, "outboxd_poll_oldest_unpublished_age_seconds",
+			s->poll_oldest_age_ms * 1000);
+	}
+	header(out, "outboxd_poll_partitions_owned", "gauge",
+	       "Partitions this process owns (ordered mode; 0 in unordered mode).");
+	buf_add_fmt(out, "outboxd_poll_partitions_owned %d\n", s->poll_owned);
+	header(out, "outboxd_poll_last_poll_age_seconds", "gauge",
+	       "Seconds since the last poll cycle that succeeded.");
+	seconds(out, "outboxd_poll_last_poll_age_seconds",
+		now > s->poll_done_us ? now - s->poll_done_us : 0);
+	header(out, "outboxd_poll_rows_marked_total", "counter",
+	       "Rows marked published (or deleted, outboxd.poll.after=delete) after their "
+	       "delivery report.");
+	buf_add_fmt(out, "outboxd_poll_rows_marked_total %" PRIu64 "\n", s->poll_marked);
+	header(out, "outboxd_poll_rows_cleaned_total", "counter",
+	       "Published rows the cleanup deleted or moved to the archive (outboxd.poll.retention).");
+	buf_add_fmt(out, "outboxd_poll_rows_cleaned_total %" PRIu64 "\n", s->poll_cleaned);
+}
+
+static void
+render_info(const struct snapshot *s, struct buf *out)
+{
+	header(out, "outboxd_up", "gauge", "1 while the process runs.");
+	buf_add_str(out, "outboxd_up 1\n");
+	header(out, "outboxd_state", "gauge", "1 for the relay's current state.");
+	for (int i = 0; i < METRICS_STATE_COUNT_; i++) {
+		buf_add_fmt(out, "outboxd_state{state=\"%s\"} %d\n", state_names[i],
+			    (int)s->state == i ? 1 : 0);
+	}
+	header(out, "outboxd_build_info", "gauge", "outboxd's version, as a label.");
+	buf_add_str(out, "outboxd_build_info{version=\"");
+	label_value(out, version_string());
+	buf_add_str(out, "\"} 1\n");
+}
+
+void
+metrics_render(const struct metrics *m, struct buf *out)
+{
+	struct metrics *w = lock(m);
+	struct snapshot s = w->v;
+	int64_t now = w->now_us(w->clock_arg);
+
+	unlock(w);
+	render_counters(&s, out);
+	render_gauges(&s, now, out);
+	render_lag(&s, out);
+	if (s.slot_known) {
+		slotstat_render(&s.slot, now - s.slot_read_us, out);
+	}
+	if (s.kafka_known) {
+		rdstats_render(&s.kafka, now - s.kafka_read_us, out);
+	}
+	render_poll(&s, now, out);
+	render_info(&s, out);
+}
+
+/* A JSON string; bytes that are not well-formed UTF-8 become '?' so the document stays valid. */
+static void
+json_text(struct buf *out, const char *s)
+{
+	size_t len = strlen(s);
+	char *copy;
+
+	if (jsonw_string(out, s, len) == 0) {
+		return;
+	}
+	copy = xstrdup(s);
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)copy[i] >= 0x80) {
+			copy[i] = '?';
+		}
+	}
+	(void)jsonw_string(out, copy, len); /* pure ASCII now: cannot fail */
+	free(copy);
+}
+
+void
+metrics_observe_ack(struct metrics *m, int64_t us)
+{
+	size_t b = 0;
+
+	us = us > 0 ? us : 0;
+	while (b < ACK_BUCKETS && us > ack_bounds_us[b]) {
+		b++;
+	}
+	lock(m);
+	if (b < ACK_BUCKETS) {
+		m->v.ack_buckets[b]++;
+	}
+	m->v.ack_count++;
+	m->v.ack_sum_us += us;
+	unlock(m);
+}
+
+void
+metrics_lag(struct metrics *m, int64_t now_unix_us, int64_t oldest_commit_us,
+	    int64_t confirmed_commit_us)
+{
+	lock(m);
+	m->v.lag_known = true;
+	m->v.lag_us = oldest_commit_us && now_unix_us > oldest_commit_us ?
+			      now_unix_us - oldest_commit_us :
+			      0;
+	if (confirmed_commit_us) {
+		m->v.confirmed_commit_us = confirmed_commit_us;
+	}
+	unlock(m);
+}
+
+void
+metrics_loop_turned(struct metrics *m)
+{
+	atomic_store_explicit(&m->turned_us, m->now_us(m->clock_arg), memory_order_relaxed);
+}
+
+void
+metrics_set_live_bound(struct metrics *m, int64_t ms)
+{
+	atomic_store(&m->live_bound_us, ms * 1000);
+}
+
+int
+metrics_liveness(const struct metrics *m, struct buf *out)
+{
+	struct metrics *w = lock(m);
+	int64_t now = w->now_us(w->clock_arg);
+
+	unlock(w);
+	{
+		int64_t age = now - atomic_load(&w->turned_us);
+		int64_t bound = atomic_load(&w->live_bound_us);
+		bool live = age <= bound;
+
+		buf_add_fmt(out, "{\"status\":\"%s\",\"loop_age_seconds\":%.3f,\"reason\":",
+			    live ? "live" : "wedged", (double)(age > 0 ? age : 0) / 1e6);
+		if (live) {
+			buf_add_str(out, "null}");
+		} else {
+			buf_add_fmt(out,
+				    "\"the main loop has not turned for %.1f s "
+				    "(outboxd.health.live.ms=%lld)\"}",
+				    (double)age / 1e6, (long long)(bound / 1000));
+		}
+		return live ? 200 : 503;
+	}
+}
+
+int
+metrics_health(const struct metrics *m, struct buf *out)
+{
+	struct metrics *w = lock(m);
+	enum metrics_state state = w->v.state;
+	bool stalled = w->v.stalled;
+	char *reason = NULL;
+
+	if (state != METRICS_STATE_STREAMING) {
+		reason = xstrdup(w->state_reason);
+	} else if (stalled) {
+		reason = xstrdup(w->stall_reason);
+	}
+	unlock(w);
+
+	buf_add_fmt(out, "{\"status\":\"%s\",\"stalled\":%s,\"reason\":", state_names[state],
+		    stalled ? "true" : "false");
+	if (reason) {
+		json_text(out, reason);
+	} else {
+		buf_add_str(out, "null");
+	}
+	buf_add_char(out, '}');
+	free(reason);
+	return state == METRICS_STATE_STREAMING && !stalled ? 200 : 503;
+}

@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/poll/poll.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outboxd/pg/pgconn.h"
+#include "outboxd/pg/pgsql.h"
+#include "outboxd/pipeline/publish.h"
+#include "outboxd/pipeline/stall.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/failpoint.h"
+#include "outboxd/util/log.h"
+#include "outboxd/util/mem.h"
+#include "outboxd/util/now.h"
+#include "poll_int.h"
+
+#define MOD "poll"
+
+static void
+on_produced(void *opaque, uint64_t token)
+{
+	struct poller *s = opaque;
+
+	s->rows[token - 1].produced = true;
+	s->produced++;
+#ifdef OUTBOXD_TEST_CONFIRM_AT_PRODUCE
+	/*
+	 * The fault suite's mutant (outboxd-mutant, tests/fault/meson.build), never in outboxd: a
+	 * row counts as acknowledged once the producer took it, so it is marked before the broker
+	 * has it. The checker must catch this (a mark before the append, or a lost row).
+	 */
+	s->rows[token - 1].acked = true;
+	s->reported++;
+	s->acked++;
+#endif
+}
+
+static void
+on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
+{
+	struct poller *s = opaque;
+
+#ifdef OUTBOXD_TEST_CONFIRM_AT_PRODUCE
+	return; /* counted at produce time */
+#endif
+	s->reported++;
+	s->acked += ok;
+	s->rows[token - 1].acked = ok;
+	if (!ok && !s->fail_id[0]) {
+		snprintf(s->fail_id, sizeof(s->fail_id), "%s", s->rows[token - 1].id);
+		errbuf_set(s->why, sizeof(s->why), "delivery failed for row id=%s of %s: %s",
+			   s->rows[token - 1].id,
+			   buf_cstr(&s->tables[s->rows[token - 1].table].name),
+			   reason ? reason : "unknown");
+	}
+}
+
+/* Takes the advisory lock of every partition of @t no session holds yet. */
+static enum outcome
+take_table_partitions(struct poller *s, struct poll_table *t)
+{
+	struct buf key = BUF_INIT;
+	int before = t->nowned;
+	enum outcome o = OUTCOME_OK;
+
+	buf_add_fmt(&key, "outboxd.poll %s", buf_cstr(&t->name));
+	for (int p = 0; p < s->cfg->poll_partitions && o == OUTCOME_OK; p++) {
+		char num[16];
+		const char *params[2] = { buf_cstr(&key), num };
+		PGresult *r = NULL;
+
+		if (t->owned[p]) {
+			continue;
+		}
+		snprintf(num, sizeof(num), "%d", p);
+		o = poll_exec(s, "SELECT pg_try_advisory_lock(hashtext($1), $2::int)", 2, params,
+			      "taking a partition's advisory lock", &r);
+		if (o == OUTCOME_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
+			t->owned[p] = true;
+			t->nowned++;
+			s->nowned++;
+		}
+		PQclear(r);
+	}
+	buf_fini(&key);
+	if (o == OUTCOME_OK && t->nowned != before) {
+		metrics_poll_partitions(s->p->metrics, s->nowned);
+		log_info(MOD, "this process owns %d of %lld partitions of %s", t->nowned,
+			 (long long)s->cfg->poll_partitions, buf_cstr(&t->name));
+	}
+	return o;
+}
+
+/* Every table's partitions no session holds yet; tried again every outboxd.poll.interval.ms. */
+static enum outcome
+take_partitions(struct poller *s)
+{
+	enum outcome o = OUTCOME_OK;
+
+	for (int i = 0; i < s->ntables && o == OUTCOME_OK; i++) {
+		o = take_table_partitions(s, &s->tables[i]);
+	}
+	s->next_lock_us = now_monotonic_us() + s->cfg->poll_interval_ms * 1000;
+	return o;
+}
+
+/* Once a second while records wait: the stall watchdog (the one `outboxd run` has). */
+static void
+tick(struct poller *s)
+{
+	int64_t now = now_monotonic_us();
+	char broker[512];
+	struct stall_view v = { .now_us = now, .warn_ms = s->cfg->stall_warn_ms };
+
+	if (now < s->next_tick_us || !s->pub) {
+		return;
+	}
+	v.waiting = s->produced - s->reported + (publish_waiting(s->pub) ? 1 : 0);
+	v.progress = s->acked != s->tick_acked;
+	v.queue_len = publish_queue_len(s->pub);
+	v.broker = publish_broker_state(s->pub, now, broker, sizeof(broker)) ? broker : NULL;
+	s->tick_acked = s->acked;
+	stall_check(s->stall, &v, s->p->metrics);
+	metrics_gauge(s->p->metrics, METRICS_IN_FLIGHT_RECORDS, (int64_t)v.waiting);
+	metrics_gauge(s->p->metrics, METRICS_PRODUCER_QUEUE_RECORDS, v.queue_len);
+	s->next_tick_us = now + 1000000;
+}
+
+/*
+ * Notifications libpq has read (during any statement, too): s->notified, until the next cycle
+ * starts. Kept, not dropped, so a NOTIFY that arrives while a cycle is running wakes the next
+ * one instead of waiting for outboxd.poll.interval.ms.
+ */
+static void
+take_notifies(struct poller *s)
+{
+	PGnotify *n;
+
+	while ((n = PQnotifies(s->sql)) != NULL) {
+		s->notified = true;
+		PQfreemem(n);
+	}
+}
+
+/* Waits at most @us for delivery reports, a notification or a signal. */
+static enum outcome
+wait_events(struct poller *s, int64_t us)
+{
+	struct loop_wait w = { .source_fd = PQsocket(s->sql),
+			       .source_read = true,
+			       .wake_fd = s->pub ? publish_wake_fd(s->pub) : -1,
+			       .max_us = us };
+	tick(s);
+	if (w.max_us > 1000000) {
+		w.max_us = 1000000; /* the watchdog looks once a second */
+	}
+	if (loop_wait(s->p->loop, &w, s->why, sizeof(s->why)) < 0) {
+		return OUTCOME_HALT;
+	}
+	if (s->p->loop->stopping) {
+		return OUTCOME_STOP;
+	}
+	if (w.source_ready && !PQconsumeInput(s->sql)) {
+		pgconn_error_line(s->sql, s->why, sizeof(s->why));
+		return OUTCOME_RESTART;
+	}
+	take_notifies(s);
+	return publish_serve(s->pub, s->why, sizeof(s->why));
+}
+
+/* One fetched row through the publish path, waiting for queue space. */
+static enum outcome
+publish_fetched(struct poller *s, PGresult *r, int row, int ti, int part, struct pgoutput_col *cols)
+{
+	const struct poll_table *t = &s->tables[ti];
+	struct pgoutput_tuple tup = { .ncols = t->rel->ncols, .cols = cols };
+	struct publish_row pr = { .rel = t->rel,
+				  .notnull = t->notnull,
+				  .defaults = (const char *const *)t->defaults,
+				  .op = 'I', /* the records of `outboxd run`, which sees INSERTs */
+				  .tup = &tup,
+				  .where = buf_cstr(&t->where) };
+	struct poll_pending *pe;
+	struct buf id = BUF_INIT;
+	enum outcome o;
+
+	for (int c = 0; c < t->rel->ncols; c++) {
+		bool null = PQgetisnull(r, row, c);
+
+		cols[c].kind = null ? 'n' : 't';
+		cols[c].value = null ? SLICE_NULL :
+				       (struct slice){ PQgetvalue(r, row, c),
+						       (size_t)PQgetlength(r, row, c) };
+	}
+	if (s->nrows == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 256;
+		s->rows = xrealloc(s->rows, s->cap * sizeof(*s->rows));
+	}
+	router_row_id(s->p->router, t->rel, &tup, &id);
+	pe = &s->rows[s->nrows++];
+	*pe = (struct poll_pending){ .table = ti, .part = part, .id = buf_steal(&id) };
+	o = publish_row(s->pub, &pr, s->nrows, s->why, sizeof(s->why));
+	while (o == OUTCOME_OK && publish_waiting(s->pub)) {
+		if ((o = wait_events(s, 100000)) == OUTCOME_OK) {
+			o = publish_retry(s->pub, s->why, sizeof(s->why));
+		}
+	}
+	pe = &s->rows[s->nrows - 1];
+	if (o == OUTCOME_OK && !pe->produced) {
+		pe->acked = true; /* the verdict publishes nothing: nothing to wait for */
+	}
+	if (o != OUTCOME_OK && !pe->produced) {
+		s->nrows--; /* a poison row that halts, or a refusal: never marked */
+		free(pe->id);
+	}
+	return o;
+}
+
+/* Appends @v to a PostgreSQL array literal. */
+static void
+array_add(struct buf *a, const char *v)
+{
+	buf_add_str(a, a->len > 1 ? ",\"" : "\"");
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\') {
+			buf_add_char(a, '\\');
+		}
+		buf_add_char(a, *v);
+	}
+	buf_add_char(a, '"');
+}
+
+/*
+ * Marks (or deletes) the acknowledged rows of this cycle of @ti in one statement: per partition,
+ * the rows before its first unacknowledged one, so a partition never has a published row after
+ * an unpublished one of its batch.
+ */
+static enum outcome
+mark_table(struct poller *s, int ti, bool *blocked)
+{
+	struct buf arr = BUF_INIT;
+	const char *params[1];
+	enum outcome o = OUTCOME_OK;
+	uint64_t n = 0;
+
+	memset(blocked, 0, (size_t)s->cfg->poll_partitions * sizeof(bool));
+	buf_add_char(&arr, '{');
+	for (size_t i = 0; i < s->nrows; i++) {
+		struct poll_pending *pe = &s->rows[i];
+
+		if (pe->table != ti) {
+			continue;
+		}
+		/* unordered: no order to keep, every acknowledged row is marked */
+		blocked[pe->part] |= !pe->acked && !s->unordered;
+		if (pe->acked && !blocked[pe->part]) {
+			array_add(&arr, pe->id);
+			n++;
+		}
+	}
+	buf_add_char(&arr, '}');
+	params[0] = buf_cstr(&arr);
+	if (n) {
+		o = poll_exec(s, buf_cstr(&s->tables[ti].mark), 1, params,
+			      "marking the published rows", NULL);
+	}
+	if (o == OUTCOME_OK) {
+		s->marked += n;
+		metrics_poll_done(s->p->metrics, n);
+	}
+	buf_fini(&arr);
+	return o;
+}
+
+/* Marks every table's acknowledged rows of this cycle; the cycle's rows are forgotten. */
+static enum outcome
+mark(struct poller *s)
+{
+	bool *blocked = xcalloc((size_t)s->cfg->poll_partitions, sizeof(bool));
+	enum outcome o = OUTCOME_OK;
+
+	for (int ti = 0; ti < s->ntables && o == OUTCOME_OK; ti++) {
+		o = mark_table(s, ti, blocked);
+	}
+	for (size_t i = 0; i < s->nrows; i++) {
+		free(s->rows[i].id);
+	}
+	s->nrows = 0;
+	s->produced = s->reported = 0;
+	free(blocked);
+	return o;
+}
+
+/* one flush's bound while a cycle waits: how soon a stop or a NOTIFY is seen meanwhile */
+#define AWAIT_FLUSH_SLICE_MS 100
+
+/* Waits until every produced row has its report; a stop flushes for a bounded time. */
+static enum outcome
+await_reports(struct poller *s)
+{
+	enum outcome o = OUTCOME_OK;
+
+	while (o == OUTCOME_OK && s->reported < s->produced) {
+		/*
+		 * The cycle's batch is complete: no record joins it before its reports are in, so
+		 * lingering for more (linger.ms) would only add that delay to every row. librdkafka
+		 * ignores linger.ms only while a flush is under way, so a bounded flush (which also
+		 * serves the reports) comes before each wait for the loop's other events.
+		 */
+		(void)publish_flush(s->pub, AWAIT_FLUSH_SLICE_MS);
+		o = wait_events(s, 0);
+	}
+	if (o == OUTCOME_STOP && publish_flush(s->pub, s->cfg->shutdown_flush_ms) < 0) {
+		log_warn(MOD,
+			 "%d records still unacknowledged after %lld ms; their rows stay "
+			 "unpublished and are published again at the next start",
+			 publish_queue_len(s->pub), (long long)s->cfg->shutdown_flush_ms);
+	}
+	return o;
+}
+
+/*
+ * One cycle: a batch of every owned partition, oldest unpublished first; their reports; the
+ * marking. @ret_more: a batch was full, so poll again at once.
+ */
+static enum outcome
+cycle(struct poller *s, bool *ret_more)
+{
+	struct pgoutput_col *cols = NULL;
+	enum outcome o = OUTCOME_OK, m;
+	bool failed_delivery;
+
+	*ret_more = false;
+	take_notifies(s);
+	s->notified = false; /* what is notified from here on may be after this cycle's reads */
+	s->fail_id[0] = '\0';
+	if (s->unordered) {
+		/* the claim's row locks last until the COMMIT after the marking */
+		o = poll_exec(s, "BEGIN", 0, NULL, "starting the claim's transaction", NULL);
+	}
+	for (int ti = 0; ti < s->ntables && o == OUTCOME_OK; ti++) {
+		const struct poll_table *t = &s->tables[ti];
+
+		struct buf owned = BUF_INIT;
+		char limit[32];
+		const char *params[2] = { NULL, limit };
+		int64_t max = s->cfg->poll_batch_size;
+		PGresult *r = NULL;
+
+		cols = xrealloc(cols, ((size_t)t->rel->ncols + 1) * sizeof(*cols));
+
+		if (!s->unordered) {
+			if (!t->nowned) {
+				continue;
+			}
+			buf_add_char(&owned, '{');
+			for (int p = 0; p < s->cfg->poll_partitions; p++) {
+				if (t->owned[p]) {
+					buf_add_fmt(&owned, "%s%d", owned.len > 1 ? "," : "", p);
+				}
+			}
+			buf_add_char(&owned, '}');
+			params[0] = buf_cstr(&owned);
+			max *= t->nowned; /* batch.size rows per owned partition */
+		}
+		snprintf(limit, sizeof(limit), "%lld", (long long)max);
+		o = poll_exec(s, buf_cstr(&t->select), s->unordered ? 0 : 2, params,
+			      "reading unpublished rows", &r);
+		buf_fini(&owned);
+		if (o != OUTCOME_OK) {
+			break;
+		}
+		*ret_more |= PQntuples(r) >= max;
+		for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK; i++) {
+			int part = s->unordered ? 0 : atoi(PQgetvalue(r, i, t->rel->ncols));
+
+			o = publish_fetched(s, r, i, ti, part, cols);
+		}
+		PQclear(r);
+	}
+	free(cols);
+	/* What was produced before a halt or a failure is delivered and marked first. */
+	m = await_reports(s);
+	if (s->nrows) {
+		failpoint_hit(FAILPOINT_POLL_BEFORE_MARK);
+	}
+	failed_delivery = false;
+	for (size_t i = 0; i < s->nrows; i++) {
+		failed_delivery |= !s->rows[i].acked;
+	}
+	if (m == OUTCOME_OK || m == OUTCOME_STOP) {
+		enum outcome mk = mark(s);
+
+		if (mk == OUTCOME_OK && s->unordered &&
+		    PQtransactionStatus(s->sql) == PQTRANS_INTRANS) {
+			mk = poll_exec(s, "COMMIT", 0, NULL, "committing the marks", NULL);
+		}
+		m = mk == OUTCOME_OK ? m : mk;
+	}
+	if (o == OUTCOME_OK) {
+		o = m;
+	}
+	if (o == OUTCOME_OK && failed_delivery) {
+		o = OUTCOME_RESTART; /* the reason is in s->why: read again from the oldest */
+	}
+	return o;
+}
+
+void
+poll_session_close(struct poller *s, enum publish_end end)
+{
+	publish_free(s->pub, end);
+	PQfinish(s->sql); /* ends the session: its advisory locks go with it */
+	poll_tables_free(s);
+	relcache_free(s->rc, NULL);
+	for (size_t i = 0; i < s->nrows; i++) {
+		free(s->rows[i].id);
+	}
+	free(s->rows);
+}
+
+enum outcome
+poll_session_prepare(struct poller *s)
+{
+	const struct config *cfg = s->cfg;
+	enum pgconn_failure f = PGCONN_TRANSIENT;
+	int rc;
+
+	s->rc = relcache_new();
+	s->stage = "postgresql";
+	if (pgconn_open(&cfg->pg_conn, false, &s->sql, &f, s->why, sizeof(s->why)) < 0) {
+		return f == PGCONN_PRECONDITION ? OUTCOME_PRECONDITION : OUTCOME_RESTART;
+	}
+	if ((rc = pgconn_run_statements(s->sql, cfg->database_initial_statements, s->why,
+					sizeof(s->why))) < 0) {
+		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
+	}
+	return poll_tables_find(s);
+}
+
+/* Connects, finds and describes the tables, listens. */
+static enum outcome
+session_open(struct poller *s)
+{
+	const struct config *cfg = s->cfg;
+	struct publish_source src = { .on_produced = on_produced,
+				      .on_delivery = on_delivery,
+				      .opaque = s };
+	struct buf listen = BUF_INIT;
+	enum outcome o;
+
+	if ((o = poll_session_prepare(s)) != OUTCOME_OK) {
+		return o;
+	}
+	buf_add_str(&listen, "LISTEN ");
+	poll_add_ident(s, &listen, cfg->poll_notify_channel);
+	o = poll_exec(s, buf_cstr(&listen), 0, NULL, "LISTEN", NULL);
+	buf_fini(&listen);
+	if (o != OUTCOME_OK) {
+		return o;
+	}
+	if (publish_new(&s->pp, &src, &s->pub, s->why, sizeof(s->why)) < 0) {
+		return OUTCOME_PRECONDITION;
+	}
+	if (s->poison_id && *s->poison_id) {
+		publish_set_poison(s->pub, 0, s->poison_id, s->poison_reason);
+	}
+	if (s->unordered) {
+		log_info(
+			MOD,
+			"polling %s (unordered: batches claimed with FOR UPDATE SKIP LOCKED, no "
+			"per-aggregate order; every %lld ms or on NOTIFY %s; after publishing: %s)",
+			buf_cstr(&s->names), (long long)cfg->poll_interval_ms,
+			cfg->poll_notify_channel, cfg->poll_after);
+	} else {
+		log_info(MOD,
+			 "polling %s (ordered, %lld partitions by hashtext(key), every %lld ms or "
+			 "on NOTIFY %s; after publishing: %s)",
+			 buf_cstr(&s->names), (long long)cfg->poll_partitions,
+			 (long long)cfg->poll_interval_ms, cfg->poll_notify_channel,
+			 cfg->poll_after);
+	}
+	metrics_set_state(s->p->metrics, METRICS_STATE_STREAMING, NULL);
+	metrics_poll_partitions(s->p->metrics, 0);
+	return s->unordered ? OUTCOME_OK : take_partitions(s);
+}
+
+/* Waits for a notification or the next interval. */
+static enum outcome
+idle(struct poller *s)
+{
+	int64_t until = now_monotonic_us() + s->cfg->poll_interval_ms * 1000;
+	enum outcome o = OUTCOME_OK;
+	int64_t now;
+
+	take_notifies(s); /* read by the cycle's statements: the socket no longer says so */
+	while (o == OUTCOME_OK && !s->notified && (now = now_monotonic_us()) < until) {
+		o = wait_events(s, until - now);
+	}
+	return o;
+}
+
+static enum outcome
+session_run(struct poller *s)
+{
+	enum outcome o = session_open(s);
+	bool more = false;
+
+	while (o == OUTCOME_OK) {
+		if (!s->unordered && now_monotonic_us() >= s->next_lock_us &&
+		    s->nowned < s->cfg->poll_partitions * s->ntables) {
+			o = take_partitions(s);
+		}
+		if (o == OUTCOME_OK) {
+			o = cycle(s, &more);
+		}
+		if (o == OUTCOME_OK) {
+			o = poll_upkeep(s);
+		}
+		if (o == OUTCOME_OK && !more) {
+			o = idle(s);
+		}
+	}
+	if (o == OUTCOME_STOP) {
+		log_info(MOD, "stopped: %llu rows published and marked in this session",
+			 (unsigned long long)s->marked);
+	}
+	return o;
+}
+
+/* Settings that contradict each other: exit 2 before anything connects. */
+static bool
+settings_fit(const struct config *cfg)
+{
+	if (strcmp(cfg->poll_after, "delete") == 0 &&
+	    (cfg->poll_retention || cfg->poll_archive_table)) {
+		log_error(MOD,
+			  "outboxd.poll.after=delete deletes every row once published, so "
+			  "outboxd.poll.%s has nothing to clean: remove it, or set "
+			  "outboxd.poll.after=mark",
+			  cfg->poll_retention ? "retention" : "archive.table");
+		return false;
+	}
+	if (cfg->poll_archive_table && !cfg->poll_retention) {
+		log_error(
+			MOD,
+			"outboxd.poll.archive.table=%s needs outboxd.poll.retention (how long a "
+			"published row stays before it moves), e.g. outboxd.poll.retention=7 days",
+			cfg->poll_archive_table);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A row whose delivery fails session after session (outboxd.halt.after.failures), as `outboxd
+ * run` judges it: its dead letter on the next session when a dead-letter topic is set (once),
+ * else a halt naming it. Return: true to halt.
+ */
+static bool
+should_halt(struct poll_failing *f, const struct config *cfg, const char *id, const char *why)
+{
+	if (!*id) {
+		return false; /* not a delivery failure (the database or a connection): no verdict */
+	}
+	if (strcmp(f->id, id) != 0) {
+		snprintf(f->id, sizeof(f->id), "%s", id);
+		f->count = 0;
+	}
+	if (++f->count < cfg->halt_after_failures) {
+		return false;
+	}
+	if (cfg->dlq_topic && strcmp(f->dead_lettered, id) != 0) {
+		log_warn(MOD,
+			 "row id=%s failed %lld sessions in a row (%s); it goes to the dead-letter "
+			 "topic %s on the next poll",
+			 id, (long long)f->count, why, cfg->dlq_topic);
+		snprintf(f->dead_lettered, sizeof(f->dead_lettered), "%s", id);
+		snprintf(f->reason, sizeof(f->reason), "%s", why);
+		f->poison = true;
+		f->count = 0;
+		return false;
+	}
+	log_error(MOD,
+		  "halt: row id=%s failed %lld sessions in a row: %s; it and the rows after it in "
+		  "its partition stay unpublished; fix the cause (or set "
+		  "outboxd.errors.deadletterqueue.topic.name) and start outboxd poll again",
+		  id, (long long)f->count, why);
+	return true;
+}
+
+enum outcome
+poll_run(const struct poll_params *p)
+{
+	const struct config *cfg = p->cfg;
+	struct stall stall = { 0 };
+	struct poll_failing fail = { 0 };
+	int64_t backoff = 500;
+
+	if (!settings_fit(cfg)) {
+		return OUTCOME_PRECONDITION;
+	}
+	metrics_poll_enable(p->metrics);
+	for (;;) {
+		struct poller s = { .p = p,
+				    .cfg = cfg,
+				    .unordered = strcmp(cfg->poll_mode, "unordered") == 0,
+				    .stall = &stall };
+		int64_t started = now_monotonic_us();
+		enum outcome o;
+
+		if (fail.poison) {
+			s.poison_id = fail.dead_lettered;
+			s.poison_reason = fail.reason;
+			fail.poison = false;
+		}
+		s.pp = (struct publish_params){ .producer = &cfg->librdkafka,
+						.router = p->router,
+						.dlq_topic = cfg->dlq_topic,
+						.metrics = p->metrics };
+		metrics_set_state(p->metrics, METRICS_STATE_STARTING, NULL);
+		o = session_run(&s);
+		if (o == OUTCOME_RESTART && should_halt(&fail, cfg, s.fail_id, s.why)) {
+			metrics_halted(p->metrics, METRICS_HALT_DELIVERY_REFUSED, s.why);
+			poll_session_close(&s, PUBLISH_END_FINAL);
+			return OUTCOME_HALT;
+		}
+		if (o != OUTCOME_RESTART) {
+			if (o != OUTCOME_STOP) {
+				const char *id;
+				lsn_t at;
+
+				log_error(MOD, "%s", s.why);
+				metrics_halted(p->metrics,
+					       o == OUTCOME_PRECONDITION ?
+						       METRICS_HALT_PRECONDITION :
+					       publish_halted_row(s.pub, &id, &at) ?
+						       METRICS_HALT_POISON_ROW :
+						       METRICS_HALT_INVALID_CHANGE,
+					       s.why);
+			}
+			poll_session_close(&s, PUBLISH_END_FINAL);
+			return o;
+		}
+		if (now_monotonic_us() - started > INT64_C(60) * 1000000) {
+			backoff = 500;
+		}
+		log_warn(MOD,
+			 "%s; polling again from the oldest unpublished row in %lld ms (nothing is "
+			 "marked before its delivery report: duplicates, never loss)",
+			 s.why, (long long)backoff);
+		poll_session_close(&s, PUBLISH_END_RESTART);
+		metrics_set_state(p->metrics, METRICS_STATE_RESTARTING, s.why);
+		metrics_count(p->metrics, METRICS_PIPELINE_RESTARTS, 1);
+		if (!loop_sleep(p->loop, backoff)) {
+			return OUTCOME_STOP;
+		}
+		backoff = backoff * 2 > cfg->restart_backoff_max_ms ? cfg->restart_backoff_max_ms :
+								      backoff * 2;
+	}
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_RUN_POLL_INT_H
+#define OUTBOXD_RUN_POLL_INT_H
+
+/*
+ * Private to the polling publisher: one session's state, shared by poll.c (the cycle: read,
+ * publish, mark) and poll_upkeep.c (the side work on the same connection: the count and age of
+ * the unpublished rows, the cleanup of published ones).
+ */
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "outboxd/pg/relcache.h"
+#include "outboxd/pipeline/outcome.h"
+#include "outboxd/pipeline/publish.h"
+#include "outboxd/pipeline/stall.h"
+#include "outboxd/poll/poll.h"
+#include "outboxd/util/buf.h"
+
+/* One row produced in this cycle: its table, partition, id, and what its report said. */
+struct poll_pending {
+	int table, part;
+	char *id;
+	bool produced, acked;
+};
+
+/* A row whose delivery failed in consecutive sessions (outboxd.halt.after.failures). */
+struct poll_failing {
+	char id[256];		 /* the row, "" = none */
+	int64_t count;		 /* sessions in a row that failed on it */
+	char dead_lettered[256]; /* the row handed to the dead-letter topic already */
+	char reason[2048];
+	bool poison; /* the next session sends dead_lettered's dead letter */
+};
+
+/* One outbox table a session polls: as pgoutput would describe it, and its statements. */
+struct poll_table {
+	uint32_t oid;
+	const struct relcache_rel *rel; /* borrowed from the session's relcache */
+	bool *notnull;
+	char **defaults;
+	int ncols;
+	struct buf name;   /* schema.table, for messages and the lock key */
+	struct buf quoted; /* "schema"."table", for statements */
+	struct buf where;  /* "of schema.table, polled, at" */
+	struct buf select; /* the batch of one partition (or a claim), oldest unpublished first */
+	struct buf mark;   /* UPDATE (or DELETE) of acknowledged rows by id */
+	struct buf stats;  /* count and age of the unpublished rows */
+	struct buf clean;  /* one batch of the cleanup; empty without outboxd.poll.retention */
+	bool *owned;	   /* per partition: this session holds its advisory lock */
+	int nowned;
+};
+
+/*
+ * One session: the connection (its advisory locks) and the tables table.include.list selects,
+ * each polled and marked on its own; the producer and the pending rows are the session's.
+ */
+struct poller {
+	const struct poll_params *p;
+	const struct config *cfg;
+	bool unordered;		   /* outboxd.poll.mode=unordered: SKIP LOCKED, no partitions */
+	struct stall *stall;	   /* the watchdog, kept across sessions as in `outboxd run` */
+	const char *poison_id;	   /* borrowed: the row whose dead letter this session sends */
+	const char *poison_reason; /* borrowed */
+	PGconn *sql;
+	const char *stage; /* what poll_session_prepare() was doing: postgresql, table, ... */
+	struct publish_params pp;
+	struct publish *pub;
+	struct relcache *rc;
+	struct poll_table *tables;
+	int ntables;
+	struct buf names;      /* the tables' names, for messages */
+	int nowned;	       /* partitions owned, over every table */
+	int64_t next_lock_us;  /* when the partitions held elsewhere are tried again */
+	int64_t next_stats_us; /* when the unpublished rows are counted again */
+	int64_t next_clean_us; /* when the cleanup runs again */
+	int64_t next_tick_us;  /* the stall watchdog's next look */
+	uint64_t tick_acked;   /* successful reports the watchdog has seen */
+	struct poll_pending *rows;
+	size_t nrows, cap;
+	uint64_t produced, reported, acked, marked;
+	bool notified;	   /* a NOTIFY arrived since the current cycle started */
+	char fail_id[256]; /* the first row whose delivery failed in this session, or "" */
+	char why[2048];
+};
+
+/*
+ * poll_session_prepare() - connect, run database.initial.statements, find the tables
+ * (poll_tables_find), describe each and build its statements (poll_table_prepare);
+ * on failure s->stage names the step and s->why the reason. poll_session_close() undoes it
+ * (and whatever the session did after it), on success and failure alike; @end as
+ * publish_free() takes it (a restart waits up to PUBLISH_DISCARD_INFLIGHT_MS for what is in
+ * flight, holding its partitions' locks meanwhile).
+ */
+enum outcome poll_session_prepare(struct poller *s);
+void poll_session_close(struct poller *s, enum publish_end end);
+
+/* poll_failed() - judge the failed result @r (may be NULL; cleared) of the statement @what, as
+ * poll_exec() does: OUTCOME_PRECONDITION or OUTCOME_RESTART, the reason in s->why. */
+enum outcome poll_failed(struct poller *s, PGresult *r, const char *what);
+
+/* poll_exec() - run @q with @n text parameters; *@ret (may be NULL) the successful result. A
+ * failure is a precondition (exit 2 with the fix) or transient (restart), its reason in s->why. */
+enum outcome poll_exec(struct poller *s, const char *q, int n, const char *const *params,
+		       const char *what, PGresult **ret);
+
+/* poll_column() - the index of the column @name of @t, or -1. */
+int poll_column(const struct poll_table *t, const char *name);
+
+/* poll_add_ident() - append @name to @q as a quoted identifier. */
+void poll_add_ident(struct poller *s, struct buf *q, const char *name);
+
+/*
+ * poll_tables_find() - the tables table.include.list selects into s->tables, each described
+ * and its statements built (the columns checked: a missing one is OUTCOME_PRECONDITION with
+ * the fix in s->why). poll_tables_free() frees them.
+ */
+enum outcome poll_tables_find(struct poller *s);
+void poll_tables_free(struct poller *s);
+
+/*
+ * poll_upkeep_prepare() - build @t's statements of the count and the cleanup, after its rel,
+ * name and quoted; checks outboxd.poll.retention and outboxd.poll.archive.table with the
+ * server (either wrong: OUTCOME_PRECONDITION with the fix in s->why).
+ */
+enum outcome poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema);
+
+/* poll_upkeep() - the count (every outboxd.poll.stats.interval.ms) and the cleanup (every
+ * outboxd.poll.cleanup.interval.ms, in batches, each its own short transaction) when due. */
+enum outcome poll_upkeep(struct poller *s);
+
+#endif

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/relay/cleanup_sql.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A row's xmin (32 bits) as the xid8 pg_visible_in_snapshot() takes: the epoch of the
+ * snapshot's xmax, or the one before when the row's xid is not below xmax's low half (it was
+ * assigned before xmax, so it wrapped). A row older than 2^32 xids (frozen long ago) may come
+ * out in the future, which keeps it: never a row deleted that should stay. @snap is the
+ * snapshot as SQL ("$1::pg_snapshot" or a quoted literal with the cast).
+ */
+static void
+visible(const char *snap, struct buf *out)
+{
+	buf_add_fmt(out,
+		    "pg_visible_in_snapshot(((((pg_snapshot_xmax(%s)::text::bigint >> 32) - "
+		    "(xmin::text::bigint >= (pg_snapshot_xmax(%s)::text::bigint & 4294967295))"
+		    "::int) << 32) | xmin::text::bigint)::text::xid8, %s)",
+		    snap, snap, snap);
+}
+
+/* @s quoted as a literal into @out; false when libpq could not. */
+static bool
+literal(PGconn *sql, const char *s, struct buf *out)
+{
+	char *q = PQescapeLiteral(sql, s, strlen(s));
+
+	if (!q) {
+		return false;
+	}
+	buf_add_str(out, q);
+	PQfreemem(q);
+	return true;
+}
+
+char *
+cleanup_sql_mark(PGconn *sql, const struct cleanup_table *tables, int ntables, const char *created,
+		 const char *retention)
+{
+	struct buf q = BUF_INIT;
+	bool ok = true;
+
+	buf_add_str(&q, "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, "
+			"t.relid::regclass::text, coalesce((SELECT pt.partstrat = 'r' AND "
+			"pt.partnatts = 1 AND a.attname = ");
+	ok = ok && literal(sql, created, &q);
+	/* the upper bound of FOR VALUES FROM (...) TO ('...'); MAXVALUE never expires */
+	buf_add_str(&q, " AND (substring(pg_get_expr(lc.relpartbound, lc.oid) FROM "
+			"'TO \\(''([^'']*)''\\)'))::timestamptz <= now() - ");
+	ok = ok && literal(sql, retention, &q);
+	buf_add_str(&q, "::interval FROM pg_partitioned_table pt JOIN pg_attribute a ON "
+			"a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0] JOIN pg_class lc "
+			"ON lc.oid = t.relid WHERE pt.partrelid = t.parentrelid), false), "
+			"t.parentrelid::regclass::text FROM (VALUES ");
+	for (int i = 0; i < ntables && ok; i++) {
+		buf_add_str(&q, i ? ", (" : "(");
+		ok = literal(sql, tables[i].schema, &q);
+		buf_add_str(&q, ", ");
+		ok = ok && literal(sql, tables[i].table, &q);
+		buf_add_str(&q, ")");
+	}
+	/* pg_partition_tree() has no row for a table that is not partitioned */
+	buf_add_str(&q,
+		    ") AS r(s, n) CROSS JOIN LATERAL (SELECT format('%I.%I', r.s, r.n)::regclass "
+		    "AS root) x CROSS JOIN LATERAL (SELECT p.relid, p.parentrelid FROM "
+		    "pg_partition_tree(x.root) p WHERE p.isleaf UNION SELECT c.oid::regclass, "
+		    "NULL::regclass FROM pg_class c WHERE c.oid = x.root AND c.relkind = 'r') t "
+		    "ORDER BY 3");
+	if (!ok) {
+		buf_fini(&q);
+		return NULL;
+	}
+	return buf_steal(&q);
+}
+
+void
+cleanup_sql_delete(const char *leaf, const char *created, struct buf *out)
+{
+	/*
+	 * The slot itself, not only the relay, must have confirmed the horizon: the statement
+	 * deletes nothing before the walsender took the status update (it answers false then).
+	 * ctid: the batch's rows by their physical address, the cheapest way back to them.
+	 */
+	buf_add_fmt(
+		out,
+		"WITH ok AS (SELECT coalesce((SELECT confirmed_flush_lsn >= $5::pg_lsn FROM "
+		"pg_replication_slots WHERE slot_name = $4), false) AS ok), d AS (DELETE FROM "
+		"ONLY %s WHERE (SELECT ok FROM ok) AND ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s "
+		"WHERE %s < now() - $2::interval AND ",
+		leaf, leaf, created);
+	visible("$1::pg_snapshot", out);
+	buf_add_str(out, " LIMIT $3::int)) RETURNING 1) SELECT (SELECT ok FROM ok), (SELECT "
+			 "count(*) FROM d)");
+}
+
+char *
+cleanup_sql_partition(PGconn *sql, const char *leaf, const char *parent, const char *snapshot,
+		      const char *slot, const char *horizon, bool drop)
+{
+	struct buf q = BUF_INIT, snap = BUF_INIT;
+	bool ok;
+
+	ok = literal(sql, snapshot, &snap);
+	buf_add_str(&snap, "::pg_snapshot");
+	/*
+	 * The parent's lock keeps inserts out while the rows are judged (an insert into the
+	 * partition locks the parent first); a row not visible in the mark's snapshot committed
+	 * after it, and keeps the partition.
+	 */
+	buf_add_str(&q, "DO $outboxd$ BEGIN PERFORM set_config('lock_timeout', '5s', true); IF "
+			"coalesce((SELECT confirmed_flush_lsn >= ");
+	ok = ok && literal(sql, horizon, &q);
+	buf_add_str(&q, "::pg_lsn FROM pg_replication_slots WHERE slot_name = ");
+	ok = ok && literal(sql, slot, &q);
+	buf_add_fmt(&q,
+		    "), false) THEN LOCK TABLE %s IN ACCESS EXCLUSIVE MODE; IF NOT EXISTS "
+		    "(SELECT FROM ONLY %s WHERE NOT ",
+		    parent, leaf);
+	visible(buf_cstr(&snap), &q);
+	if (drop) {
+		buf_add_fmt(&q, ") THEN DROP TABLE %s;", leaf);
+	} else {
+		buf_add_fmt(&q, ") THEN ALTER TABLE %s DETACH PARTITION %s;", parent, leaf);
+	}
+	buf_add_str(&q, " END IF; END IF; END $outboxd$; SELECT coalesce((SELECT NOT "
+			"c.relispartition FROM pg_class c WHERE c.oid = to_regclass(");
+	ok = ok && literal(sql, leaf, &q);
+	buf_add_str(&q, ")), true)");
+	buf_fini(&snap);
+	if (!ok) {
+		buf_fini(&q);
+		return NULL;
+	}
+	return buf_steal(&q);
+}
