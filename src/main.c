@@ -21,6 +21,7 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pipeline/loop.h"
+#include "outboxd/pipeline/supervise.h"
 #include "outboxd/poll/poll.h"
 #include "outboxd/relay/relay.h"
 #include "outboxd/snapshot/snapshot.h"
@@ -239,10 +240,12 @@ slot_create_settled(PGconn *c, const struct config *cfg, struct loop *loop, lsn_
 static int
 create_slot(const struct config *cfg, struct loop *loop)
 {
-	int64_t backoff = 500, max = cfg->restart_backoff_max_ms;
+	struct supervise sv;
 
+	supervise_init(&sv, cfg->restart_backoff_max_ms, cfg->halt_after_failures, false);
 	for (;;) {
 		enum pgconn_failure f = PGCONN_TRANSIENT;
+		int64_t backoff;
 		PGconn *c = NULL;
 		char err[1024], at[LSN_STRLEN];
 		lsn_t lsn = 0;
@@ -272,13 +275,13 @@ create_slot(const struct config *cfg, struct loop *loop)
 				  cfg->slot_name, err);
 			return EXIT_USAGE;
 		}
+		backoff = supervise_wait_ms(&sv, 0);
 		log_warn(MOD,
 			 "could not create replication slot \"%s\": %s; trying again in %lld ms",
 			 cfg->slot_name, err, (long long)backoff);
 		if (!loop_sleep(loop, backoff)) {
 			return EXIT_OK; /* SIGTERM/SIGINT while waiting */
 		}
-		backoff = backoff * 2 > max ? max : backoff * 2;
 	}
 }
 
@@ -317,6 +320,13 @@ struct proc {
 	int sfd;
 };
 
+/* After every wait of the loop: the liveness endpoint's evidence (loop_hook). */
+static void
+loop_turned(void *metrics)
+{
+	metrics_loop_turned(metrics);
+}
+
 /* Sets up @p from the files; false (exit 2) when a step failed, which is logged. */
 static bool
 proc_start(struct proc *p, int nfiles, char **files, bool poll)
@@ -331,7 +341,8 @@ proc_start(struct proc *p, int nfiles, char **files, bool poll)
 	/* Before any thread exists (libmicrohttpd, librdkafka): they inherit the blocked mask. */
 	p->sfd = signal_fd();
 	loop_init(&p->loop, p->sfd);
-	p->loop.metrics = p->metrics;
+	p->loop.after_wait = loop_turned;
+	p->loop.after_wait_arg = p->metrics;
 	metrics_set_live_bound(p->metrics, p->cfg->health_live_ms);
 	run_id(p->rid);
 	if (build_router(p->cfg, p->rid, &p->router) < 0) {

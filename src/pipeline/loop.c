@@ -93,8 +93,8 @@ loop_wait(struct loop *l, struct loop_wait *w, char *errbuf, size_t errlen)
 	w->source_ready = fds[2].revents != 0;
 	/* POLLHUP and POLLERR come whatever was asked; POLLRDHUP only when asked for */
 	w->source_closed = w->source_hangup && (fds[2].revents & (POLLRDHUP | POLLHUP | POLLERR));
-	if (l->metrics) {
-		metrics_loop_turned(l->metrics);
+	if (l->after_wait) {
+		l->after_wait(l->after_wait_arg);
 	}
 	return 0;
 }

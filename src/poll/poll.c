@@ -507,7 +507,7 @@ static enum outcome
 session_run(struct poller *s)
 {
 	enum outcome o = session_open(s);
-	bool more = false;
+	bool more = false, cleaning = false;
 
 	while (o == OUTCOME_OK) {
 		if (!s->unordered && now_monotonic_us() >= s->next_lock_us &&
@@ -518,10 +518,11 @@ session_run(struct poller *s)
 			o = cycle(s, &more);
 		}
 		if (o == OUTCOME_OK) {
-			o = poll_upkeep(s);
+			o = poll_upkeep(s, &cleaning);
 		}
 		if (o == OUTCOME_OK && !more) {
-			o = idle(s);
+			/* a cleanup under way: signals, reports and the liveness clock, no wait */
+			o = cleaning ? wait_events(s, 0) : idle(s);
 		}
 	}
 	if (o == OUTCOME_STOP) {
@@ -557,38 +558,33 @@ settings_fit(const struct config *cfg)
 
 /*
  * A row whose delivery fails session after session (outboxd.halt.after.failures), as `outboxd
- * run` judges it: its dead letter on the next session when a dead-letter topic is set (once),
- * else a halt naming it. Return: true to halt.
+ * run` judges it (the supervisor's verdict): its dead letter on the next session when a
+ * dead-letter topic is set (once), else a halt naming it. Return: true to halt.
  */
 static bool
 should_halt(struct poll_failing *f, const struct config *cfg, const char *id, const char *why)
 {
-	if (!*id) {
-		return false; /* not a delivery failure (the database or a connection): no verdict */
-	}
-	if (strcmp(f->id, id) != 0) {
-		snprintf(f->id, sizeof(f->id), "%s", id);
-		f->count = 0;
-	}
-	if (++f->count < cfg->halt_after_failures) {
-		return false;
-	}
-	if (cfg->dlq_topic && strcmp(f->dead_lettered, id) != 0) {
+	int64_t count = 0;
+
+	switch (supervise_failed(&f->sv, id, NULL, &count)) {
+	case SUPERVISE_RETRY: return false;
+	case SUPERVISE_DEAD_LETTER:
 		log_warn(MOD,
 			 "row id=%s failed %lld sessions in a row (%s); it goes to the dead-letter "
 			 "topic %s on the next poll",
-			 id, (long long)f->count, why, cfg->dlq_topic);
+			 id, (long long)count, why, cfg->dlq_topic);
 		snprintf(f->dead_lettered, sizeof(f->dead_lettered), "%s", id);
 		snprintf(f->reason, sizeof(f->reason), "%s", why);
 		f->poison = true;
-		f->count = 0;
 		return false;
+	case SUPERVISE_HALT:
+	default: break;
 	}
 	log_error(MOD,
 		  "halt: row id=%s failed %lld sessions in a row: %s; it and the rows after it in "
 		  "its partition stay unpublished; fix the cause (or set "
 		  "outboxd.errors.deadletterqueue.topic.name) and start outboxd poll again",
-		  id, (long long)f->count, why);
+		  id, (long long)count, why);
 	return true;
 }
 
@@ -598,17 +594,20 @@ poll_run(const struct poll_params *p)
 	const struct config *cfg = p->cfg;
 	struct stall stall = { 0 };
 	struct poll_failing fail = { 0 };
-	int64_t backoff = 500;
+	int64_t backoff;
 
 	if (!settings_fit(cfg)) {
 		return OUTCOME_PRECONDITION;
 	}
+	supervise_init(&fail.sv, cfg->restart_backoff_max_ms, cfg->halt_after_failures,
+		       cfg->dlq_topic != NULL);
 	metrics_poll_enable(p->metrics);
 	for (;;) {
 		struct poller s = { .p = p,
 				    .cfg = cfg,
 				    .unordered = strcmp(cfg->poll_mode, "unordered") == 0,
-				    .stall = &stall };
+				    .stall = &stall,
+				    .clean_at = -1 };
 		int64_t started = now_monotonic_us();
 		enum outcome o;
 
@@ -645,9 +644,7 @@ poll_run(const struct poll_params *p)
 			poll_session_close(&s, PUBLISH_END_FINAL);
 			return o;
 		}
-		if (now_monotonic_us() - started > INT64_C(60) * 1000000) {
-			backoff = 500;
-		}
+		backoff = supervise_wait_ms(&fail.sv, now_monotonic_us() - started);
 		log_warn(MOD,
 			 "%s; polling again from the oldest unpublished row in %lld ms (nothing is "
 			 "marked before its delivery report: duplicates, never loss)",
@@ -658,7 +655,5 @@ poll_run(const struct poll_params *p)
 		if (!loop_sleep(p->loop, backoff)) {
 			return OUTCOME_STOP;
 		}
-		backoff = backoff * 2 > cfg->restart_backoff_max_ms ? cfg->restart_backoff_max_ms :
-								      backoff * 2;
 	}
 }

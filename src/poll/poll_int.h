@@ -16,6 +16,7 @@
 #include "outboxd/pipeline/outcome.h"
 #include "outboxd/pipeline/publish.h"
 #include "outboxd/pipeline/stall.h"
+#include "outboxd/pipeline/supervise.h"
 #include "outboxd/poll/poll.h"
 #include "outboxd/util/buf.h"
 
@@ -26,11 +27,10 @@ struct poll_pending {
 	bool produced, acked;
 };
 
-/* A row whose delivery failed in consecutive sessions (outboxd.halt.after.failures). */
+/* Rows whose delivery failed in consecutive sessions (outboxd.halt.after.failures). */
 struct poll_failing {
-	char id[256];		 /* the row, "" = none */
-	int64_t count;		 /* sessions in a row that failed on it */
-	char dead_lettered[256]; /* the row handed to the dead-letter topic already */
+	struct supervise sv;	 /* the backoff, the count, dead letter once */
+	char dead_lettered[256]; /* the row handed to the dead-letter topic */
 	char reason[2048];
 	bool poison; /* the next session sends dead_lettered's dead letter */
 };
@@ -76,6 +76,8 @@ struct poller {
 	int64_t next_lock_us;  /* when the partitions held elsewhere are tried again */
 	int64_t next_stats_us; /* when the unpublished rows are counted again */
 	int64_t next_clean_us; /* when the cleanup runs again */
+	int clean_at;	       /* the table a cleanup under way is at; -1 = none under way */
+	long long clean_total; /* the rows that cleanup removed so far */
 	int64_t next_tick_us;  /* the stall watchdog's next look */
 	uint64_t tick_acked;   /* successful reports the watchdog has seen */
 	struct poll_pending *rows;
@@ -127,8 +129,13 @@ void poll_tables_free(struct poller *s);
  */
 enum outcome poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema);
 
-/* poll_upkeep() - the count (every outboxd.poll.stats.interval.ms) and the cleanup (every
- * outboxd.poll.cleanup.interval.ms, in batches, each its own short transaction) when due. */
-enum outcome poll_upkeep(struct poller *s);
+/*
+ * poll_upkeep() - the count (every outboxd.poll.stats.interval.ms) when due, and one batch of the
+ * cleanup (every outboxd.poll.cleanup.interval.ms, each batch its own short transaction) when
+ * one is due or under way: one batch per turn, so that the loop goes on between batches
+ * (publishing, signals, the liveness clock) however many rows a cleanup has to remove.
+ * @ret_more: the cleanup has more to do (the caller turns again without waiting).
+ */
+enum outcome poll_upkeep(struct poller *s, bool *ret_more);
 
 #endif

@@ -166,60 +166,70 @@ count(struct poller *s)
 	return o;
 }
 
-/* @t's batches until one is short (nothing older is left) or a signal asks to stop. */
+/* One batch of the cleanup of the table it is at: a short batch moves it to the next table. */
 static enum outcome
-clean_table(struct poller *s, const struct poll_table *t, long long *ret_total)
+clean_batch(struct poller *s)
 {
+	const struct poll_table *t = &s->tables[s->clean_at];
 	char batch[24];
 	const char *params[2] = { s->cfg->poll_retention, batch };
-	enum outcome o = OUTCOME_OK;
+	PGresult *r = NULL;
+	enum outcome o;
 	long long n;
 
 	snprintf(batch, sizeof(batch), "%lld", (long long)s->cfg->poll_cleanup_batch_size);
-	do {
-		PGresult *r = NULL;
-
-		o = poll_exec(s, buf_cstr(&t->clean), 2, params,
-			      s->cfg->poll_archive_table ? "moving published rows to the archive" :
-							   "deleting published rows",
-			      &r);
-		n = o == OUTCOME_OK ? strtoll(PQcmdTuples(r), NULL, 10) : 0;
-		*ret_total += n;
-		PQclear(r);
-	} while (o == OUTCOME_OK && n >= s->cfg->poll_cleanup_batch_size && !s->p->loop->stopping);
+	o = poll_exec(s, buf_cstr(&t->clean), 2, params,
+		      s->cfg->poll_archive_table ? "moving published rows to the archive" :
+						   "deleting published rows",
+		      &r);
+	n = o == OUTCOME_OK ? strtoll(PQcmdTuples(r), NULL, 10) : 0;
+	PQclear(r);
+	s->clean_total += n;
+	metrics_poll_cleaned(s->p->metrics, (uint64_t)n);
+	if (o == OUTCOME_OK && n < s->cfg->poll_cleanup_batch_size) {
+		s->clean_at++; /* nothing older left in this table */
+	}
 	return o;
 }
 
+/* The cleanup's next batch; at its end the total, and the next cleanup's time. */
 static enum outcome
-clean(struct poller *s)
+clean(struct poller *s, bool *ret_more)
 {
-	enum outcome o = OUTCOME_OK;
-	long long total = 0;
+	enum outcome o;
 
-	for (int i = 0; i < s->ntables && o == OUTCOME_OK && !s->p->loop->stopping; i++) {
-		o = clean_table(s, &s->tables[i], &total);
+	if (s->clean_at < 0) {
+		s->clean_at = 0;
+		s->clean_total = 0;
 	}
-	if (total) {
-		log_info(MOD, "cleanup: %lld published rows older than %s %s", total,
+	o = s->clean_at < s->ntables ? clean_batch(s) : OUTCOME_OK;
+	if (o == OUTCOME_OK && s->clean_at < s->ntables) {
+		*ret_more = true;
+		return o;
+	}
+	if (s->clean_total) {
+		log_info(MOD, "cleanup: %lld published rows older than %s %s", s->clean_total,
 			 s->cfg->poll_retention,
 			 s->cfg->poll_archive_table ? "moved to the archive" : "deleted");
 	}
-	metrics_poll_cleaned(s->p->metrics, (uint64_t)total);
+	s->clean_at = -1;
 	s->next_clean_us = now_monotonic_us() + s->cfg->poll_cleanup_interval_ms * 1000;
 	return o;
 }
 
 enum outcome
-poll_upkeep(struct poller *s)
+poll_upkeep(struct poller *s, bool *ret_more)
 {
 	int64_t now = now_monotonic_us();
 	enum outcome o = OUTCOME_OK;
 
+	*ret_more = false;
 	if (now >= s->next_stats_us) {
 		o = count(s);
 	}
-	if (o == OUTCOME_OK && s->cfg->poll_retention && now >= s->next_clean_us) {
-		o = clean(s);
+	if (o == OUTCOME_OK && s->cfg->poll_retention &&
+	    (s->clean_at >= 0 || now >= s->next_clean_us)) {
+		o = clean(s, ret_more);
 	}
 	return o;
 }

@@ -12,6 +12,7 @@
 #include "outboxd/pipeline/publish.h"
 #include "outboxd/pipeline/sqlq.h"
 #include "outboxd/pipeline/stall.h"
+#include "outboxd/pipeline/supervise.h"
 #include "outboxd/relay/cleanup.h"
 #include "outboxd/relay/feedback.h"
 #include "outboxd/relay/heartbeat.h"
@@ -60,14 +61,13 @@ struct session {
 };
 
 /*
- * A transaction whose delivery fails session after session (outboxd.halt.after.failures): the
- * one the failed report belongs to, not whatever transaction happens to be open.
+ * The transaction a failed session blames (note_failure()): the one the failed report belongs
+ * to, not whatever transaction happens to be open; the supervisor counts failures by it.
  */
 struct failing {
 	lsn_t lsn;		 /* its commit LSN, 0 = none */
-	int64_t count;		 /* restarts in a row that failed on it */
 	char id[256];		 /* the refused record's "id" header */
-	lsn_t dead_lettered_lsn; /* publish_set_poison() was given it already */
+	lsn_t dead_lettered_lsn; /* the row that goes to the dead-letter topic: publish_set_poison() */
 	char dead_lettered_id[256];
 };
 
@@ -82,6 +82,7 @@ struct relay {
 	struct stall stall; /* a broker outage outlives sessions: so does its clock */
 	struct slotwatch sw;
 	struct cleanup_params clp;
+	struct supervise sv; /* the backoff, halt after failures, dead letter once */
 	struct failing fail;
 	char poison_reason[2048];
 	bool interval_said; /* the capped status-update interval was logged */
@@ -623,27 +624,27 @@ note_failure(struct relay *r, struct session *s)
 			errbuf_set(s->why, sizeof(s->why), "%s", reason);
 		}
 	}
-	f->count = at && at == f->lsn ? f->count + 1 : at ? 1 : 0;
 	f->lsn = at;
 	snprintf(f->id, sizeof(f->id), "%s", id ? id : "(no id header)");
 }
 
 /*
- * After outboxd.halt.after.failures restarts in a row on one transaction: with a dead-letter
- * topic the refused row goes there on the next replay (once), else a halt naming the row.
+ * After outboxd.halt.after.failures restarts in a row on one transaction (the supervisor's
+ * verdict): with a dead-letter topic the refused row goes there on the next replay (once), else
+ * a halt naming the row.
  */
 static bool
 should_halt(struct relay *r, const char *why)
 {
 	struct failing *f = &r->fail;
-	char lsn[LSN_STRLEN];
+	char lsn[LSN_STRLEN], row[LSN_STRLEN + sizeof(f->id) + 1];
+	int64_t count = 0;
 
-	if (!f->lsn || f->count < r->cfg->halt_after_failures) {
-		return false;
-	}
 	lsn_format(f->lsn, lsn);
-	if (r->cfg->dlq_topic &&
-	    !(f->dead_lettered_lsn == f->lsn && strcmp(f->dead_lettered_id, f->id) == 0)) {
+	snprintf(row, sizeof(row), "%s %s", lsn, f->id);
+	switch (supervise_failed(&r->sv, f->lsn ? lsn : NULL, row, &count)) {
+	case SUPERVISE_RETRY: return false;
+	case SUPERVISE_DEAD_LETTER:
 		log_fields(LOG_WARN, MOD,
 			   (const struct log_field[]){ { "row_id", f->id },
 						       { "position", lsn },
@@ -651,18 +652,19 @@ should_halt(struct relay *r, const char *why)
 			   3,
 			   "row id=%s committing at %s failed %lld restarts in a row (%s); it goes "
 			   "to the dead-letter topic %s on the next replay",
-			   f->id, lsn, (long long)f->count, why, r->cfg->dlq_topic);
+			   f->id, lsn, (long long)count, why, r->cfg->dlq_topic);
 		f->dead_lettered_lsn = f->lsn;
 		snprintf(f->dead_lettered_id, sizeof(f->dead_lettered_id), "%s", f->id);
 		snprintf(r->poison_reason, sizeof(r->poison_reason), "%s", why);
-		f->count = 0;
 		return false;
+	case SUPERVISE_HALT:
+	default: break;
 	}
 	log_fields(LOG_ERROR, MOD,
 		   (const struct log_field[]){ { "row_id", f->id }, { "position", lsn } }, 2,
 		   "halt: row id=%s committing at %s failed %lld restarts in a row: %s; nothing "
 		   "from that transaction on is confirmed; fix the cause and start outboxd again",
-		   f->id, lsn, (long long)f->count, why);
+		   f->id, lsn, (long long)count, why);
 	return true;
 }
 
@@ -692,6 +694,8 @@ relay_init(struct relay *r, const struct relay_params *p, struct loop *loop)
 	const struct config *cfg = p->cfg;
 
 	*r = (struct relay){ .p = p, .cfg = cfg, .loop = loop };
+	supervise_init(&r->sv, cfg->restart_backoff_max_ms, cfg->halt_after_failures,
+		       cfg->dlq_topic != NULL);
 	r->sp = (struct stream_params){ .router = p->router,
 					.metrics = p->metrics,
 					.dbname = kv_get(&cfg->pg_conn, "dbname"),
@@ -719,10 +723,9 @@ enum relay_exit
 relay_run(const struct relay_params *p, struct loop *loop)
 {
 	struct relay r;
-	const struct config *cfg = p->cfg;
 	enum relay_exit ret = RELAY_EXIT_CLEAN;
 	enum metrics_halt_reason halt_reason = METRICS_HALT_INVALID_CHANGE;
-	int64_t backoff = 500;
+	int64_t backoff = 0;
 
 	relay_init(&r, p, loop);
 	for (;;) {
@@ -731,6 +734,7 @@ relay_run(const struct relay_params *p, struct loop *loop)
 
 		if (o == OUTCOME_RESTART) {
 			note_failure(&r, &r.s);
+			backoff = supervise_wait_ms(&r.sv, now_monotonic_us() - started);
 			/* before session_close(), whose discard of the producer may wait */
 			log_warn(MOD, "%s; restarting from the slot in %lld ms", r.s.why,
 				 (long long)backoff);
@@ -762,10 +766,6 @@ relay_run(const struct relay_params *p, struct loop *loop)
 		if (!loop_sleep(loop, backoff)) {
 			break;
 		}
-		/* A session that ran for a while starts the backoff over. */
-		backoff = now_monotonic_us() - started > INT64_C(60) * 1000000 ? 500 :
-			  backoff * 2 > cfg->restart_backoff_max_ms ? cfg->restart_backoff_max_ms :
-								      backoff * 2;
 	}
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
+#include "outboxd/pipeline/supervise.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
@@ -229,11 +230,13 @@ import_snapshot(struct snap *s, const char *name)
 static enum outcome
 publish_rounds(struct snap *s, const struct publish_source *src, uint64_t *ret_rows)
 {
-	int64_t backoff = 500, max = s->cfg->restart_backoff_max_ms;
+	struct supervise sv;
 	char err[512], why[sizeof(s->why)];
 	enum outcome res;
+	int64_t failures = 0, backoff;
 
-	for (int64_t failures = 1;; failures++) {
+	supervise_init(&sv, s->cfg->restart_backoff_max_ms, s->cfg->halt_after_failures, false);
+	for (;;) {
 		s->produced = s->acked = s->failed = 0;
 		if (!s->pub && publish_new(&s->pp, src, &s->pub, err, sizeof(err)) < 0) {
 			errbuf_set(s->why, sizeof(s->why), "%s", err);
@@ -249,7 +252,8 @@ publish_rounds(struct snap *s, const struct publish_source *src, uint64_t *ret_r
 		publish_free(s->pub, PUBLISH_END_RESTART);
 		s->pub = NULL;
 		snprintf(why, sizeof(why), "%s", s->why);
-		if (failures >= s->cfg->halt_after_failures) {
+		if (supervise_failed(&sv, "the snapshot's round", NULL, &failures) ==
+		    SUPERVISE_HALT) {
 			errbuf_set(s->why, sizeof(s->why),
 				   "halt: %.1500s; the initial snapshot failed %lld times in a row "
 				   "(outboxd.halt.after.failures): fix the cause",
@@ -260,11 +264,10 @@ publish_rounds(struct snap *s, const struct publish_source *src, uint64_t *ret_r
 			MOD,
 			"%s; publishing the snapshot again from its first row in %lld ms (slot and "
 			"snapshot are kept: nothing is lost)",
-			why, (long long)backoff);
+			why, (long long)(backoff = supervise_wait_ms(&sv, 0)));
 		if (!loop_sleep(s->p->loop, backoff)) {
 			return OUTCOME_STOP;
 		}
-		backoff = backoff * 2 > max ? max : backoff * 2;
 		if ((res = snap_sql(s, "CLOSE ALL", NULL)) != OUTCOME_OK) {
 			return res == OUTCOME_HALT ? OUTCOME_PRECONDITION : res;
 		}
@@ -461,20 +464,23 @@ attempt(const struct snapshot_params *p, char *why, size_t whylen)
 enum outcome
 snapshot_run(const struct snapshot_params *p)
 {
-	int64_t max = p->cfg->restart_backoff_max_ms;
+	struct supervise sv;
 
 	/*
 	 * OUTCOME_RESTART comes only from before the slot exists (a connection, a server not up
 	 * yet, a transient query failure): nothing of a snapshot exists, so it is tried again with
 	 * the same capped backoff as the pipeline.
 	 */
-	for (int64_t backoff = 500;; backoff = backoff * 2 > max ? max : backoff * 2) {
+	supervise_init(&sv, p->cfg->restart_backoff_max_ms, p->cfg->halt_after_failures, false);
+	for (;;) {
 		char why[2048];
 		enum outcome o = attempt(p, why, sizeof(why));
+		int64_t backoff;
 
 		if (o != OUTCOME_RESTART) {
 			return o;
 		}
+		backoff = supervise_wait_ms(&sv, 0);
 		log_warn(MOD, "%s; the snapshot is tried again in %lld ms", why,
 			 (long long)backoff);
 		if (!loop_sleep(p->loop, backoff)) {

@@ -852,6 +852,63 @@ START_TEST(test_cleanup_deletes_then_archives)
 }
 END_TEST
 
+/*
+ * A cleanup with much to do keeps the loop turning (issue 33): 200,000 published rows older
+ * than the retention, removed in batches of 50, one batch per turn. While it runs, /health/live
+ * stays 200 under outboxd.health.live.ms=1000 (the loop's age under a second), and a SIGTERM
+ * in its middle is answered within a second. It used to remove batch after batch until done,
+ * with no signal served and the liveness clock stopped.
+ */
+START_TEST(test_a_long_cleanup_keeps_the_loop_turning)
+{
+	struct relayfix f;
+	char *topic, *body = NULL;
+	int port = itest_free_port(), rc, live = 0;
+	long left;
+	double t0, took;
+
+	poll_fixture(&f,
+		     "outboxd.poll.retention=1 second\noutboxd.poll.cleanup.batch.size=50\n"
+		     "outboxd.health.live.ms=1000\n",
+		     &topic);
+	itest_sqlf(f.pg,
+		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload, "
+		   "published_at) SELECT gen_random_uuid(), '%s_order', 'agg-' || (k %% 8), "
+		   "'Created', jsonb_build_object('k', k), now() - interval '1 hour' "
+		   "FROM generate_series(1, 200000) AS k",
+		   f.name, f.name);
+	f.pid = relayfix_spawn(&f, "poll", "outboxd.log", port);
+	t0 = now_s();
+	while ((left = intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name)) > 190000 &&
+	       now_s() - t0 < 60) {
+		usleep(20 * 1000);
+	}
+	ck_assert_msg(left <= 190000, "the cleanup did not start within 60 s: %s",
+		      relayfix_log(&f));
+	/* a second of the cleanup under way: the loop's age stays under the bound */
+	for (t0 = now_s(); now_s() - t0 < 1.0; usleep(50 * 1000)) {
+		rc = itest_http_get(port, "/health/live", &body);
+		ck_assert_msg(rc == 200, "/health/live %d during the cleanup: %s", rc, body);
+		free(body);
+		body = NULL;
+		live++;
+	}
+	left = intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name);
+	ck_assert_msg(left > 0, "the cleanup ended before the SIGTERM: make it longer");
+	t0 = now_s();
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	took = now_s() - t0;
+	ck_assert_msg(took < 1.0, "SIGTERM in the middle of a cleanup answered after %.2f s", took);
+	ck_assert_msg(intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name) > 0,
+		      "the cleanup went on to its end after the SIGTERM");
+	note("# cleanup of 200,000 rows in batches of 50: %d /health/live answers 200 while %ld "
+	     "rows were left; SIGTERM answered in %.3f s\n",
+	     live, left, took);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
 /* A record the broker refuses every time (topic max.message.bytes): a halt naming the row. */
 START_TEST(test_refused_row_halts_naming_it)
 {
@@ -992,6 +1049,7 @@ main(void)
 	tcase_add_test(t, test_second_poller_takes_over_and_keeps_order);
 	tcase_add_test(t, test_unordered_workers_share_the_table);
 	tcase_add_test(t, test_cleanup_deletes_then_archives);
+	tcase_add_test(t, test_a_long_cleanup_keeps_the_loop_turning);
 	tcase_add_test(t, test_refused_row_halts_naming_it);
 	tcase_add_test(t, test_check_poll_names_what_is_missing);
 	tcase_add_test(t, test_several_tables_publish_what_run_publishes);

@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "outboxd/obs/metrics.h"
 
 /* The named deadlines of a session. */
 enum loop_deadline {
@@ -37,13 +36,20 @@ struct loop_deadlines {
 };
 
 /*
- * The process side: the signalfd, whether a stop was asked for, and the metrics every turn of
- * the loop is stamped in (the liveness endpoint's evidence; NULL = none).
+ * What runs after every wait (redis's aftersleep): the process stamps the liveness endpoint's
+ * evidence there. @arg is the hook's own.
+ */
+typedef void (*loop_hook)(void *arg);
+
+/*
+ * The process side: the signalfd, whether a stop was asked for, and the hook run after every
+ * wait (NULL = none); the loop knows nothing of what it does.
  */
 struct loop {
 	int signal_fd;
 	bool stopping;
-	struct metrics *metrics;
+	loop_hook after_wait;
+	void *after_wait_arg;
 };
 
 /* One wait: what to watch, and what was found ready. */
