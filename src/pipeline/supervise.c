@@ -16,7 +16,8 @@ int64_t
 supervise_wait_ms(struct supervise *sv, int64_t ran_us)
 {
 	int64_t ms = !sv->last_ms || ran_us >= SUPERVISE_HEALTHY_US ? SUPERVISE_FIRST_MS :
-	     sv->last_ms > INT64_MAX / 2 ? INT64_MAX : sv->last_ms * 2;
+		     sv->last_ms > INT64_MAX / 2		    ? INT64_MAX :
+								      sv->last_ms * 2;
 
 	sv->last_ms = ms > sv->max_ms ? sv->max_ms : ms;
 	return sv->last_ms;

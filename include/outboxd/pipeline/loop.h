@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
 /* The named deadlines of a session. */
 enum loop_deadline {
 	LOOP_STATUS,	/* the next standby status update */

@@ -33,12 +33,12 @@ enum supervise_verdict {
 };
 
 struct supervise {
-	int64_t max_ms;	    /* outboxd.restart.backoff.max.ms */
-	int64_t halt_after; /* outboxd.halt.after.failures */
-	bool dead_letter;   /* a dead-letter topic is set */
-	int64_t last_ms;    /* the last wait, 0 = none yet */
-	char culprit[512];  /* the key of what failed last; "" = nothing */
-	int64_t count;	    /* sessions in a row the culprit failed */
+	int64_t max_ms;		 /* outboxd.restart.backoff.max.ms */
+	int64_t halt_after;	 /* outboxd.halt.after.failures */
+	bool dead_letter;	 /* a dead-letter topic is set */
+	int64_t last_ms;	 /* the last wait, 0 = none yet */
+	char culprit[512];	 /* the key of what failed last; "" = nothing */
+	int64_t count;		 /* sessions in a row the culprit failed */
 	char dead_lettered[512]; /* the row once sent to the dead-letter topic */
 };
 
@@ -64,7 +64,7 @@ int64_t supervise_wait_ms(struct supervise *sv, int64_t ran_us);
  * @ret_count: the sessions in a row @culprit has failed, this one included (may be NULL).
  * Return: the verdict.
  */
-enum supervise_verdict supervise_failed(struct supervise *sv, const char *culprit,
-					const char *row, int64_t *ret_count);
+enum supervise_verdict supervise_failed(struct supervise *sv, const char *culprit, const char *row,
+					int64_t *ret_count);
 
 #endif
