@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <check.h>
+#include <ctype.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "outboxd/obs/metrics.h"
+#include "outboxd/obs/procstat.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/version.h"
 
@@ -31,6 +34,25 @@ has_line(const char *text, const char *line)
 }
 
 #define ck_assert_line(text, line) ck_assert_msg(has_line(text, line), "missing line: %s", line)
+
+/* The whole of the file @path, NUL-terminated; NULL if it cannot be read. Caller frees. */
+static char *
+read_file(const char *path)
+{
+	struct buf b = BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f) {
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		buf_add(&b, chunk, n);
+	}
+	fclose(f);
+	return buf_steal(&b);
+}
 
 static char *
 render(const struct metrics *m)
@@ -158,6 +180,114 @@ START_TEST(test_every_optional_family_has_help_and_type)
 	ck_assert_int_eq(check_families(t), 22 + 12 + 10 + 3 + 5);
 	free(t);
 	metrics_free(m);
+}
+END_TEST
+
+/* Every family a process can render: all optional sections on, and /proc/self's. */
+static char *
+render_everything(void)
+{
+	static const char *const row[SLOTSTAT_NCOLS] = {
+		"10", "5", "lost", "0", "f", NULL, "wal_removed", "1733333333000", "true", "false"
+	};
+	struct metrics *m = metrics_new();
+	struct procstat ps = { 0 };
+	struct slotstat st;
+	struct rdstats rs = { .queue_capacity_records = 5000 };
+	struct buf out = BUF_INIT;
+
+	ck_assert_int_eq(slotstat_parse(row, &st, NULL, 0), 0);
+	metrics_slot(m, &st);
+	metrics_kafka(m, &rs);
+	metrics_lag(m, 2000000, 1000000, 500000);
+	metrics_observe_ack(m, 3000);
+	metrics_poll_enable(m);
+	metrics_poll_stats(m, 10, 5);
+	metrics_render(m, &out);
+	procstat_render(&ps, &out);
+	metrics_free(m);
+	return buf_steal(&out);
+}
+
+/* Whether @name is a family of @t, or a histogram's series of one. */
+static bool
+rendered(const char *t, const char *name)
+{
+	static const char *const suffixes[] = { "", "_bucket", "_sum", "_count" };
+	char family[160], needle[200];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t n = strlen(name), k = strlen(suffixes[i]);
+
+		if (n <= k || strcmp(name + n - k, suffixes[i]) != 0 || n - k >= sizeof(family)) {
+			continue;
+		}
+		memcpy(family, name, n - k);
+		family[n - k] = '\0';
+		snprintf(needle, sizeof(needle), "# TYPE %s ", family);
+		if (strstr(t, needle)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Every outboxd_* metric name that README, the alert rules and the dashboard speak of is a
+ * family outboxd renders: a renamed or removed metric cannot stay documented. Names followed by
+ * '*' are prefixes; the others listed here are not metrics.
+ */
+START_TEST(test_documented_names_are_rendered)
+{
+	static const char *const docs[] = { "README.md", "deploy/prometheus/outboxd-alerts.yml",
+					    "deploy/grafana/outboxd-dashboard.json" };
+	static const char *const not_metrics[] = {
+		"outboxd_outbox",  /* outboxd.poll.notify.channel's default */
+		"outboxd_standby", /* the test stack's physical slot */
+		"outboxd_cert",	   /* a role of the test stack */
+		"outboxd_keys",	   /* config.c's table */
+	};
+	const char *root = getenv("OUTBOXD_SOURCE_ROOT");
+	char *t = render_everything();
+	int checked = 0;
+
+	ck_assert_msg(root != NULL, "OUTBOXD_SOURCE_ROOT is not set (tests/meson.build sets it)");
+	for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+		struct buf path = BUF_INIT;
+		char *text;
+
+		buf_add_fmt(&path, "%s/%s", root, docs[d]);
+		text = read_file(buf_cstr(&path));
+		ck_assert_msg(text != NULL, "cannot read %s", buf_cstr(&path));
+		for (const char *p = strstr(text, "outboxd_"); p; p = strstr(p + 1, "outboxd_")) {
+			char name[160];
+			size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+			bool skip = p[n] == '*' || n >= sizeof(name) ||
+				    (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_'));
+
+			while (n && p[n - 1] == '_') {
+				n--;
+			}
+			if (skip || n < sizeof("outboxd_x") - 1) {
+				continue;
+			}
+			memcpy(name, p, n);
+			name[n] = '\0';
+			for (size_t i = 0; i < sizeof(not_metrics) / sizeof(not_metrics[0]); i++) {
+				skip = skip || strcmp(name, not_metrics[i]) == 0;
+			}
+			if (!skip) {
+				ck_assert_msg(rendered(t, name),
+					      "%s names %s, which outboxd does not render", docs[d],
+					      name);
+				checked++;
+			}
+		}
+		free(text);
+		buf_fini(&path);
+	}
+	ck_assert_int_gt(checked, 100);
+	free(t);
 }
 END_TEST
 
@@ -567,6 +697,7 @@ metrics_suite(void)
 	tcase_add_test(render_tc, test_last_ack_age_counts_from_the_start_of_the_wait);
 	tcase_add_test(render_tc, test_poll_families_only_for_the_poller);
 	tcase_add_test(render_tc, test_every_optional_family_has_help_and_type);
+	tcase_add_test(render_tc, test_documented_names_are_rendered);
 	tcase_add_test(render_tc, test_lag_and_commit_to_ack_histogram);
 	tcase_add_test(state, test_exactly_one_state_series_is_1_after_each_transition);
 	tcase_add_test(state, test_health_is_200_only_when_streaming_and_not_stalled);
