@@ -42,6 +42,7 @@
 #include <valgrind/callgrind.h>
 
 #include "outboxd/config/config.h"
+#include "outboxd/kafka/kafkasink.h"
 #include "outboxd/obs/metrics.h"
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/pgstream_frame.h"
@@ -237,7 +238,8 @@ build(struct replay *r, const char *const *files, int nfiles, int mock_brokers,
 		kv_set(&r->settings, extra->v[i].key, extra->v[i].value, NULL);
 	}
 	r->metrics = metrics_new();
-	r->pp = (struct publish_params){ .producer = &r->settings,
+	r->pp = (struct publish_params){ .sink = { .kind = &kafkasink_kind,
+						   .settings = &r->settings },
 					 .router = r->router,
 					 .metrics = r->metrics };
 	r->sp = (struct stream_params){ .router = r->router,

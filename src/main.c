@@ -490,10 +490,10 @@ cmd_check(int nfiles, char **files, bool poll)
 	if (ok && poll) {
 		ok = poll_check(&(struct poll_params){ .cfg = cfg, .router = router },
 				diagnose_line, NULL);
-		ok = diagnose_kafka(cfg) && ok;
+		ok = diagnose_broker(cfg) && ok;
 	} else if (ok) {
 		ok = diagnose_postgres(cfg, router);
-		ok = diagnose_kafka(cfg) && ok;
+		ok = diagnose_broker(cfg) && ok;
 	}
 	printf("%s %s\n", poll ? "outboxd poll" : "outboxd",
 	       ok ? "can run with this configuration" :

@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "outboxd/diag/diagnose.h"
 
-#include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/kafka/kafkasec.h"
-#include "outboxd/kafka/producer.h"
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgfailover.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
+#include "outboxd/pipeline/sinks.h"
 #include "outboxd/relay/cleanup.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/lsn.h"
@@ -31,7 +29,7 @@ diagnose_line(void *arg, int level, const char *what, const char *detail)
 	printf("%-4s %-13s %s\n", level == 0 ? "ok" : level == 1 ? "warn" : "FAIL", what, detail);
 }
 
-/* A connection's security line (pgconn_security(), kafkasec_describe()): warn when it warned. */
+/* A connection's security line (pgconn_security()): warn when it warned. */
 static void
 security_diag(const char *what, int warnings, struct buf *line)
 {
@@ -40,20 +38,9 @@ security_diag(const char *what, int warnings, struct buf *line)
 }
 
 bool
-diagnose_kafka(const struct config *cfg)
+diagnose_broker(const struct config *cfg)
 {
-	struct producer *p = NULL;
-	struct buf sec = BUF_INIT;
-	char err[1024];
-	bool ok;
-
-	ok = producer_new(&cfg->librdkafka, -1, NULL, NULL, &p, err, sizeof(err)) == 0 &&
-	     producer_check_brokers(p, 10000, err, sizeof(err)) == 0;
-	diag(ok, "kafka", err);
-	security_diag("kafka tls", kafkasec_describe(&cfg->librdkafka, rd_kafka_version(), &sec),
-		      &sec);
-	producer_free(p);
-	return ok;
+	return sinks_check(cfg, 10000, diagnose_line, NULL);
 }
 
 /* outboxd.cleanup.*: the checks `run` makes at start (retention, column, DELETE, owner). */

@@ -63,7 +63,7 @@ struct producer {
 	bool discarding;	     /* producer_discard() runs: its fatal error is expected */
 	int purged_late;  /* records producer_discard() purged after its wait (their reports) */
 	char report[768]; /* the failed delivery report's reason, during the callback */
-	struct producer_failure failure; /* and the rest of what it says */
+	struct sink_failure failure; /* and the rest of what it says */
 };
 
 /*
@@ -163,18 +163,17 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 		 rd_kafka_err2str(m->err), rd_kafka_err2name(m->err),
 		 m->rkt ? rd_kafka_topic_name(m->rkt) : "?", (int)m->partition, fix ? ": " : "",
 		 fix ? fix : "");
-	p->failure =
-		(struct producer_failure){ .size = m->len + m->key_len, .refused = fix != NULL };
+	p->failure = (struct sink_failure){ .size = m->len + m->key_len, .refused = fix != NULL };
 	if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
 	    rd_kafka_header_get_last(hdrs, "id", &p->failure.id, &p->failure.id_len) !=
 		    RD_KAFKA_RESP_ERR_NO_ERROR) {
 		p->failure.id = NULL;
 	}
 	p->on_delivery(p->opaque, m->_private, false, p->report);
-	p->failure = (struct producer_failure){ 0 };
+	p->failure = (struct sink_failure){ 0 };
 }
 
-struct producer_failure
+struct sink_failure
 producer_report_failure(const struct producer *p)
 {
 	return p->failure;
@@ -551,7 +550,7 @@ topic_get(struct producer *p, const char *name)
 
 /* Builds librdkafka headers; they belong to librdkafka once producev() succeeds. */
 static rd_kafka_headers_t *
-headers_new(const struct producer_record *rec)
+headers_new(const struct sink_record *rec)
 {
 	rd_kafka_headers_t *h = rd_kafka_headers_new(rec->nheaders ? rec->nheaders : 1);
 
@@ -563,7 +562,7 @@ headers_new(const struct producer_record *rec)
 }
 
 int
-producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque, char *errbuf,
+producer_send(struct producer *p, const struct sink_record *rec, void *msg_opaque, char *errbuf,
 	      size_t errlen)
 {
 	rd_kafka_topic_t *rkt = topic_get(p, rec->topic);

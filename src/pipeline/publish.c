@@ -2,15 +2,11 @@
 #include "outboxd/pipeline/publish.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "outboxd/kafka/producer.h"
-#include "outboxd/kafka/rdstats.h"
+#include "outboxd/sink/sink.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/failpoint.h"
 #include "outboxd/util/log.h"
@@ -21,10 +17,9 @@
 struct publish {
 	const struct publish_params *p;
 	struct publish_source src;
-	struct producer *prod;
-	int wake[2];		      /* librdkafka writes a byte to [1] when events wait */
-	struct record rec;	      /* rows, dead letters and messages are built here */
-	struct producer_header *hdrs; /* rec's headers as the producer takes them */
+	struct sink *sink;
+	struct record rec;	  /* rows, dead letters and messages are built here */
+	struct sink_header *hdrs; /* rec's headers as the sink takes them */
 	size_t hdrs_cap;
 	bool waiting; /* rec waits for queue space */
 	uint64_t waiting_token;
@@ -38,7 +33,7 @@ struct publish {
 	 * in it), else the first failure.
 	 */
 	bool failed;
-	struct producer_failure culprit; /* id borrowed from failed_id */
+	struct sink_failure culprit; /* id borrowed from failed_id */
 	uint64_t culprit_token;
 	struct buf failed_id, culprit_reason;
 	lsn_t produce_failed_lsn; /* a record the producer refused outright: its position */
@@ -56,11 +51,11 @@ struct publish {
 /* The token of heartbeat records: sources number their records from 1 up, never this high. */
 #define HEARTBEAT_TOKEN UINT64_MAX
 
-/* The producer's view of @r: every pointer borrows from @r, the headers from pub->hdrs. */
-static struct producer_record
+/* The sink's view of @r: every pointer borrows from @r, the headers from pub->hdrs. */
+static struct sink_record
 view(struct publish *pub, const struct record *r)
 {
-	struct producer_record pr = {
+	struct sink_record pr = {
 		.topic = buf_cstr(&r->topic),
 		.key = r->key_null ? NULL : buf_cstr(&r->key),
 		.key_len = r->key.len,
@@ -68,7 +63,7 @@ view(struct publish *pub, const struct record *r)
 		.value_len = r->value.len,
 		.nheaders = r->nheaders,
 		.partition = r->partition,
-		.timestamp_ms = r->timestamp_ms < 0 ? 0 : r->timestamp_ms, /* 0: librdkafka's now */
+		.timestamp_ms = r->timestamp_ms < 0 ? 0 : r->timestamp_ms, /* 0: the client's now */
 	};
 
 	if (pub->hdrs_cap < r->nheaders) {
@@ -76,7 +71,7 @@ view(struct publish *pub, const struct record *r)
 		pub->hdrs = xrealloc(pub->hdrs, pub->hdrs_cap * sizeof(*pub->hdrs));
 	}
 	for (size_t i = 0; i < r->nheaders; i++) {
-		pub->hdrs[i] = (struct producer_header){
+		pub->hdrs[i] = (struct sink_header){
 			.name = buf_cstr(&r->headers[i].name),
 			.value = r->headers[i].null ? NULL : buf_cstr(&r->headers[i].value),
 			.len = r->headers[i].value.len,
@@ -87,7 +82,7 @@ view(struct publish *pub, const struct record *r)
 }
 
 static void
-blame(struct publish *pub, uint64_t token, struct producer_failure f, const char *reason)
+blame(struct publish *pub, uint64_t token, struct sink_failure f, const char *reason)
 {
 	if (pub->failed && !(f.refused && (!pub->culprit.refused || f.size > pub->culprit.size))) {
 		return;
@@ -104,10 +99,9 @@ blame(struct publish *pub, uint64_t token, struct producer_failure f, const char
 }
 
 static void
-on_report(void *opaque, void *msg_opaque, bool ok, const char *reason)
+on_report(void *opaque, uint64_t token, bool ok, const char *reason)
 {
 	struct publish *pub = opaque;
-	uint64_t token = (uint64_t)(uintptr_t)msg_opaque;
 
 	if (pub->closing) {
 		return;
@@ -125,21 +119,18 @@ on_report(void *opaque, void *msg_opaque, bool ok, const char *reason)
 		metrics_count(pub->p->metrics, METRICS_RECORDS_ACKNOWLEDGED, 1);
 	}
 	if (!ok) {
-		blame(pub, token, producer_report_failure(pub->prod), reason);
+		blame(pub, token, sink_report_failure(pub->sink), reason);
 	}
 	pub->src.on_delivery(pub->src.opaque, token, ok, reason);
 }
 
-/* librdkafka's statistics (producer_on_stats) into the metrics; a bad document is ignored. */
+/* The sink's statistics into the metrics. */
 static void
-on_stats(void *arg, const char *json, size_t len)
+on_stats(void *opaque, const void *stats)
 {
-	struct publish *pub = arg;
-	struct rdstats st;
+	struct publish *pub = opaque;
 
-	if (rdstats_parse(json, len, &st, NULL, 0) == 0) {
-		metrics_kafka(pub->p->metrics, &st);
-	}
+	metrics_kafka(pub->p->metrics, stats);
 }
 
 int
@@ -147,22 +138,20 @@ publish_new(const struct publish_params *p, const struct publish_source *src, st
 	    char *errbuf, size_t errlen)
 {
 	struct publish *pub = znew(*pub);
+	const struct sink_params sp = {
+		.settings = p->sink.settings,
+		.on_delivery = on_report,
+		.on_stats = p->sink.kind->stats ? on_stats : NULL,
+		.opaque = pub,
+	};
 
 	pub->p = p;
 	pub->src = *src;
-	pub->wake[0] = pub->wake[1] = -1;
 	record_init(&pub->rec);
-	if (pipe2(pub->wake, O_NONBLOCK | O_CLOEXEC) < 0) {
-		errbuf_set(errbuf, errlen, "pipe: %s", strerror(errno));
+	if (p->sink.kind->open(&sp, &pub->sink, errbuf, errlen) < 0) {
 		publish_free(pub, PUBLISH_END_FINAL);
 		return -EINVAL;
 	}
-	if (producer_new(p->producer, pub->wake[1], on_report, pub, &pub->prod, errbuf, errlen) <
-	    0) {
-		publish_free(pub, PUBLISH_END_FINAL);
-		return -EINVAL;
-	}
-	producer_set_stats(pub->prod, on_stats, pub);
 	*ret = pub;
 	return 0;
 }
@@ -171,7 +160,7 @@ publish_new(const struct publish_params *p, const struct publish_source *src, st
 static void
 count_fatal(struct publish *pub)
 {
-	if (!pub->fatal_counted && pub->prod && producer_fatal(pub->prod, NULL, 0)) {
+	if (!pub->fatal_counted && pub->sink && sink_fatal(pub->sink, NULL, 0)) {
 		pub->fatal_counted = true;
 		metrics_count(pub->p->metrics, METRICS_PRODUCER_FATAL_ERRORS, 1);
 	}
@@ -188,11 +177,11 @@ publish_free(struct publish *pub, enum publish_end end)
 		return;
 	}
 	pub->closing = true;
-	if (pub->prod) {
-		producer_poll(pub->prod); /* its error event is logged as it would have been */
+	if (pub->sink) {
+		sink_serve(pub->sink); /* its error event is logged as it would have been */
 	}
 	count_fatal(pub);
-	purged = producer_discard(pub->prod, wait_ms, fatal, sizeof(fatal));
+	purged = sink_discard(pub->sink, wait_ms, fatal, sizeof(fatal));
 	if (fatal[0]) {
 		metrics_count(pub->p->metrics, METRICS_PRODUCER_FATAL_ERRORS, 1);
 	}
@@ -208,11 +197,6 @@ publish_free(struct publish *pub, enum publish_end end)
 		log_debug(MOD, "the producer, ended, raised librdkafka's fatal error \"%s\"",
 			  fatal);
 	}
-	for (int i = 0; i < 2; i++) {
-		if (pub->wake[i] >= 0) {
-			close(pub->wake[i]);
-		}
-	}
 	record_fini(&pub->rec);
 	buf_fini(&pub->waiting_where);
 	buf_fini(&pub->failed_id);
@@ -227,7 +211,7 @@ publish_free(struct publish *pub, enum publish_end end)
 int
 publish_wake_fd(const struct publish *pub)
 {
-	return pub->wake[0];
+	return sink_wake_fd(pub->sink);
 }
 
 struct record *
@@ -245,7 +229,7 @@ publish_waiting(const struct publish *pub)
 int
 publish_queue_len(const struct publish *pub)
 {
-	return producer_queue_len(pub->prod);
+	return sink_queue_len(pub->sink);
 }
 
 /* "<where> <lsn>": a position as messages name it. */
@@ -305,7 +289,7 @@ static enum outcome
 send(struct publish *pub, uint64_t token, const struct publish_row *row, const char *where,
      lsn_t lsn, char *why, size_t whylen)
 {
-	struct producer_record pr;
+	struct sink_record pr;
 	const char *id;
 	char err[512];
 	int rc;
@@ -317,7 +301,7 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
 				   whylen);
 	}
 	pr = view(pub, &pub->rec);
-	rc = producer_send(pub->prod, &pr, (void *)(uintptr_t)token, err, sizeof(err));
+	rc = sink_send(pub->sink, &pr, token, err, sizeof(err));
 
 	if (rc == 0) {
 		pub->waiting = false;
@@ -344,7 +328,7 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
 			err, sizeof(err),
 			"the record for topic %s is larger than message.max.bytes "
 			"(%lld); raise producer.max.request.size and the topic's max.message.bytes",
-			pr.topic, (long long)producer_max_message_bytes(pub->prod));
+			pr.topic, (long long)sink_max_record_bytes(pub->sink));
 		if (pub->p->dlq_topic && row && strcmp(pr.topic, pub->p->dlq_topic) != 0) {
 			return dead_letter(pub, row, token, err, false, why, whylen);
 		}
@@ -435,13 +419,13 @@ publish_scratch_send(struct publish *pub, uint64_t token, const char *where, lsn
 int
 publish_heartbeat(struct publish *pub, const struct record *rec, char *errbuf, size_t errlen)
 {
-	struct producer_record pr = view(pub, rec);
+	struct sink_record pr = view(pub, rec);
 	int rc;
 
 	if (pub->heartbeat_in_flight) {
 		return -EBUSY;
 	}
-	rc = producer_send(pub->prod, &pr, (void *)(uintptr_t)HEARTBEAT_TOKEN, errbuf, errlen);
+	rc = sink_send(pub->sink, &pr, HEARTBEAT_TOKEN, errbuf, errlen);
 	pub->heartbeat_in_flight = rc == 0;
 	return rc;
 }
@@ -459,18 +443,16 @@ publish_heartbeat_failures(struct publish *pub, char *out, size_t len)
 enum outcome
 publish_serve(struct publish *pub, char *why, size_t whylen)
 {
-	char b[256], err[512];
+	char err[512];
 
-	while (read(pub->wake[0], b, sizeof(b)) > 0) {
-	}
-	producer_poll(pub->prod);
-	if (producer_fatal(pub->prod, err, sizeof(err))) {
+	sink_serve(pub->sink);
+	if (sink_fatal(pub->sink, err, sizeof(err))) {
 		count_fatal(pub);
 		errbuf_set(why, whylen, "fatal producer error: %s", err);
 		return OUTCOME_RESTART;
 	}
-	if (producer_precondition(pub->prod, err, sizeof(err))) {
-		errbuf_set(why, whylen, "kafka: %s", err);
+	if (sink_precondition(pub->sink, err, sizeof(err))) {
+		errbuf_set(why, whylen, "%s: %s", pub->p->sink.kind->name, err);
 		return OUTCOME_PRECONDITION;
 	}
 	return OUTCOME_OK;
@@ -489,7 +471,7 @@ publish_retry(struct publish *pub, char *why, size_t whylen)
 int
 publish_flush(struct publish *pub, int64_t timeout_ms)
 {
-	return producer_flush(pub->prod, timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms);
+	return sink_flush(pub->sink, timeout_ms);
 }
 
 bool
@@ -511,10 +493,10 @@ publish_collect_failures(struct publish *pub)
 	char err[512];
 
 	/* A fatal error fails what is queued: serve those reports before the session ends. */
-	if (producer_fatal(pub->prod, err, sizeof(err))) {
-		(void)producer_flush(pub->prod, 2000);
+	if (sink_fatal(pub->sink, err, sizeof(err))) {
+		(void)sink_flush(pub->sink, 2000);
 	} else {
-		producer_poll(pub->prod);
+		sink_serve(pub->sink);
 	}
 }
 
@@ -549,5 +531,5 @@ publish_set_poison(struct publish *pub, lsn_t lsn, const char *id, const char *r
 size_t
 publish_broker_state(const struct publish *pub, int64_t now_us, char *out, size_t len)
 {
-	return producer_broker_state(pub->prod, now_us, out, len);
+	return sink_broker_state(pub->sink, now_us, out, len);
 }

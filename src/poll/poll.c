@@ -9,6 +9,7 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pipeline/publish.h"
+#include "outboxd/pipeline/sinks.h"
 #include "outboxd/pipeline/stall.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/failpoint.h"
@@ -616,7 +617,7 @@ poll_run(const struct poll_params *p)
 			s.poison_reason = fail.reason;
 			fail.poison = false;
 		}
-		s.pp = (struct publish_params){ .producer = &cfg->librdkafka,
+		s.pp = (struct publish_params){ .sink = sinks_choose(cfg),
 						.router = p->router,
 						.dlq_topic = cfg->dlq_topic,
 						.metrics = p->metrics };

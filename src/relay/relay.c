@@ -10,6 +10,7 @@
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
 #include "outboxd/pipeline/publish.h"
+#include "outboxd/pipeline/sinks.h"
 #include "outboxd/pipeline/sqlq.h"
 #include "outboxd/pipeline/stall.h"
 #include "outboxd/pipeline/supervise.h"
@@ -701,7 +702,7 @@ relay_init(struct relay *r, const struct relay_params *p, struct loop *loop)
 					.dbname = kv_get(&cfg->pg_conn, "dbname"),
 					.facts = column_facts,
 					.facts_opaque = &r->s };
-	r->pp = (struct publish_params){ .producer = &cfg->librdkafka,
+	r->pp = (struct publish_params){ .sink = sinks_choose(cfg),
 					 .router = p->router,
 					 .dlq_topic = cfg->dlq_topic,
 					 .metrics = p->metrics };

@@ -9,6 +9,7 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
+#include "outboxd/pipeline/sinks.h"
 #include "outboxd/pipeline/supervise.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/log.h"
@@ -443,7 +444,7 @@ attempt(const struct snapshot_params *p, char *why, size_t whylen)
 	struct buf marker = BUF_INIT;
 	enum outcome res;
 
-	s.pp = (struct publish_params){ .producer = &cfg->librdkafka,
+	s.pp = (struct publish_params){ .sink = sinks_choose(cfg),
 					.router = p->router,
 					.dlq_topic = cfg->dlq_topic,
 					.metrics = p->metrics };

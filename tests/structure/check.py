@@ -17,7 +17,11 @@ Fails, listing every finding, when
   6. a folder calls into, or includes a header of, a folder that FOLDERS does not let it call
      (calls go one way: down the list; relay/, snapshot/ and poll/ are peers that never call
      each other), or a src/ folder is not in FOLDERS, or a folder's main header lacks its
-     "Folder <name>/:" paragraph (what it owns and what it may call).
+     "Folder <name>/:" paragraph (what it owns and what it may call);
+  7. a file outside a broker client's folder includes that client's library header (librdkafka
+     outside kafka/), or a file above the sink seam includes a client's own header (kafka/...)
+     other than pipeline/sinks.c, which picks the sink: above the seam, code speaks to
+     sink/sink.h only.
 """
 import os
 import re
@@ -42,13 +46,14 @@ FOLDERS = {
     "pg": (1, "pg/pgconn.h"),
     "connect": (2, "connect/router.h"),
     "config": (3, "config/config.h"),
-    "kafka": (4, "kafka/producer.h"),
-    "obs": (5, "obs/metrics.h"),
-    "pipeline": (6, "pipeline/publish.h"),
-    "relay": (7, "relay/relay.h"),
-    "snapshot": (7, "snapshot/snapshot.h"),
-    "poll": (7, "poll/poll.h"),
-    "diag": (8, "diag/diagnose.h"),
+    "sink": (4, "sink/sink.h"),
+    "kafka": (5, "kafka/producer.h"),
+    "obs": (6, "obs/metrics.h"),
+    "pipeline": (7, "pipeline/publish.h"),
+    "relay": (8, "relay/relay.h"),
+    "snapshot": (8, "snapshot/snapshot.h"),
+    "poll": (8, "poll/poll.h"),
+    "diag": (9, "diag/diagnose.h"),
 }
 
 
@@ -200,6 +205,40 @@ def folder_rules(root, lib):
     return found
 
 
+# A broker client's library header, the folder that may include it, and who else may and why.
+CLIENT_LIBRARIES = {
+    "librdkafka/": ("kafka", {"src/util/version.c": "`outboxd version` prints the library's version"}),
+}
+# Files above the seam that may include a broker client's own headers, and why.
+SINK_CHOOSERS = {
+    "src/pipeline/sinks.c": "the one place a sink is picked from the configuration",
+    "include/outboxd/obs/metrics.h": "metrics_kafka() still takes librdkafka's parsed statistics; "
+                                     "goes with the metrics registry (issue 33 item 5)",
+}
+
+
+def seam_rules(root):
+    found = []
+    for base in ("src", os.path.join("include", "outboxd")):
+        for dirpath, _, files in os.walk(os.path.join(root, base)):
+            for f in sorted(files):
+                r = rel(root, os.path.join(dirpath, f))
+                a = folder_of(r)
+                text = "\n".join(read_lines(os.path.join(root, r)))
+                for lib, (client, allowed) in CLIENT_LIBRARIES.items():
+                    if (re.search(r'^#include <' + re.escape(lib), text, re.M) and a != client
+                            and r not in allowed):
+                        found.append(f"{r}: includes <{lib}...>: only {client}/ speaks to it "
+                                     f"(go through sink/sink.h)")
+                for line, b in re.findall(r'^(#include "outboxd/(\w+)/\w+\.h")', text, re.M):
+                    clients = {c for c, _ in CLIENT_LIBRARIES.values()}
+                    if (b in clients and a != b and a in FOLDERS and b in FOLDERS
+                            and FOLDERS[a][0] > FOLDERS[b][0] and r not in SINK_CHOOSERS):
+                        found.append(f"{r}: {line}: above the sink seam only sink/sink.h "
+                                     f"(and pipeline/sinks.c to pick one)")
+    return found
+
+
 def missing_headers(root):
     found = []
     for path in src_files(root, (".c",)):
@@ -259,6 +298,7 @@ def main(argv):
         ("public headers the headers suite does not compile alone", untested_headers(root)),
         ("folder calls against FOLDERS (one way, peers apart, main headers)",
          folder_rules(root, lib)),
+        ("broker clients used past the sink seam", seam_rules(root)),
     ]
     total = 0
     for title, found in rules:

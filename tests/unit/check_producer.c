@@ -71,15 +71,15 @@ wait_readable(int fd, int timeout_ms)
 	return rc;
 }
 
-static struct producer_record
+static struct sink_record
 record(const char *key, const char *value)
 {
-	return (struct producer_record){ .topic = "t",
-					 .key = key,
-					 .key_len = strlen(key),
-					 .value = value,
-					 .value_len = value ? strlen(value) : 0,
-					 .partition = -1 };
+	return (struct sink_record){ .topic = "t",
+				     .key = key,
+				     .key_len = strlen(key),
+				     .value = value,
+				     .value_len = value ? strlen(value) : 0,
+				     .partition = -1 };
 }
 
 START_TEST(test_deliver_and_wake)
@@ -87,8 +87,8 @@ START_TEST(test_deliver_and_wake)
 	struct kv s = KV_INIT;
 	struct reports r = { 0 };
 	struct producer *p = mock_producer(&s, &r);
-	struct producer_header h = { "id", "abc", 3 };
-	struct producer_record rec = record("k", "v");
+	struct sink_header h = { "id", "abc", 3 };
+	struct sink_record rec = record("k", "v");
 	char b;
 
 	rec.headers = &h;
@@ -133,7 +133,7 @@ START_TEST(test_statistics_reach_the_callback_and_parse)
 	struct reports r = { 0 };
 	struct stats_seen seen = { 0 };
 	struct producer *p;
-	struct producer_record rec = record("k", "v");
+	struct sink_record rec = record("k", "v");
 
 	kv_set(&s, "statistics.interval.ms", "100", NULL);
 	p = mock_producer(&s, &r);
@@ -165,7 +165,7 @@ START_TEST(test_queue_full_is_eagain)
 	struct kv s = KV_INIT;
 	struct reports r = { 0 };
 	struct producer *p;
-	struct producer_record rec = record("k", "v");
+	struct sink_record rec = record("k", "v");
 	int rc = 0, sent = 0;
 
 	kv_set(&s, "queue.buffering.max.messages", "5", NULL);
@@ -189,7 +189,7 @@ START_TEST(test_oversize_is_emsgsize)
 	struct reports r = { 0 };
 	struct producer *p;
 	char *big = malloc(2000);
-	struct producer_record rec;
+	struct sink_record rec;
 	char err[256] = "";
 
 	memset(big, 'x', 1999);
@@ -222,7 +222,7 @@ START_TEST(test_queue_bound_fits_largest_record)
 		struct kv s = KV_INIT;
 		struct reports r = { 0 };
 		struct producer *p;
-		struct producer_record small = record("k", "v"), rec = record("k", big);
+		struct sink_record small = record("k", "v"), rec = record("k", big);
 		int rc;
 
 		kv_set(&s, "queue.buffering.max.ms", "1000", NULL);
@@ -256,7 +256,7 @@ START_TEST(test_topic_lookup_backs_off_without_broker)
 	struct kv s = KV_INIT;
 	struct reports r = { 0 };
 	struct producer *p;
-	struct producer_record rec = record("k", "v");
+	struct sink_record rec = record("k", "v");
 	char err[256] = "", topic[32];
 	struct timespec t0, t1;
 	double secs;
@@ -291,7 +291,7 @@ START_TEST(test_topic_lookups_are_bounded_per_second)
 	struct kv s = KV_INIT;
 	struct reports r = { 0 };
 	struct producer *p = mock_producer(&s, &r);
-	struct producer_record rec = record("k", "v");
+	struct sink_record rec = record("k", "v");
 	char topic[32];
 	struct timespec t0, t1;
 	double secs;
@@ -329,7 +329,7 @@ stats_warning_at_1000_topics(const char *interval)
 	struct kv s = KV_INIT;
 	struct reports r = { 0 };
 	struct producer *p;
-	struct producer_record rec = record("k", "v");
+	struct sink_record rec = record("k", "v");
 	char topic[32], *text = NULL;
 	size_t len = 0;
 	FILE *tmp = tmpfile();
@@ -432,7 +432,7 @@ START_TEST(test_purge_on_free_reports_failures)
 	struct kv s = KV_INIT;
 	struct reports r = { 0 };
 	struct producer *p;
-	struct producer_record rec = record("k", "v");
+	struct sink_record rec = record("k", "v");
 
 	kv_set(&s, "queue.buffering.max.ms", "60000", NULL);
 	p = mock_producer(&s, &r);

@@ -121,8 +121,8 @@ send_n(struct fx *f, const char *topic, int partition, int from, int n)
 {
 	for (int i = from; i < from + n; i++) {
 		char key[32], val[32];
-		struct producer_header h = { "id", val, 0 };
-		struct producer_record rec = { .topic = topic, .partition = partition };
+		struct sink_header h = { "id", val, 0 };
+		struct sink_record rec = { .topic = topic, .partition = partition };
 		int rc;
 
 		snprintf(key, sizeof(key), "agg-%d", partition < 0 ? i % 7 : 0);

@@ -33,8 +33,10 @@ void diagnose_line(void *arg, int level, const char *what, const char *detail);
  */
 bool diagnose_postgres(const struct config *cfg, const struct router *router);
 
-/* diagnose_kafka() - a broker answers (metadata) with @cfg's (borrowed) producer settings; the
- * TLS line. */
-bool diagnose_kafka(const struct config *cfg);
+/*
+ * diagnose_broker() - the sink's own lines (sinks_check()) with @cfg's (borrowed) settings: for
+ * Kafka, the brokers answer (metadata) and how the connections are secured.
+ */
+bool diagnose_broker(const struct config *cfg);
 
 #endif

@@ -3,9 +3,10 @@
 #define OUTBOXD_KAFKA_PRODUCER_H
 
 /*
- * Folder kafka/: the Kafka client: librdkafka's producer with the forced guarantees, its
- * security diagnosis, its statistics. The only folder that includes a librdkafka header (with
- * util/version.c and the diagnosis). It may call: util, pg, connect, config.
+ * Folder kafka/: the Kafka client behind the sink seam (kafkasink.c): librdkafka's producer with
+ * the forced guarantees, its security diagnosis, its statistics. The only folder that includes a
+ * librdkafka header (with util/version.c, which prints its version). It may call: util, pg,
+ * connect, config, sink.
  */
 
 /*
@@ -19,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outboxd/sink/sink.h"
 #include "outboxd/util/kv.h"
 
 struct producer;
@@ -31,26 +33,6 @@ struct producer;
  *          what to do.
  */
 typedef void (*producer_on_delivery)(void *opaque, void *msg_opaque, bool ok, const char *reason);
-
-/* One header: name and value (value NULL = a header with a null value). Borrowed. */
-struct producer_header {
-	const char *name;
-	const void *value;
-	size_t len;
-};
-
-/* One record to produce. All pointers are borrowed; the bytes are copied. */
-struct producer_record {
-	const char *topic;
-	const void *key; /* NULL = null key */
-	size_t key_len;
-	const void *value; /* NULL = null value (a tombstone) */
-	size_t value_len;
-	const struct producer_header *headers;
-	size_t nheaders;
-	int32_t partition;    /* -1: the partitioner (murmur2_random) chooses */
-	int64_t timestamp_ms; /* 0: librdkafka's current time */
-};
 
 /**
  * producer_version_refusal() - why librdkafka @version (rd_kafka_version()'s 0xMMmmrrpp) must
@@ -83,8 +65,8 @@ int producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on
  * -EMSGSIZE when the record exceeds message.max.bytes (a poison row); -ESHUTDOWN after a fatal
  * producer error (restart the pipeline); -EINVAL otherwise, with the reason in @errbuf.
  */
-int producer_send(struct producer *p, const struct producer_record *rec, void *msg_opaque,
-		  char *errbuf, size_t errlen);
+int producer_send(struct producer *p, const struct sink_record *rec, void *msg_opaque, char *errbuf,
+		  size_t errlen);
 
 /* producer_poll() - serve delivery reports, errors and log lines waiting now; never blocks. */
 void producer_poll(struct producer *p);
@@ -131,20 +113,12 @@ int64_t producer_topic_lookups(const struct producer *p);
 /* producer_queue_len() - records waiting for a delivery report. */
 int producer_queue_len(struct producer *p);
 
-/* What a failed delivery report says beyond its reason. */
-struct producer_failure {
-	const void *id; /* the record's "id" header (the outbox row id), NULL if none; borrowed */
-	size_t id_len;
-	size_t size;  /* key and value bytes */
-	bool refused; /* a refusal no retry fixes (too large, not authorized, a policy) */
-};
-
 /*
  * producer_report_failure() - inside the delivery callback of a failed report: the rest of what
  * it says, borrowed for the callback (all zero outside one). The broker refuses a whole batch
  * when one record is too large, so the records of one refusal are told apart by their size.
  */
-struct producer_failure producer_report_failure(const struct producer *p);
+struct sink_failure producer_report_failure(const struct producer *p);
 
 /*
  * producer_broker_state() - what librdkafka's error callback last said about the brokers, and

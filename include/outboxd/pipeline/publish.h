@@ -3,17 +3,19 @@
 #define OUTBOXD_PIPELINE_PUBLISH_H
 
 /*
- * Folder pipeline/: what every source shares: the publish path from a row to a produced record
- * and back, the main loop and its deadlines, the stall watchdog, the queue of asynchronous
- * statements, the outcomes of a step. It may call: util, pg, connect, config, kafka, obs.
+ * Folder pipeline/: what every source shares: the publish path from a row to a sent record and
+ * back, the choice of the broker's sink, the main loop and its deadlines, the stall watchdog, the
+ * supervisor, the queue of asynchronous statements, the outcomes of a step. It may call: util,
+ * pg, connect, config, sink, kafka (sinks.c alone, to pick a sink), obs.
  */
 
 /*
- * The one path from a source's outbox row to a Kafka record and back (DESIGN.md "Data flow"):
- * route -> convert -> produce, with every routing verdict, the dead-letter topic, the record
- * over message.max.bytes and the halt text that names the row and its position. Each record
+ * The one path from a source's outbox row to a broker's record and back (DESIGN.md "Data flow"):
+ * route -> convert -> send through the sink (sink/sink.h; which broker is sinks.c's choice), with
+ * every routing verdict, the dead-letter topic, the record over the broker's record size and the
+ * halt text that names the row and its position. Each record
  * carries the source's own token; the source hears of it twice, through the callbacks it gave:
- * when the producer took the record (at once, or later for the one record that waited for queue
+ * when the sink took the record (at once, or later for the one record that waited for queue
  * space) and when its delivery report arrived. The replication stream keeps acktrack's confirm
  * rule behind those callbacks, the initial snapshot counts, the poller marks its rows.
  *
@@ -21,8 +23,7 @@
  * in flight at a time, and keeps their failures for the heartbeat to report; they are not
  * counted in the records-published and -acknowledged metrics.
  *
- * Owns the producer, librdkafka's wake-up pipe, the record and header scratch and the waiting
- * record. While a record waits, the source must not hand over another one (it stops reading);
+ * Owns the sink, the record and header scratch and the waiting record. While a record waits, the source must not hand over another one (it stops reading);
  * publish_serve() sends it as soon as deliveries free space.
  */
 
@@ -35,13 +36,14 @@
 #include "outboxd/pg/pgoutput.h"
 #include "outboxd/pg/relcache.h"
 #include "outboxd/pipeline/outcome.h"
+#include "outboxd/pipeline/sinks.h"
 #include "outboxd/util/kv.h"
 
 struct publish;
 
 /* A source's side of the path. Callbacks run on the caller's thread, inside publish_*(). */
 struct publish_source {
-	/* the producer took the record of @token (not called for publish_try()) */
+	/* the sink took the record of @token (not called for publish_try()) */
 	void (*on_produced)(void *opaque, uint64_t token);
 	/* its delivery report: @ok = persisted by the broker; @reason borrowed when !ok */
 	void (*on_delivery)(void *opaque, uint64_t token, bool ok, const char *reason);
@@ -49,10 +51,10 @@ struct publish_source {
 };
 
 struct publish_params {
-	const struct kv *producer; /* librdkafka settings (bootstrap.servers included); borrowed */
-	struct router *router;	   /* borrowed */
-	const char *dlq_topic;	   /* outboxd.errors.deadletterqueue.topic.name, or NULL */
-	struct metrics *metrics;   /* borrowed: records published and acknowledged, skipped rows */
+	struct sinks_choice sink; /* the broker client and its settings (sinks_choose()) */
+	struct router *router;	  /* borrowed */
+	const char *dlq_topic;	  /* outboxd.errors.deadletterqueue.topic.name, or NULL */
+	struct metrics *metrics;  /* borrowed: records published and acknowledged, skipped rows */
 };
 
 /* One row of a source as the router takes it. Everything is borrowed for the call. */
@@ -72,7 +74,7 @@ struct publish_row {
 };
 
 /**
- * publish_new() - create the producer and the path.
+ * publish_new() - open the sink and create the path.
  * @p: borrowed; must outlive the result. @src: copied.
  * Return: 0, or -EINVAL with the failing setting in @errbuf (values never shown).
  */
@@ -95,15 +97,15 @@ enum publish_end {
 };
 
 /*
- * publish_free() - end the producer (producer_discard(): what is queued is purged, what is in
+ * publish_free() - end the sink (sink_discard(): what is queued is purged, what is in
  * flight gets the wait @end allows before it is purged too) and the path; the reports reach
- * nobody (the source already knows why it ends). A fatal error of the producer is counted once
+ * nobody (the source already knows why it ends). A fatal error of the sink is counted once
  * (outboxd_producer_fatal_errors_total), also one raised by the purge, which a restart also logs
  * as the discarded producer's. NULL allowed.
  */
 void publish_free(struct publish *pub, enum publish_end end);
 
-/* publish_wake_fd() - the read end of librdkafka's wake-up pipe, for loop_wait(). */
+/* publish_wake_fd() - the sink's wake-up descriptor (sink_wake_fd()), for loop_wait(). */
 int publish_wake_fd(const struct publish *pub);
 
 /**
@@ -112,7 +114,7 @@ int publish_wake_fd(const struct publish *pub);
  * (publish_waiting()), went to the dead-letter topic, or the verdict publishes nothing (an
  * UPDATE under table.op.invalid.behavior=warn|error is logged here); OUTCOME_HALT for a poison
  * row without a dead-letter topic or a fatal UPDATE, with "halt: row id=<id> <where>: <reason>"
- * in @why; OUTCOME_RESTART when the producer refused for another reason.
+ * in @why; OUTCOME_RESTART when the sink refused for another reason.
  */
 enum outcome publish_row(struct publish *pub, const struct publish_row *row, uint64_t token,
 			 char *why, size_t whylen);
@@ -150,9 +152,9 @@ bool publish_waiting(const struct publish *pub);
 
 /**
  * publish_serve() - drain the wake-up pipe, serve delivery reports (the source's callbacks run
- * now) and check for a fatal producer error. Never blocks.
- * Return: OUTCOME_OK, OUTCOME_RESTART after a fatal producer error, or OUTCOME_PRECONDITION
- * once a broker refused the login or the certificates (producer_precondition()); the reason
+ * now) and check for a fatal error of the sink. Never blocks.
+ * Return: OUTCOME_OK, OUTCOME_RESTART after a fatal error of the sink, or OUTCOME_PRECONDITION
+ * once a broker refused the login or the certificates (sink_precondition()); the reason
  * in @why.
  */
 enum outcome publish_serve(struct publish *pub, char *why, size_t whylen);
@@ -170,13 +172,13 @@ enum outcome publish_retry(struct publish *pub, char *why, size_t whylen);
  */
 int publish_flush(struct publish *pub, int64_t timeout_ms);
 
-/* publish_queue_len() - records the producer holds (queued or in flight). */
+/* publish_queue_len() - records the sink holds (queued or in flight). */
 int publish_queue_len(const struct publish *pub);
 
 /*
  * publish_culprit() - the record to blame for this session's failures: a refusal no retry
  * fixes over other failures, the largest record among refusals (a broker refuses a whole batch
- * for one record too large), else the first failure; or one the producer refused outright.
+ * for one record too large), else the first failure; or one the sink refused outright.
  * @ret_token: its source token; @ret_id: its "id" header or NULL; @ret_reason: why. Borrowed.
  * Return: false when nothing failed.
  */
@@ -192,7 +194,7 @@ void publish_collect_failures(struct publish *pub);
  */
 bool publish_halted_row(const struct publish *pub, const char **ret_id, lsn_t *ret_lsn);
 
-/* publish_produce_failed_lsn() - the position of a record the producer refused outright, or 0. */
+/* publish_produce_failed_lsn() - the position of a record the sink refused outright, or 0. */
 lsn_t publish_produce_failed_lsn(const struct publish *pub);
 
 /*
@@ -203,7 +205,7 @@ lsn_t publish_produce_failed_lsn(const struct publish *pub);
  */
 void publish_set_poison(struct publish *pub, lsn_t lsn, const char *id, const char *reason);
 
-/* publish_broker_state() - producer_broker_state() of this path's producer. */
+/* publish_broker_state() - sink_broker_state() of this path's sink. */
 size_t publish_broker_state(const struct publish *pub, int64_t now_us, char *out, size_t len);
 
 #endif

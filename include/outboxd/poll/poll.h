@@ -4,7 +4,7 @@
 
 /*
  * Folder poll/: `outboxd poll`: partitions and their locks, batches oldest first, marking,
- * upkeep and cleanup, `outboxd check --poll`. It may call: util, pg, connect, config, kafka,
+ * upkeep and cleanup, `outboxd check --poll`. It may call: util, pg, connect, config, sink,
  * obs, pipeline (never relay/ or snapshot/).
  */
 

@@ -5,7 +5,7 @@
 /*
  * Folder relay/: `outboxd run`: the replication stream as a source, the confirm rule, status
  * updates and the probe, heartbeats, the slot's health, the cleanup of confirmed rows, the
- * session and its restarts. It may call: util, pg, connect, config, kafka, obs, pipeline (never
+ * session and its restarts. It may call: util, pg, connect, config, sink, obs, pipeline (never
  * snapshot/ or poll/).
  */
 

@@ -5,7 +5,7 @@
 /*
  * Folder snapshot/: the initial snapshot: the slot made with an exported snapshot, the rows
  * already there read and published through the pipeline. It may call: util, pg, connect, config,
- * kafka, obs, pipeline (never relay/ or poll/).
+ * sink, obs, pipeline (never relay/ or poll/).
  */
 
 /*
