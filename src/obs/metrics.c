@@ -10,6 +10,7 @@
 #include "outboxd/connect/jsonw.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/now.h"
+#include "outboxd/util/prom.h"
 #include "outboxd/util/version.h"
 
 /* The commit-to-acknowledgement histogram's upper bounds (1 ms to 60 s), and their labels. */
@@ -347,53 +348,25 @@ metrics_state_name(enum metrics_state state)
 }
 
 static void
-header(struct buf *out, const char *name, const char *type, const char *help)
-{
-	buf_add_fmt(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* A label value with '\', '"' and newline escaped, as the exposition format requires. */
-static void
-label_value(struct buf *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"') {
-			buf_add_char(out, '\\');
-			buf_add_char(out, *s);
-		} else if (*s == '\n') {
-			buf_add_str(out, "\\n");
-		} else {
-			buf_add_char(out, *s);
-		}
-	}
-}
-
-static void
 render_counters(const struct snapshot *s, struct buf *out)
 {
 	for (int i = 0; i < METRICS_COUNTER_COUNT_; i++) {
-		header(out, counter_names[i][0], "counter", counter_names[i][1]);
+		prom_family(out, counter_names[i][0], "counter", counter_names[i][1]);
 		buf_add_fmt(out, "%s %" PRIu64 "\n", counter_names[i][0], s->counters[i]);
 	}
-	header(out, "outboxd_rows_skipped_total", "counter",
-	       "Rows received that published nothing, by reason.");
+	prom_family(out, "outboxd_rows_skipped_total", "counter",
+		    "Rows received that published nothing, by reason.");
 	for (int i = 0; i < METRICS_SKIP_COUNT_; i++) {
 		buf_add_fmt(out, "outboxd_rows_skipped_total{reason=\"%s\"} %" PRIu64 "\n",
 			    skip_names[i], s->skipped[i]);
 	}
-	header(out, "outboxd_halts_total", "counter",
-	       "Halts, by reason (with outboxd.halt.stay=true the process stays up after one).");
+	prom_family(
+		out, "outboxd_halts_total", "counter",
+		"Halts, by reason (with outboxd.halt.stay=true the process stays up after one).");
 	for (int i = 0; i < METRICS_HALT_COUNT_; i++) {
 		buf_add_fmt(out, "outboxd_halts_total{reason=\"%s\"} %" PRIu64 "\n", halt_names[i],
 			    s->halts[i]);
 	}
-}
-
-/* Seconds with milliseconds, as the other age gauges print them. */
-static void
-seconds(struct buf *out, const char *name, int64_t us)
-{
-	buf_add_fmt(out, "%s %" PRId64 ".%03d\n", name, us / 1000000, (int)(us % 1000000 / 1000));
 }
 
 static void
@@ -402,7 +375,7 @@ render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
 	int64_t age = 0;
 
 	for (int i = 0; i < METRICS_GAUGE_COUNT_; i++) {
-		header(out, gauge_names[i][0], "gauge", gauge_names[i][1]);
+		prom_family(out, gauge_names[i][0], "gauge", gauge_names[i][1]);
 		if (i == METRICS_CONFIRMED_LSN || i == METRICS_RECEIVED_LSN) {
 			buf_add_fmt(out, "%s %" PRIu64 "\n", gauge_names[i][0],
 				    (uint64_t)s->gauges[i]);
@@ -413,11 +386,12 @@ render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
 	if (s->gauges[METRICS_IN_FLIGHT_RECORDS] > 0 && now > s->last_ack_us) {
 		age = now - s->last_ack_us;
 	}
-	header(out, "outboxd_last_ack_age_seconds", "gauge",
-	       "Seconds since the last delivery report while records are in flight; 0 otherwise.");
-	seconds(out, "outboxd_last_ack_age_seconds", age);
-	header(out, "outboxd_stalled", "gauge",
-	       "1 while records wait without delivery progress (outboxd.stall.warn.ms).");
+	prom_family(
+		out, "outboxd_last_ack_age_seconds", "gauge",
+		"Seconds since the last delivery report while records are in flight; 0 otherwise.");
+	prom_seconds_ms(out, "outboxd_last_ack_age_seconds", age);
+	prom_family(out, "outboxd_stalled", "gauge",
+		    "1 while records wait without delivery progress (outboxd.stall.warn.ms).");
 	buf_add_fmt(out, "outboxd_stalled %d\n", s->stalled ? 1 : 0);
 }
 
@@ -430,18 +404,20 @@ render_lag(const struct snapshot *s, struct buf *out)
 	if (!s->lag_known) {
 		return;
 	}
-	header(out, "outboxd_lag_seconds", "gauge",
-	       "Age of the oldest transaction received and not yet confirmed (by its commit time); "
-	       "0 when none is pending.");
-	seconds(out, "outboxd_lag_seconds", s->lag_us);
+	prom_family(
+		out, "outboxd_lag_seconds", "gauge",
+		"Age of the oldest transaction received and not yet confirmed (by its commit time); "
+		"0 when none is pending.");
+	prom_seconds_ms(out, "outboxd_lag_seconds", s->lag_us);
 	if (s->confirmed_commit_us) {
-		header(out, "outboxd_last_confirmed_commit_timestamp_seconds", "gauge",
-		       "Commit time (Unix seconds) of the newest transaction confirmed to the slot.");
-		seconds(out, "outboxd_last_confirmed_commit_timestamp_seconds",
-			s->confirmed_commit_us);
+		prom_family(
+			out, "outboxd_last_confirmed_commit_timestamp_seconds", "gauge",
+			"Commit time (Unix seconds) of the newest transaction confirmed to the slot.");
+		prom_seconds_ms(out, "outboxd_last_confirmed_commit_timestamp_seconds",
+				s->confirmed_commit_us);
 	}
-	header(out, "outboxd_commit_to_ack_seconds", "histogram",
-	       "Per record: the transaction's commit time to the broker's delivery report.");
+	prom_family(out, "outboxd_commit_to_ack_seconds", "histogram",
+		    "Per record: the transaction's commit time to the broker's delivery report.");
 	for (size_t b = 0; b < ACK_BUCKETS; b++) {
 		cum += s->ack_buckets[b];
 		buf_add_fmt(out, "outboxd_commit_to_ack_seconds_bucket{le=\"%s\"} %" PRIu64 "\n",
@@ -449,7 +425,7 @@ render_lag(const struct snapshot *s, struct buf *out)
 	}
 	buf_add_fmt(out, "outboxd_commit_to_ack_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
 		    s->ack_count);
-	seconds(out, "outboxd_commit_to_ack_seconds_sum", s->ack_sum_us);
+	prom_seconds_ms(out, "outboxd_commit_to_ack_seconds_sum", s->ack_sum_us);
 	buf_add_fmt(out, "outboxd_commit_to_ack_seconds_count %" PRIu64 "\n", s->ack_count);
 }
 
@@ -459,46 +435,48 @@ render_poll(const struct snapshot *s, int64_t now, struct buf *out)
 	if (!s->poll) {
 		return;
 	}
-	header(out, "outboxd_poll_unpublished_rows", "gauge",
-	       "Rows of the outbox table not yet published, at the last count "
-	       "(outboxd.poll.stats.interval.ms).");
+	prom_family(out, "outboxd_poll_unpublished_rows", "gauge",
+		    "Rows of the outbox table not yet published, at the last count "
+		    "(outboxd.poll.stats.interval.ms).");
 	buf_add_fmt(out, "outboxd_poll_unpublished_rows %" PRId64 "\n", s->poll_unpublished);
 	if (s->poll_oldest_age_ms >= 0) {
-		header(out, "outboxd_poll_oldest_unpublished_age_seconds", "gauge",
-		       "Age of the oldest unpublished row (outboxd.poll.created.column), 0 when "
-		       "none waits.");
-		seconds(out, "outboxd_poll_oldest_unpublished_age_seconds",
-			s->poll_oldest_age_ms * 1000);
+		prom_family(
+			out, "outboxd_poll_oldest_unpublished_age_seconds", "gauge",
+			"Age of the oldest unpublished row (outboxd.poll.created.column), 0 when "
+			"none waits.");
+		prom_seconds_ms(out, "outboxd_poll_oldest_unpublished_age_seconds",
+				s->poll_oldest_age_ms * 1000);
 	}
-	header(out, "outboxd_poll_partitions_owned", "gauge",
-	       "Partitions this process owns (ordered mode; 0 in unordered mode).");
+	prom_family(out, "outboxd_poll_partitions_owned", "gauge",
+		    "Partitions this process owns (ordered mode; 0 in unordered mode).");
 	buf_add_fmt(out, "outboxd_poll_partitions_owned %d\n", s->poll_owned);
-	header(out, "outboxd_poll_last_poll_age_seconds", "gauge",
-	       "Seconds since the last poll cycle that succeeded.");
-	seconds(out, "outboxd_poll_last_poll_age_seconds",
-		now > s->poll_done_us ? now - s->poll_done_us : 0);
-	header(out, "outboxd_poll_rows_marked_total", "counter",
-	       "Rows marked published (or deleted, outboxd.poll.after=delete) after their "
-	       "delivery report.");
+	prom_family(out, "outboxd_poll_last_poll_age_seconds", "gauge",
+		    "Seconds since the last poll cycle that succeeded.");
+	prom_seconds_ms(out, "outboxd_poll_last_poll_age_seconds",
+			now > s->poll_done_us ? now - s->poll_done_us : 0);
+	prom_family(out, "outboxd_poll_rows_marked_total", "counter",
+		    "Rows marked published (or deleted, outboxd.poll.after=delete) after their "
+		    "delivery report.");
 	buf_add_fmt(out, "outboxd_poll_rows_marked_total %" PRIu64 "\n", s->poll_marked);
-	header(out, "outboxd_poll_rows_cleaned_total", "counter",
-	       "Published rows the cleanup deleted or moved to the archive (outboxd.poll.retention).");
+	prom_family(
+		out, "outboxd_poll_rows_cleaned_total", "counter",
+		"Published rows the cleanup deleted or moved to the archive (outboxd.poll.retention).");
 	buf_add_fmt(out, "outboxd_poll_rows_cleaned_total %" PRIu64 "\n", s->poll_cleaned);
 }
 
 static void
 render_info(const struct snapshot *s, struct buf *out)
 {
-	header(out, "outboxd_up", "gauge", "1 while the process runs.");
+	prom_family(out, "outboxd_up", "gauge", "1 while the process runs.");
 	buf_add_str(out, "outboxd_up 1\n");
-	header(out, "outboxd_state", "gauge", "1 for the relay's current state.");
+	prom_family(out, "outboxd_state", "gauge", "1 for the relay's current state.");
 	for (int i = 0; i < METRICS_STATE_COUNT_; i++) {
 		buf_add_fmt(out, "outboxd_state{state=\"%s\"} %d\n", state_names[i],
 			    (int)s->state == i ? 1 : 0);
 	}
-	header(out, "outboxd_build_info", "gauge", "outboxd's version, as a label.");
+	prom_family(out, "outboxd_build_info", "gauge", "outboxd's version, as a label.");
 	buf_add_str(out, "outboxd_build_info{version=\"");
-	label_value(out, version_string());
+	prom_label_value(out, version_string());
 	buf_add_str(out, "\"} 1\n");
 }
 
