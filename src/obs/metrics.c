@@ -31,31 +31,26 @@ struct snapshot {
 	int64_t last_ack_us; /* last delivery report, or the moment something went in flight */
 	enum metrics_state state;
 	bool stalled;
-	/* the polling publisher's (metrics_poll_enable) */
-	bool poll;
-	int64_t poll_unpublished, poll_oldest_age_ms;
-	int poll_owned;
-	uint64_t poll_marked, poll_cleaned;
-	int64_t poll_done_us;
 	/* the relay's commit-time view (metrics_observe_ack, metrics_lag) */
 	uint64_t ack_buckets[ACK_BUCKETS]; /* per bucket, not cumulative */
 	uint64_t ack_count;
 	int64_t ack_sum_us;
 	bool lag_known;
 	int64_t lag_us, confirmed_commit_us;
-	/* the slot's row of pg_replication_slots (metrics_slot) */
-	bool slot_known;
-	struct slotstat slot;
-	int64_t slot_read_us;
-	/* librdkafka's statistics (metrics_kafka) */
-	bool kafka_known;
-	struct rdstats kafka;
-	int64_t kafka_read_us;
+};
+
+/* A registered section (metrics_section_add) and its figures as last set. */
+struct section {
+	struct metrics_section s; /* the name owned */
+	void *data;		  /* owned: s.size bytes; NULL until the first set */
+	int64_t set_us;
 };
 
 struct metrics {
 	pthread_mutex_t lock; /* guards everything below */
 	struct snapshot v;
+	struct section *sections; /* owned; in the order of registration */
+	int nsections;
 	char *state_reason; /* owned; NULL for none */
 	char *stall_reason; /* owned; NULL for none */
 	metrics_clock now_us;
@@ -171,6 +166,11 @@ metrics_free(struct metrics *m)
 		return;
 	}
 	pthread_mutex_destroy(&m->lock);
+	for (int i = 0; i < m->nsections; i++) {
+		free((char *)m->sections[i].s.name);
+		free(m->sections[i].data);
+	}
+	free(m->sections);
 	free(m->state_reason);
 	free(m->stall_reason);
 	free(m);
@@ -277,68 +277,51 @@ metrics_set_stalled(struct metrics *m, bool stalled, const char *reason)
 	unlock(m);
 }
 
-void
-metrics_slot(struct metrics *m, const struct slotstat *st)
+int
+metrics_section_add(struct metrics *m, const struct metrics_section *s)
 {
+	int id;
+
 	lock(m);
-	m->v.slot_known = true;
-	m->v.slot = *st;
-	m->v.slot_read_us = m->now_us(m->clock_arg);
+	for (id = 0; id < m->nsections; id++) {
+		if (strcmp(m->sections[id].s.name, s->name) == 0) {
+			unlock(m);
+			return id;
+		}
+	}
+	m->sections = xrealloc(m->sections, (size_t)(id + 1) * sizeof(*m->sections));
+	m->sections[id] = (struct section){ .s = *s };
+	m->sections[id].s.name = xstrdup(s->name);
+	m->nsections++;
 	unlock(m);
+	return id;
 }
 
 void
-metrics_kafka(struct metrics *m, const struct rdstats *st)
+metrics_section_set(struct metrics *m, int id, const void *data)
 {
+	struct section *sec;
+
 	lock(m);
-	m->v.kafka_known = true;
-	m->v.kafka = *st;
-	m->v.kafka_read_us = m->now_us(m->clock_arg);
+	if (id >= 0 && id < m->nsections) {
+		sec = &m->sections[id];
+		if (!sec->data) {
+			sec->data = xmalloc(sec->s.size ? sec->s.size : 1);
+		}
+		memcpy(sec->data, data, sec->s.size);
+		sec->set_us = m->now_us(m->clock_arg);
+	}
 	unlock(m);
 }
 
-void
-metrics_poll_enable(struct metrics *m)
+int64_t
+metrics_now_us(const struct metrics *m)
 {
-	lock(m);
-	m->v.poll = true;
-	m->v.poll_oldest_age_ms = -1;
-	m->v.poll_done_us = m->now_us(m->clock_arg);
-	unlock(m);
-}
+	struct metrics *w = lock(m);
+	int64_t now = w->now_us(w->clock_arg);
 
-void
-metrics_poll_stats(struct metrics *m, int64_t unpublished, int64_t oldest_age_ms)
-{
-	lock(m);
-	m->v.poll_unpublished = unpublished;
-	m->v.poll_oldest_age_ms = oldest_age_ms;
-	unlock(m);
-}
-
-void
-metrics_poll_partitions(struct metrics *m, int owned)
-{
-	lock(m);
-	m->v.poll_owned = owned;
-	unlock(m);
-}
-
-void
-metrics_poll_done(struct metrics *m, uint64_t marked)
-{
-	lock(m);
-	m->v.poll_marked += marked;
-	m->v.poll_done_us = m->now_us(m->clock_arg);
-	unlock(m);
-}
-
-void
-metrics_poll_cleaned(struct metrics *m, uint64_t n)
-{
-	lock(m);
-	m->v.poll_cleaned += n;
-	unlock(m);
+	unlock(w);
+	return now;
 }
 
 const char *
@@ -430,41 +413,6 @@ render_lag(const struct snapshot *s, struct buf *out)
 }
 
 static void
-render_poll(const struct snapshot *s, int64_t now, struct buf *out)
-{
-	if (!s->poll) {
-		return;
-	}
-	prom_family(out, "outboxd_poll_unpublished_rows", "gauge",
-		    "Rows of the outbox table not yet published, at the last count "
-		    "(outboxd.poll.stats.interval.ms).");
-	buf_add_fmt(out, "outboxd_poll_unpublished_rows %" PRId64 "\n", s->poll_unpublished);
-	if (s->poll_oldest_age_ms >= 0) {
-		prom_family(
-			out, "outboxd_poll_oldest_unpublished_age_seconds", "gauge",
-			"Age of the oldest unpublished row (outboxd.poll.created.column), 0 when "
-			"none waits.");
-		prom_seconds_ms(out, "outboxd_poll_oldest_unpublished_age_seconds",
-				s->poll_oldest_age_ms * 1000);
-	}
-	prom_family(out, "outboxd_poll_partitions_owned", "gauge",
-		    "Partitions this process owns (ordered mode; 0 in unordered mode).");
-	buf_add_fmt(out, "outboxd_poll_partitions_owned %d\n", s->poll_owned);
-	prom_family(out, "outboxd_poll_last_poll_age_seconds", "gauge",
-		    "Seconds since the last poll cycle that succeeded.");
-	prom_seconds_ms(out, "outboxd_poll_last_poll_age_seconds",
-			now > s->poll_done_us ? now - s->poll_done_us : 0);
-	prom_family(out, "outboxd_poll_rows_marked_total", "counter",
-		    "Rows marked published (or deleted, outboxd.poll.after=delete) after their "
-		    "delivery report.");
-	buf_add_fmt(out, "outboxd_poll_rows_marked_total %" PRIu64 "\n", s->poll_marked);
-	prom_family(
-		out, "outboxd_poll_rows_cleaned_total", "counter",
-		"Published rows the cleanup deleted or moved to the archive (outboxd.poll.retention).");
-	buf_add_fmt(out, "outboxd_poll_rows_cleaned_total %" PRIu64 "\n", s->poll_cleaned);
-}
-
-static void
 render_info(const struct snapshot *s, struct buf *out)
 {
 	prom_family(out, "outboxd_up", "gauge", "1 while the process runs.");
@@ -480,24 +428,48 @@ render_info(const struct snapshot *s, struct buf *out)
 	buf_add_str(out, "\"} 1\n");
 }
 
+/*
+ * The sections set so far, each with a copy of its figures, taken under the lock so that
+ * rendering (the sections' own code) runs outside it. Caller frees the array and each data.
+ */
+static struct section *
+sections_copy(const struct metrics *m, int *n)
+{
+	struct section *c = xcalloc((size_t)m->nsections + 1, sizeof(*c));
+
+	*n = 0;
+	for (int i = 0; i < m->nsections; i++) {
+		const struct section *sec = &m->sections[i];
+
+		if (!sec->data) {
+			continue;
+		}
+		c[*n] = *sec;
+		c[*n].data = xmalloc(sec->s.size ? sec->s.size : 1);
+		memcpy(c[*n].data, sec->data, sec->s.size);
+		(*n)++;
+	}
+	return c;
+}
+
 void
 metrics_render(const struct metrics *m, struct buf *out)
 {
 	struct metrics *w = lock(m);
 	struct snapshot s = w->v;
 	int64_t now = w->now_us(w->clock_arg);
+	int nsec = 0;
+	struct section *sec = sections_copy(w, &nsec);
 
 	unlock(w);
 	render_counters(&s, out);
 	render_gauges(&s, now, out);
 	render_lag(&s, out);
-	if (s.slot_known) {
-		slotstat_render(&s.slot, now - s.slot_read_us, out);
+	for (int i = 0; i < nsec; i++) {
+		sec[i].s.render(sec[i].data, now, sec[i].set_us, out);
+		free(sec[i].data);
 	}
-	if (s.kafka_known) {
-		rdstats_render(&s.kafka, now - s.kafka_read_us, out);
-	}
-	render_poll(&s, now, out);
+	free(sec);
 	render_info(&s, out);
 }
 

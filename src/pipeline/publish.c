@@ -130,7 +130,23 @@ on_report(void *opaque, void *msg_opaque, bool ok, const char *reason)
 	pub->src.on_delivery(pub->src.opaque, token, ok, reason);
 }
 
-/* librdkafka's statistics (producer_on_stats) into the metrics; a bad document is ignored. */
+/* librdkafka's statistics on /metrics: aged from their emission. */
+static void
+render_stats(const void *data, int64_t now_us, int64_t set_us, struct buf *out)
+{
+	rdstats_render(data, now_us - set_us, out);
+}
+
+const struct metrics_section publish_stats_section = {
+	.name = "kafka",
+	.size = sizeof(struct rdstats),
+	.render = render_stats,
+};
+
+/*
+ * librdkafka's statistics (producer_on_stats) into the metrics, as their section "kafka"
+ * (added again by each producer: the registry keeps the first); a bad document is ignored.
+ */
 static void
 on_stats(void *arg, const char *json, size_t len)
 {
@@ -138,7 +154,9 @@ on_stats(void *arg, const char *json, size_t len)
 	struct rdstats st;
 
 	if (rdstats_parse(json, len, &st, NULL, 0) == 0) {
-		metrics_kafka(pub->p->metrics, &st);
+		metrics_section_set(pub->p->metrics,
+				    metrics_section_add(pub->p->metrics, &publish_stats_section),
+				    &st);
 	}
 }
 

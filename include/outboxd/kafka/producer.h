@@ -5,7 +5,8 @@
 /*
  * Folder kafka/: the Kafka client: librdkafka's producer with the forced guarantees, its
  * security diagnosis, its statistics. The only folder that includes a librdkafka header (with
- * util/version.c and the diagnosis). It may call: util, pg, connect, config.
+ * util/version.c and the diagnosis). It may call: util, pg, connect, config (never obs/, its
+ * peer).
  */
 
 /*

@@ -206,4 +206,11 @@ void publish_set_poison(struct publish *pub, lsn_t lsn, const char *id, const ch
 /* publish_broker_state() - producer_broker_state() of this path's producer. */
 size_t publish_broker_state(const struct publish *pub, int64_t now_us, char *out, size_t len);
 
+/*
+ * librdkafka's statistics as the metrics section "kafka" (the outboxd_kafka_* and
+ * outboxd_producer_queue_*capacity* families): added and set with each statistics document the
+ * producer emits (outboxd.kafka.stats.ms); its data is a struct rdstats.
+ */
+extern const struct metrics_section publish_stats_section;
+
 #endif
