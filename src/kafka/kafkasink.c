@@ -201,10 +201,11 @@ ks_check(const struct kv *settings, int timeout_ms, sink_line line, void *arg)
 	return ok;
 }
 
+/* aged from their emission */
 static void
-render_stats(const void *stats, int64_t age_us, struct buf *out)
+render_stats(const void *stats, int64_t now_us, int64_t set_us, struct buf *out)
 {
-	rdstats_render(stats, age_us, out);
+	rdstats_render(stats, now_us - set_us, out);
 }
 
 static const struct sink_stats_kind kafkasink_stats = {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "outboxd/util/errbuf.h"
+#include "outboxd/util/prom.h"
 
 /*
  * Why by hand, not json-c: librdkafka's statistics name every topic and partition ("topics",
@@ -339,24 +340,12 @@ rdstats_parse(const char *json, size_t len, struct rdstats *st, char *errbuf, si
 	return 0;
 }
 
-static void
-family(struct buf *out, const char *name, const char *type, const char *help)
-{
-	buf_add_fmt(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void
-one(struct buf *out, const char *name, const char *type, const char *help, int64_t v)
-{
-	family(out, name, type, help);
-	buf_add_fmt(out, "%s %" PRId64 "\n", name, v);
-}
-
+/* A gauge of seconds with microseconds: librdkafka measures round trips in them. */
 static void
 seconds(struct buf *out, const char *name, const char *help, int64_t us)
 {
-	family(out, name, "gauge", help);
-	buf_add_fmt(out, "%s %" PRId64 ".%06d\n", name, us / 1000000, (int)(us % 1000000));
+	prom_family(out, name, "gauge", help);
+	prom_seconds_us(out, name, us);
 }
 
 void
@@ -369,29 +358,29 @@ rdstats_render(const struct rdstats *st, int64_t age_us, struct buf *out)
 	seconds(out, "outboxd_kafka_stats_age_seconds",
 		"Seconds since librdkafka last emitted its statistics (outboxd.kafka.stats.ms).",
 		age_us > 0 ? age_us : 0);
-	one(out, "outboxd_producer_queue_capacity_records", "gauge",
-	    "Records the producer queue holds at most (queue.buffering.max.messages); beside "
-	    "outboxd_producer_queue_records.",
-	    st->queue_capacity_records);
-	one(out, "outboxd_producer_queue_bytes", "gauge",
-	    "Bytes of the records in the producer queue.", st->queue_bytes);
-	one(out, "outboxd_producer_queue_capacity_bytes", "gauge",
-	    "Bytes the producer queue holds at most (queue.buffering.max.kbytes).",
-	    st->queue_capacity_bytes);
-	family(out, "outboxd_kafka_brokers", "gauge",
-	       "The cluster's brokers by librdkafka's connection state.");
+	prom_int(out, "outboxd_producer_queue_capacity_records", "gauge",
+		 "Records the producer queue holds at most (queue.buffering.max.messages); beside "
+		 "outboxd_producer_queue_records.",
+		 st->queue_capacity_records);
+	prom_int(out, "outboxd_producer_queue_bytes", "gauge",
+		 "Bytes of the records in the producer queue.", st->queue_bytes);
+	prom_int(out, "outboxd_producer_queue_capacity_bytes", "gauge",
+		 "Bytes the producer queue holds at most (queue.buffering.max.kbytes).",
+		 st->queue_capacity_bytes);
+	prom_family(out, "outboxd_kafka_brokers", "gauge",
+		    "The cluster's brokers by librdkafka's connection state.");
 	for (int i = 0; i < RDSTATS_BSTATES; i++) {
 		buf_add_fmt(out, "outboxd_kafka_brokers{state=\"%s\"} %" PRId64 "\n", names[i],
 			    st->brokers[i]);
 	}
-	one(out, "outboxd_kafka_request_retries_total", "counter",
-	    "Requests librdkafka sent again, over every broker (this producer's; it restarts "
-	    "at 0 with each pipeline restart).",
-	    st->retries);
-	one(out, "outboxd_kafka_request_timeouts_total", "counter",
-	    "Requests that timed out, over every broker.", st->timeouts);
-	one(out, "outboxd_kafka_disconnects_total", "counter",
-	    "Broker connections that were lost, over every broker.", st->disconnects);
+	prom_int(out, "outboxd_kafka_request_retries_total", "counter",
+		 "Requests librdkafka sent again, over every broker (this producer's; it restarts "
+		 "at 0 with each pipeline restart).",
+		 st->retries);
+	prom_int(out, "outboxd_kafka_request_timeouts_total", "counter",
+		 "Requests that timed out, over every broker.", st->timeouts);
+	prom_int(out, "outboxd_kafka_disconnects_total", "counter",
+		 "Broker connections that were lost, over every broker.", st->disconnects);
 	seconds(out, "outboxd_kafka_rtt_avg_seconds",
 		"Average request round-trip time of the slowest broker over the last interval.",
 		st->rtt_avg_us);

@@ -10,6 +10,7 @@
 #include "outboxd/connect/jsonw.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/now.h"
+#include "outboxd/util/prom.h"
 #include "outboxd/util/version.h"
 
 /* The commit-to-acknowledgement histogram's upper bounds (1 ms to 60 s), and their labels. */
@@ -30,31 +31,26 @@ struct snapshot {
 	int64_t last_ack_us; /* last delivery report, or the moment something went in flight */
 	enum metrics_state state;
 	bool stalled;
-	/* the polling publisher's (metrics_poll_enable) */
-	bool poll;
-	int64_t poll_unpublished, poll_oldest_age_ms;
-	int poll_owned;
-	uint64_t poll_marked, poll_cleaned;
-	int64_t poll_done_us;
 	/* the relay's commit-time view (metrics_observe_ack, metrics_lag) */
 	uint64_t ack_buckets[ACK_BUCKETS]; /* per bucket, not cumulative */
 	uint64_t ack_count;
 	int64_t ack_sum_us;
 	bool lag_known;
 	int64_t lag_us, confirmed_commit_us;
-	/* the slot's row of pg_replication_slots (metrics_slot) */
-	bool slot_known;
-	struct slotstat slot;
-	int64_t slot_read_us;
-	/* librdkafka's statistics (metrics_kafka) */
-	bool kafka_known;
-	struct rdstats kafka;
-	int64_t kafka_read_us;
+};
+
+/* A registered section (metrics_section_add) and its figures as last set. */
+struct section {
+	struct metrics_section s; /* the name owned */
+	void *data;		  /* owned: s.size bytes; NULL until the first set */
+	int64_t set_us;
 };
 
 struct metrics {
 	pthread_mutex_t lock; /* guards everything below */
 	struct snapshot v;
+	struct section *sections; /* owned; in the order of registration */
+	int nsections;
 	char *state_reason; /* owned; NULL for none */
 	char *stall_reason; /* owned; NULL for none */
 	metrics_clock now_us;
@@ -170,6 +166,11 @@ metrics_free(struct metrics *m)
 		return;
 	}
 	pthread_mutex_destroy(&m->lock);
+	for (int i = 0; i < m->nsections; i++) {
+		free((char *)m->sections[i].s.name);
+		free(m->sections[i].data);
+	}
+	free(m->sections);
 	free(m->state_reason);
 	free(m->stall_reason);
 	free(m);
@@ -276,68 +277,51 @@ metrics_set_stalled(struct metrics *m, bool stalled, const char *reason)
 	unlock(m);
 }
 
-void
-metrics_slot(struct metrics *m, const struct slotstat *st)
+int
+metrics_section_add(struct metrics *m, const struct metrics_section *s)
 {
+	int id;
+
 	lock(m);
-	m->v.slot_known = true;
-	m->v.slot = *st;
-	m->v.slot_read_us = m->now_us(m->clock_arg);
+	for (id = 0; id < m->nsections; id++) {
+		if (strcmp(m->sections[id].s.name, s->name) == 0) {
+			unlock(m);
+			return id;
+		}
+	}
+	m->sections = xrealloc(m->sections, (size_t)(id + 1) * sizeof(*m->sections));
+	m->sections[id] = (struct section){ .s = *s };
+	m->sections[id].s.name = xstrdup(s->name);
+	m->nsections++;
 	unlock(m);
+	return id;
 }
 
 void
-metrics_kafka(struct metrics *m, const struct rdstats *st)
+metrics_section_set(struct metrics *m, int id, const void *data)
 {
+	struct section *sec;
+
 	lock(m);
-	m->v.kafka_known = true;
-	m->v.kafka = *st;
-	m->v.kafka_read_us = m->now_us(m->clock_arg);
+	if (id >= 0 && id < m->nsections) {
+		sec = &m->sections[id];
+		if (!sec->data) {
+			sec->data = xmalloc(sec->s.size ? sec->s.size : 1);
+		}
+		memcpy(sec->data, data, sec->s.size);
+		sec->set_us = m->now_us(m->clock_arg);
+	}
 	unlock(m);
 }
 
-void
-metrics_poll_enable(struct metrics *m)
+int64_t
+metrics_now_us(const struct metrics *m)
 {
-	lock(m);
-	m->v.poll = true;
-	m->v.poll_oldest_age_ms = -1;
-	m->v.poll_done_us = m->now_us(m->clock_arg);
-	unlock(m);
-}
+	struct metrics *w = lock(m);
+	int64_t now = w->now_us(w->clock_arg);
 
-void
-metrics_poll_stats(struct metrics *m, int64_t unpublished, int64_t oldest_age_ms)
-{
-	lock(m);
-	m->v.poll_unpublished = unpublished;
-	m->v.poll_oldest_age_ms = oldest_age_ms;
-	unlock(m);
-}
-
-void
-metrics_poll_partitions(struct metrics *m, int owned)
-{
-	lock(m);
-	m->v.poll_owned = owned;
-	unlock(m);
-}
-
-void
-metrics_poll_done(struct metrics *m, uint64_t marked)
-{
-	lock(m);
-	m->v.poll_marked += marked;
-	m->v.poll_done_us = m->now_us(m->clock_arg);
-	unlock(m);
-}
-
-void
-metrics_poll_cleaned(struct metrics *m, uint64_t n)
-{
-	lock(m);
-	m->v.poll_cleaned += n;
-	unlock(m);
+	unlock(w);
+	return now;
 }
 
 const char *
@@ -347,53 +331,25 @@ metrics_state_name(enum metrics_state state)
 }
 
 static void
-header(struct buf *out, const char *name, const char *type, const char *help)
-{
-	buf_add_fmt(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* A label value with '\', '"' and newline escaped, as the exposition format requires. */
-static void
-label_value(struct buf *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"') {
-			buf_add_char(out, '\\');
-			buf_add_char(out, *s);
-		} else if (*s == '\n') {
-			buf_add_str(out, "\\n");
-		} else {
-			buf_add_char(out, *s);
-		}
-	}
-}
-
-static void
 render_counters(const struct snapshot *s, struct buf *out)
 {
 	for (int i = 0; i < METRICS_COUNTER_COUNT_; i++) {
-		header(out, counter_names[i][0], "counter", counter_names[i][1]);
+		prom_family(out, counter_names[i][0], "counter", counter_names[i][1]);
 		buf_add_fmt(out, "%s %" PRIu64 "\n", counter_names[i][0], s->counters[i]);
 	}
-	header(out, "outboxd_rows_skipped_total", "counter",
-	       "Rows received that published nothing, by reason.");
+	prom_family(out, "outboxd_rows_skipped_total", "counter",
+		    "Rows received that published nothing, by reason.");
 	for (int i = 0; i < METRICS_SKIP_COUNT_; i++) {
 		buf_add_fmt(out, "outboxd_rows_skipped_total{reason=\"%s\"} %" PRIu64 "\n",
 			    skip_names[i], s->skipped[i]);
 	}
-	header(out, "outboxd_halts_total", "counter",
-	       "Halts, by reason (with outboxd.halt.stay=true the process stays up after one).");
+	prom_family(
+		out, "outboxd_halts_total", "counter",
+		"Halts, by reason (with outboxd.halt.stay=true the process stays up after one).");
 	for (int i = 0; i < METRICS_HALT_COUNT_; i++) {
 		buf_add_fmt(out, "outboxd_halts_total{reason=\"%s\"} %" PRIu64 "\n", halt_names[i],
 			    s->halts[i]);
 	}
-}
-
-/* Seconds with milliseconds, as the other age gauges print them. */
-static void
-seconds(struct buf *out, const char *name, int64_t us)
-{
-	buf_add_fmt(out, "%s %" PRId64 ".%03d\n", name, us / 1000000, (int)(us % 1000000 / 1000));
 }
 
 static void
@@ -402,7 +358,7 @@ render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
 	int64_t age = 0;
 
 	for (int i = 0; i < METRICS_GAUGE_COUNT_; i++) {
-		header(out, gauge_names[i][0], "gauge", gauge_names[i][1]);
+		prom_family(out, gauge_names[i][0], "gauge", gauge_names[i][1]);
 		if (i == METRICS_CONFIRMED_LSN || i == METRICS_RECEIVED_LSN) {
 			buf_add_fmt(out, "%s %" PRIu64 "\n", gauge_names[i][0],
 				    (uint64_t)s->gauges[i]);
@@ -413,11 +369,12 @@ render_gauges(const struct snapshot *s, int64_t now, struct buf *out)
 	if (s->gauges[METRICS_IN_FLIGHT_RECORDS] > 0 && now > s->last_ack_us) {
 		age = now - s->last_ack_us;
 	}
-	header(out, "outboxd_last_ack_age_seconds", "gauge",
-	       "Seconds since the last delivery report while records are in flight; 0 otherwise.");
-	seconds(out, "outboxd_last_ack_age_seconds", age);
-	header(out, "outboxd_stalled", "gauge",
-	       "1 while records wait without delivery progress (outboxd.stall.warn.ms).");
+	prom_family(
+		out, "outboxd_last_ack_age_seconds", "gauge",
+		"Seconds since the last delivery report while records are in flight; 0 otherwise.");
+	prom_seconds_ms(out, "outboxd_last_ack_age_seconds", age);
+	prom_family(out, "outboxd_stalled", "gauge",
+		    "1 while records wait without delivery progress (outboxd.stall.warn.ms).");
 	buf_add_fmt(out, "outboxd_stalled %d\n", s->stalled ? 1 : 0);
 }
 
@@ -430,18 +387,20 @@ render_lag(const struct snapshot *s, struct buf *out)
 	if (!s->lag_known) {
 		return;
 	}
-	header(out, "outboxd_lag_seconds", "gauge",
-	       "Age of the oldest transaction received and not yet confirmed (by its commit time); "
-	       "0 when none is pending.");
-	seconds(out, "outboxd_lag_seconds", s->lag_us);
+	prom_family(
+		out, "outboxd_lag_seconds", "gauge",
+		"Age of the oldest transaction received and not yet confirmed (by its commit time); "
+		"0 when none is pending.");
+	prom_seconds_ms(out, "outboxd_lag_seconds", s->lag_us);
 	if (s->confirmed_commit_us) {
-		header(out, "outboxd_last_confirmed_commit_timestamp_seconds", "gauge",
-		       "Commit time (Unix seconds) of the newest transaction confirmed to the slot.");
-		seconds(out, "outboxd_last_confirmed_commit_timestamp_seconds",
-			s->confirmed_commit_us);
+		prom_family(
+			out, "outboxd_last_confirmed_commit_timestamp_seconds", "gauge",
+			"Commit time (Unix seconds) of the newest transaction confirmed to the slot.");
+		prom_seconds_ms(out, "outboxd_last_confirmed_commit_timestamp_seconds",
+				s->confirmed_commit_us);
 	}
-	header(out, "outboxd_commit_to_ack_seconds", "histogram",
-	       "Per record: the transaction's commit time to the broker's delivery report.");
+	prom_family(out, "outboxd_commit_to_ack_seconds", "histogram",
+		    "Per record: the transaction's commit time to the broker's delivery report.");
 	for (size_t b = 0; b < ACK_BUCKETS; b++) {
 		cum += s->ack_buckets[b];
 		buf_add_fmt(out, "outboxd_commit_to_ack_seconds_bucket{le=\"%s\"} %" PRIu64 "\n",
@@ -449,57 +408,48 @@ render_lag(const struct snapshot *s, struct buf *out)
 	}
 	buf_add_fmt(out, "outboxd_commit_to_ack_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
 		    s->ack_count);
-	seconds(out, "outboxd_commit_to_ack_seconds_sum", s->ack_sum_us);
+	prom_seconds_ms(out, "outboxd_commit_to_ack_seconds_sum", s->ack_sum_us);
 	buf_add_fmt(out, "outboxd_commit_to_ack_seconds_count %" PRIu64 "\n", s->ack_count);
-}
-
-static void
-render_poll(const struct snapshot *s, int64_t now, struct buf *out)
-{
-	if (!s->poll) {
-		return;
-	}
-	header(out, "outboxd_poll_unpublished_rows", "gauge",
-	       "Rows of the outbox table not yet published, at the last count "
-	       "(outboxd.poll.stats.interval.ms).");
-	buf_add_fmt(out, "outboxd_poll_unpublished_rows %" PRId64 "\n", s->poll_unpublished);
-	if (s->poll_oldest_age_ms >= 0) {
-		header(out, "outboxd_poll_oldest_unpublished_age_seconds", "gauge",
-		       "Age of the oldest unpublished row (outboxd.poll.created.column), 0 when "
-		       "none waits.");
-		seconds(out, "outboxd_poll_oldest_unpublished_age_seconds",
-			s->poll_oldest_age_ms * 1000);
-	}
-	header(out, "outboxd_poll_partitions_owned", "gauge",
-	       "Partitions this process owns (ordered mode; 0 in unordered mode).");
-	buf_add_fmt(out, "outboxd_poll_partitions_owned %d\n", s->poll_owned);
-	header(out, "outboxd_poll_last_poll_age_seconds", "gauge",
-	       "Seconds since the last poll cycle that succeeded.");
-	seconds(out, "outboxd_poll_last_poll_age_seconds",
-		now > s->poll_done_us ? now - s->poll_done_us : 0);
-	header(out, "outboxd_poll_rows_marked_total", "counter",
-	       "Rows marked published (or deleted, outboxd.poll.after=delete) after their "
-	       "delivery report.");
-	buf_add_fmt(out, "outboxd_poll_rows_marked_total %" PRIu64 "\n", s->poll_marked);
-	header(out, "outboxd_poll_rows_cleaned_total", "counter",
-	       "Published rows the cleanup deleted or moved to the archive (outboxd.poll.retention).");
-	buf_add_fmt(out, "outboxd_poll_rows_cleaned_total %" PRIu64 "\n", s->poll_cleaned);
 }
 
 static void
 render_info(const struct snapshot *s, struct buf *out)
 {
-	header(out, "outboxd_up", "gauge", "1 while the process runs.");
+	prom_family(out, "outboxd_up", "gauge", "1 while the process runs.");
 	buf_add_str(out, "outboxd_up 1\n");
-	header(out, "outboxd_state", "gauge", "1 for the relay's current state.");
+	prom_family(out, "outboxd_state", "gauge", "1 for the relay's current state.");
 	for (int i = 0; i < METRICS_STATE_COUNT_; i++) {
 		buf_add_fmt(out, "outboxd_state{state=\"%s\"} %d\n", state_names[i],
 			    (int)s->state == i ? 1 : 0);
 	}
-	header(out, "outboxd_build_info", "gauge", "outboxd's version, as a label.");
+	prom_family(out, "outboxd_build_info", "gauge", "outboxd's version, as a label.");
 	buf_add_str(out, "outboxd_build_info{version=\"");
-	label_value(out, version_string());
+	prom_label_value(out, version_string());
 	buf_add_str(out, "\"} 1\n");
+}
+
+/*
+ * The sections set so far, each with a copy of its figures, taken under the lock so that
+ * rendering (the sections' own code) runs outside it. Caller frees the array and each data.
+ */
+static struct section *
+sections_copy(const struct metrics *m, int *n)
+{
+	struct section *c = xcalloc((size_t)m->nsections + 1, sizeof(*c));
+
+	*n = 0;
+	for (int i = 0; i < m->nsections; i++) {
+		const struct section *sec = &m->sections[i];
+
+		if (!sec->data) {
+			continue;
+		}
+		c[*n] = *sec;
+		c[*n].data = xmalloc(sec->s.size ? sec->s.size : 1);
+		memcpy(c[*n].data, sec->data, sec->s.size);
+		(*n)++;
+	}
+	return c;
 }
 
 void
@@ -508,18 +458,18 @@ metrics_render(const struct metrics *m, struct buf *out)
 	struct metrics *w = lock(m);
 	struct snapshot s = w->v;
 	int64_t now = w->now_us(w->clock_arg);
+	int nsec = 0;
+	struct section *sec = sections_copy(w, &nsec);
 
 	unlock(w);
 	render_counters(&s, out);
 	render_gauges(&s, now, out);
 	render_lag(&s, out);
-	if (s.slot_known) {
-		slotstat_render(&s.slot, now - s.slot_read_us, out);
+	for (int i = 0; i < nsec; i++) {
+		sec[i].s.render(sec[i].data, now, sec[i].set_us, out);
+		free(sec[i].data);
 	}
-	if (s.kafka_known) {
-		rdstats_render(&s.kafka, now - s.kafka_read_us, out);
-	}
-	render_poll(&s, now, out);
+	free(sec);
 	render_info(&s, out);
 }
 

@@ -9,6 +9,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "outboxd/util/prom.h"
+
 /*
  * /proc/self/stat: after the command name in parentheses (which may hold spaces and ')'),
  * field 3 is the state; utime and stime are fields 14 and 15, starttime 22, vsize 23 and rss
@@ -115,31 +117,25 @@ procstat_read(struct procstat *ps)
 	return true;
 }
 
-static void
-family(struct buf *out, const char *name, const char *type, const char *help)
-{
-	buf_add_fmt(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 void
 procstat_render(const struct procstat *ps, struct buf *out)
 {
-	family(out, "process_cpu_seconds_total", "counter",
-	       "User and system CPU time, in seconds.");
+	prom_family(out, "process_cpu_seconds_total", "counter",
+		    "User and system CPU time, in seconds.");
 	buf_add_fmt(out, "process_cpu_seconds_total %.2f\n", ps->cpu_seconds);
-	family(out, "process_resident_memory_bytes", "gauge", "Resident memory, in bytes.");
+	prom_family(out, "process_resident_memory_bytes", "gauge", "Resident memory, in bytes.");
 	buf_add_fmt(out, "process_resident_memory_bytes %" PRIu64 "\n", ps->resident_bytes);
-	family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory, in bytes.");
+	prom_family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory, in bytes.");
 	buf_add_fmt(out, "process_virtual_memory_bytes %" PRIu64 "\n", ps->virtual_bytes);
-	family(out, "process_start_time_seconds", "gauge",
-	       "Start time of the process since the Unix epoch, in seconds.");
+	prom_family(out, "process_start_time_seconds", "gauge",
+		    "Start time of the process since the Unix epoch, in seconds.");
 	buf_add_fmt(out, "process_start_time_seconds %.2f\n", ps->start_time);
 	if (ps->open_fds >= 0) {
-		family(out, "process_open_fds", "gauge", "Open file descriptors.");
+		prom_family(out, "process_open_fds", "gauge", "Open file descriptors.");
 		buf_add_fmt(out, "process_open_fds %" PRId64 "\n", ps->open_fds);
 	}
 	if (ps->max_fds >= 0) {
-		family(out, "process_max_fds", "gauge", "The limit of open file descriptors.");
+		prom_family(out, "process_max_fds", "gauge", "The limit of open file descriptors.");
 		buf_add_fmt(out, "process_max_fds %" PRId64 "\n", ps->max_fds);
 	}
 }

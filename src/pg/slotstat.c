@@ -2,12 +2,12 @@
 #include "outboxd/pg/slotstat.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "outboxd/util/errbuf.h"
+#include "outboxd/util/prom.h"
 
 /* The names of the columns, for the error that names one. */
 static const char *const col_names[SLOTSTAT_NCOLS] = {
@@ -141,16 +141,9 @@ slotstat_parse(const char *const cols[SLOTSTAT_NCOLS], struct slotstat *st, char
 }
 
 static void
-family(struct buf *out, const char *name, const char *help)
-{
-	buf_add_fmt(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-}
-
-static void
 gauge(struct buf *out, const char *name, const char *help, int64_t v)
 {
-	family(out, name, help);
-	buf_add_fmt(out, "%s %" PRId64 "\n", name, v);
+	prom_int(out, name, "gauge", help, v);
 }
 
 /* A label value from the server: only [a-z_] (PostgreSQL's reasons are such words). */
@@ -166,18 +159,19 @@ static void
 render_17(const struct slotstat *st, struct buf *out)
 {
 	if (st->invalidation[0]) {
-		family(out, "outboxd_slot_invalidation_reason",
-		       "1 with the reason PostgreSQL (17+) invalidated the slot; absent while valid.");
+		prom_family(
+			out, "outboxd_slot_invalidation_reason", "gauge",
+			"1 with the reason PostgreSQL (17+) invalidated the slot; absent while valid.");
 		buf_add_str(out, "outboxd_slot_invalidation_reason{reason=\"");
 		word(out, st->invalidation);
 		buf_add_str(out, "\"} 1\n");
 	}
 	if (st->inactive_known) {
-		family(out, "outboxd_slot_inactive_since_timestamp_seconds",
-		       "When the slot became inactive (Unix seconds; PostgreSQL 17+); absent while "
-		       "active.");
-		buf_add_fmt(out, "outboxd_slot_inactive_since_timestamp_seconds %" PRId64 ".%03d\n",
-			    st->inactive_since_ms / 1000, (int)(st->inactive_since_ms % 1000));
+		prom_family(out, "outboxd_slot_inactive_since_timestamp_seconds", "gauge",
+			    "When the slot became inactive (Unix seconds; PostgreSQL 17+); absent "
+			    "while active.");
+		prom_seconds_ms(out, "outboxd_slot_inactive_since_timestamp_seconds",
+				st->inactive_since_ms * 1000);
 	}
 	if (st->failover != SLOTSTAT_UNKNOWN) {
 		gauge(out, "outboxd_slot_failover",
@@ -195,10 +189,9 @@ void
 slotstat_render(const struct slotstat *st, int64_t age_us, struct buf *out)
 {
 	age_us = age_us > 0 ? age_us : 0;
-	family(out, "outboxd_slot_stats_age_seconds",
-	       "Seconds since pg_replication_slots was last read (outboxd.slot.poll.ms).");
-	buf_add_fmt(out, "outboxd_slot_stats_age_seconds %" PRId64 ".%03d\n", age_us / 1000000,
-		    (int)(age_us % 1000000 / 1000));
+	prom_family(out, "outboxd_slot_stats_age_seconds", "gauge",
+		    "Seconds since pg_replication_slots was last read (outboxd.slot.poll.ms).");
+	prom_seconds_ms(out, "outboxd_slot_stats_age_seconds", age_us);
 	gauge(out, "outboxd_slot_exists", "1 when the replication slot exists.", st->exists);
 	if (!st->exists) {
 		return;
@@ -212,8 +205,8 @@ slotstat_render(const struct slotstat *st, int64_t age_us, struct buf *out)
 		gauge(out, "outboxd_slot_unconfirmed_wal_bytes",
 		      "WAL written since the slot's confirmed_flush_lsn.", st->unconfirmed_bytes);
 	}
-	family(out, "outboxd_slot_wal_status",
-	       "1 for the slot's wal_status; all 0 when PostgreSQL reports none.");
+	prom_family(out, "outboxd_slot_wal_status", "gauge",
+		    "1 for the slot's wal_status; all 0 when PostgreSQL reports none.");
 	for (size_t i = 0; i < sizeof(wal_statuses) / sizeof(wal_statuses[0]); i++) {
 		buf_add_fmt(out, "outboxd_slot_wal_status{status=\"%s\"} %d\n", wal_statuses[i],
 			    strcmp(st->wal_status, wal_statuses[i]) == 0);

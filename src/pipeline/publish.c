@@ -18,7 +18,8 @@ struct publish {
 	const struct publish_params *p;
 	struct publish_source src;
 	struct sink *sink;
-	struct record rec;	  /* rows, dead letters and messages are built here */
+	int stats_section; /* the sink's statistics' metrics section (publish_stats_section) */
+	struct record rec; /* rows, dead letters and messages are built here */
 	struct sink_header *hdrs; /* rec's headers as the sink takes them */
 	size_t hdrs_cap;
 	bool waiting; /* rec waits for queue space */
@@ -124,13 +125,26 @@ on_report(void *opaque, uint64_t token, bool ok, const char *reason)
 	pub->src.on_delivery(pub->src.opaque, token, ok, reason);
 }
 
-/* The sink's statistics into the metrics. */
+int
+publish_stats_section(struct metrics *m, const struct sink_kind *kind)
+{
+	const struct sink_stats_kind *k = kind->stats;
+
+	if (!k) {
+		return -1;
+	}
+	return metrics_section_add(m, &(const struct metrics_section){ .name = k->name,
+								       .size = k->size,
+								       .render = k->render });
+}
+
+/* The sink's statistics into the metrics, as the section its kind registered. */
 static void
 on_stats(void *opaque, const void *stats)
 {
 	struct publish *pub = opaque;
 
-	metrics_kafka(pub->p->metrics, stats);
+	metrics_section_set(pub->p->metrics, pub->stats_section, stats);
 }
 
 int
@@ -148,6 +162,7 @@ publish_new(const struct publish_params *p, const struct publish_source *src, st
 	pub->p = p;
 	pub->src = *src;
 	record_init(&pub->rec);
+	pub->stats_section = publish_stats_section(p->metrics, p->sink.kind);
 	if (p->sink.kind->open(&sp, &pub->sink, errbuf, errlen) < 0) {
 		publish_free(pub, PUBLISH_END_FINAL);
 		return -EINVAL;

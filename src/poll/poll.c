@@ -88,7 +88,7 @@ take_table_partitions(struct poller *s, struct poll_table *t)
 	}
 	buf_fini(&key);
 	if (o == OUTCOME_OK && t->nowned != before) {
-		metrics_poll_partitions(s->p->metrics, s->nowned);
+		poll_metrics_partitions(s->pm, s->nowned);
 		log_info(MOD, "this process owns %d of %lld partitions of %s", t->nowned,
 			 (long long)s->cfg->poll_partitions, buf_cstr(&t->name));
 	}
@@ -270,7 +270,7 @@ mark_table(struct poller *s, int ti, bool *blocked)
 	}
 	if (o == OUTCOME_OK) {
 		s->marked += n;
-		metrics_poll_done(s->p->metrics, n);
+		poll_metrics_done(s->pm, n);
 	}
 	buf_fini(&arr);
 	return o;
@@ -485,7 +485,7 @@ session_open(struct poller *s)
 			 cfg->poll_after);
 	}
 	metrics_set_state(s->p->metrics, METRICS_STATE_STREAMING, NULL);
-	metrics_poll_partitions(s->p->metrics, 0);
+	poll_metrics_partitions(s->pm, 0);
 	return s->unordered ? OUTCOME_OK : take_partitions(s);
 }
 
@@ -595,6 +595,7 @@ poll_run(const struct poll_params *p)
 	const struct config *cfg = p->cfg;
 	struct stall stall = { 0 };
 	struct poll_failing fail = { 0 };
+	struct poll_metrics pm;
 	int64_t backoff;
 
 	if (!settings_fit(cfg)) {
@@ -602,12 +603,13 @@ poll_run(const struct poll_params *p)
 	}
 	supervise_init(&fail.sv, cfg->restart_backoff_max_ms, cfg->halt_after_failures,
 		       cfg->dlq_topic != NULL);
-	metrics_poll_enable(p->metrics);
+	poll_metrics_init(&pm, p->metrics);
 	for (;;) {
 		struct poller s = { .p = p,
 				    .cfg = cfg,
 				    .unordered = strcmp(cfg->poll_mode, "unordered") == 0,
 				    .stall = &stall,
+				    .pm = &pm,
 				    .clean_at = -1 };
 		int64_t started = now_monotonic_us();
 		enum outcome o;

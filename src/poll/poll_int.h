@@ -18,6 +18,7 @@
 #include "outboxd/pipeline/stall.h"
 #include "outboxd/pipeline/supervise.h"
 #include "outboxd/poll/poll.h"
+#include "outboxd/poll/poll_metrics.h"
 #include "outboxd/util/buf.h"
 
 /* One row produced in this cycle: its table, partition, id, and what its report said. */
@@ -62,6 +63,7 @@ struct poller {
 	const struct config *cfg;
 	bool unordered;		   /* outboxd.poll.mode=unordered: SKIP LOCKED, no partitions */
 	struct stall *stall;	   /* the watchdog, kept across sessions as in `outboxd run` */
+	struct poll_metrics *pm;   /* the poller's families, kept across sessions */
 	const char *poison_id;	   /* borrowed: the row whose dead letter this session sends */
 	const char *poison_reason; /* borrowed */
 	PGconn *sql;

@@ -160,7 +160,7 @@ count(struct poller *s)
 		PQclear(r);
 	}
 	if (o == OUTCOME_OK) {
-		metrics_poll_stats(s->p->metrics, rows, oldest);
+		poll_metrics_stats(s->pm, rows, oldest);
 	}
 	s->next_stats_us = now_monotonic_us() + s->cfg->poll_stats_interval_ms * 1000;
 	return o;
@@ -185,7 +185,7 @@ clean_batch(struct poller *s)
 	n = o == OUTCOME_OK ? strtoll(PQcmdTuples(r), NULL, 10) : 0;
 	PQclear(r);
 	s->clean_total += n;
-	metrics_poll_cleaned(s->p->metrics, (uint64_t)n);
+	poll_metrics_cleaned(s->pm, (uint64_t)n);
 	if (o == OUTCOME_OK && n < s->cfg->poll_cleanup_batch_size) {
 		s->clean_at++; /* nothing older left in this table */
 	}

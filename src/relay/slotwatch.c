@@ -11,11 +11,25 @@
 /* A failed read is logged at most this often. */
 #define WARN_EVERY_US (INT64_C(60) * 1000000)
 
+/* The section's render (struct metrics_section): the row's age counts from its read. */
+static void
+render(const void *data, int64_t now_us, int64_t set_us, struct buf *out)
+{
+	slotstat_render(data, now_us - set_us, out);
+}
+
+const struct metrics_section slotwatch_section = {
+	.name = "slot",
+	.size = sizeof(struct slotstat),
+	.render = render,
+};
+
 void
 slotwatch_init(struct slotwatch *w, const char *slot, int64_t interval_ms, struct metrics *metrics)
 {
 	*w = (struct slotwatch){ .slot = slot,
 				 .metrics = metrics,
+				 .section = metrics_section_add(metrics, &slotwatch_section),
 				 .interval_us = interval_ms * 1000 };
 }
 
@@ -49,7 +63,7 @@ on_result(void *arg, const PGresult *r, char *why, size_t whylen)
 		return OUTCOME_OK;
 	}
 	if (PQntuples(r) == 0) {
-		metrics_slot(w->metrics, &st); /* exists = false */
+		metrics_section_set(w->metrics, w->section, &st); /* exists = false */
 		return OUTCOME_OK;
 	}
 	if (PQnfields(r) != SLOTSTAT_NCOLS) {
@@ -63,7 +77,7 @@ on_result(void *arg, const PGresult *r, char *why, size_t whylen)
 		warn(w, err);
 		return OUTCOME_OK;
 	}
-	metrics_slot(w->metrics, &st);
+	metrics_section_set(w->metrics, w->section, &st);
 	return OUTCOME_OK;
 }
 

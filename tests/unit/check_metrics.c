@@ -7,9 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/kafka/kafkasink.h"
+#include "outboxd/kafka/rdstats.h"
 #include "outboxd/obs/metrics.h"
 #include "outboxd/obs/procstat.h"
+#include "outboxd/pg/slotstat.h"
+#include "outboxd/pipeline/publish.h"
+#include "outboxd/poll/poll_metrics.h"
+#include "outboxd/relay/slotwatch.h"
 #include "outboxd/util/buf.h"
+#include "outboxd/util/prom.h"
 #include "outboxd/util/version.h"
 
 /* A clock the test moves by hand. */
@@ -52,6 +59,20 @@ read_file(const char *path)
 	}
 	fclose(f);
 	return buf_steal(&b);
+}
+
+/* The slot's section as the relay's slotwatch registers and sets it. */
+static void
+set_slot(struct metrics *m, const struct slotstat *st)
+{
+	metrics_section_set(m, metrics_section_add(m, &slotwatch_section), st);
+}
+
+/* librdkafka's statistics' section as publish's statistics callback registers and sets it. */
+static void
+set_kafka(struct metrics *m, const struct rdstats *st)
+{
+	metrics_section_set(m, publish_stats_section(m, &kafkasink_kind), st);
 }
 
 static char *
@@ -165,14 +186,15 @@ START_TEST(test_every_optional_family_has_help_and_type)
 	struct metrics *m = metrics_new();
 	struct slotstat st;
 	struct rdstats rs = { .queue_capacity_records = 5000 };
+	struct poll_metrics pm;
 	char *t;
 
 	ck_assert_int_eq(slotstat_parse(row, &st, NULL, 0), 0);
-	metrics_slot(m, &st);
-	metrics_kafka(m, &rs);
+	set_slot(m, &st);
+	set_kafka(m, &rs);
 	metrics_lag(m, 2000000, 1000000, 500000);
 	metrics_observe_ack(m, 3000);
-	metrics_poll_enable(m);
+	poll_metrics_init(&pm, m);
 	t = render(m);
 	ck_assert_ptr_nonnull(
 		strstr(t, "\noutboxd_slot_invalidation_reason{reason=\"wal_removed\"} 1\n"));
@@ -194,15 +216,16 @@ render_everything(void)
 	struct procstat ps = { 0 };
 	struct slotstat st;
 	struct rdstats rs = { .queue_capacity_records = 5000 };
+	struct poll_metrics pm;
 	struct buf out = BUF_INIT;
 
 	ck_assert_int_eq(slotstat_parse(row, &st, NULL, 0), 0);
-	metrics_slot(m, &st);
-	metrics_kafka(m, &rs);
+	set_slot(m, &st);
+	set_kafka(m, &rs);
 	metrics_lag(m, 2000000, 1000000, 500000);
 	metrics_observe_ack(m, 3000);
-	metrics_poll_enable(m);
-	metrics_poll_stats(m, 10, 5);
+	poll_metrics_init(&pm, m);
+	poll_metrics_stats(&pm, 10, 5);
 	metrics_render(m, &out);
 	procstat_render(&ps, &out);
 	metrics_free(m);
@@ -291,17 +314,18 @@ START_TEST(test_documented_names_are_rendered)
 }
 END_TEST
 
-/* The poller's families: absent for `run`, present after metrics_poll_enable(). */
+/* The poller's families: absent for `run`, present after poll_metrics_init(). */
 START_TEST(test_poll_families_only_for_the_poller)
 {
 	int64_t now = 1000000;
 	struct metrics *m = metrics_new();
+	struct poll_metrics pm;
 	char *t = render(m);
 
 	metrics_set_clock(m, fake_clock, &now);
 	ck_assert_ptr_null(strstr(t, "outboxd_poll_"));
 	free(t);
-	metrics_poll_enable(m);
+	poll_metrics_init(&pm, m);
 	t = render(m);
 	ck_assert_line(t, "outboxd_poll_unpublished_rows 0");
 	ck_assert_ptr_null(strstr(t, "outboxd_poll_oldest_unpublished_age_seconds"));
@@ -309,11 +333,11 @@ START_TEST(test_poll_families_only_for_the_poller)
 	ck_assert_line(t, "outboxd_poll_last_poll_age_seconds 0.000");
 	ck_assert_line(t, "# TYPE outboxd_poll_rows_marked_total counter");
 	free(t);
-	metrics_poll_stats(m, 1234, 61500);
-	metrics_poll_partitions(m, 16);
-	metrics_poll_done(m, 40);
-	metrics_poll_done(m, 2);
-	metrics_poll_cleaned(m, 7);
+	poll_metrics_stats(&pm, 1234, 61500);
+	poll_metrics_partitions(&pm, 16);
+	poll_metrics_done(&pm, 40);
+	poll_metrics_done(&pm, 2);
+	poll_metrics_cleaned(&pm, 7);
 	now += 2500000;
 	t = render(m);
 	ck_assert_line(t, "outboxd_poll_unpublished_rows 1234");
@@ -323,10 +347,138 @@ START_TEST(test_poll_families_only_for_the_poller)
 	ck_assert_line(t, "outboxd_poll_rows_marked_total 42");
 	ck_assert_line(t, "outboxd_poll_rows_cleaned_total 7");
 	free(t);
-	metrics_poll_stats(m, 0, -1); /* no creation time column */
+	poll_metrics_stats(&pm, 0, -1); /* no creation time column */
 	t = render(m);
 	ck_assert_ptr_null(strstr(t, "outboxd_poll_oldest_unpublished_age_seconds"));
 	free(t);
+	metrics_free(m);
+}
+END_TEST
+
+/* A test section's figures: its family's name and a value. */
+struct probe {
+	char name[32];
+	int64_t v;
+};
+
+/* Renders the family outboxd_test_<name> and the age of the copy as outboxd_test_<name>_age. */
+static void
+render_probe(const void *data, int64_t now_us, int64_t set_us, struct buf *out)
+{
+	const struct probe *p = data;
+	struct buf name = BUF_INIT;
+
+	buf_add_fmt(&name, "outboxd_test_%s", p->name);
+	prom_int(out, buf_cstr(&name), "gauge", "A test section's value.", p->v);
+	buf_add_str(&name, "_age");
+	prom_family(out, buf_cstr(&name), "gauge", "A test section's age.");
+	prom_seconds_ms(out, buf_cstr(&name), now_us - set_us);
+	buf_fini(&name);
+}
+
+/* Where @line starts in @t, or NULL. */
+static const char *
+line_at(const char *t, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = t; (p = strstr(p, line)); p++) {
+		if ((p == t || p[-1] == '\n') && p[n] == '\n') {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* @t has the line @a, and later the line @b. */
+static void
+assert_before(const char *t, const char *a, const char *b)
+{
+	const char *pa = line_at(t, a), *pb = line_at(t, b);
+
+	ck_assert_msg(pa && pb && pa < pb, "%s is not before %s", a, b);
+}
+
+/*
+ * A section renders only after its first set, in the order of registration (not of the sets,
+ * not of the names), between the core gauges and outboxd_up, from the copy the set took.
+ */
+START_TEST(test_sections_render_after_their_first_set_in_registration_order_from_a_copy)
+{
+	static const struct metrics_section zeta_s = { "zeta", sizeof(struct probe), render_probe };
+	static const struct metrics_section alpha_s = { "alpha", sizeof(struct probe),
+							render_probe };
+	int64_t now = 1000000;
+	struct metrics *m = metrics_new();
+	struct probe zeta = { "zeta", 1 }, alpha = { "alpha", 2 };
+	int zid, aid;
+	char *t;
+
+	metrics_set_clock(m, fake_clock, &now);
+	zid = metrics_section_add(m, &zeta_s);
+	aid = metrics_section_add(m, &alpha_s);
+	ck_assert_int_ne(zid, aid);
+	t = render(m);
+	ck_assert_ptr_null(strstr(t, "outboxd_test_"));
+	ck_assert_int_eq(check_families(t), 22);
+	free(t);
+
+	metrics_section_set(m, aid, &alpha);
+	alpha.v = 99; /* after the set: not seen until the next one */
+	now += 1500000;
+	t = render(m);
+	ck_assert_line(t, "outboxd_test_alpha 2");
+	ck_assert_line(t, "outboxd_test_alpha_age 1.500");
+	ck_assert_ptr_null(strstr(t, "outboxd_test_zeta"));
+	free(t);
+
+	metrics_section_set(m, zid, &zeta);
+	metrics_section_set(m, aid, &alpha);
+	t = render(m);
+	ck_assert_line(t, "outboxd_test_alpha 99");
+	ck_assert_line(t, "outboxd_test_alpha_age 0.000");
+	ck_assert_line(t, "outboxd_test_zeta 1");
+	assert_before(t, "outboxd_stalled 0", "outboxd_test_zeta 1");
+	assert_before(t, "outboxd_test_zeta 1", "outboxd_test_alpha 99");
+	assert_before(t, "outboxd_test_alpha 99", "outboxd_up 1");
+	ck_assert_int_eq(check_families(t), 22 + 4);
+	free(t);
+	metrics_free(m);
+}
+END_TEST
+
+/* A name is registered once: adding it again returns its id and changes nothing. */
+START_TEST(test_a_section_added_twice_keeps_its_first_id_and_renders_once)
+{
+	static const struct metrics_section a = { "a", sizeof(struct probe), render_probe };
+	static const struct metrics_section b = { "b", sizeof(struct probe), render_probe };
+	struct metrics *m = metrics_new();
+	struct probe pa = { "a", 1 }, pb = { "b", 2 };
+	char name[] = "a"; /* the registry copies the name: this one changes below */
+	struct metrics_section again = { name, 1, render_probe };
+	int ida = metrics_section_add(m, &a);
+	int idb = metrics_section_add(m, &b);
+	char *t;
+
+	ck_assert_int_ne(ida, idb);
+	ck_assert_int_eq(metrics_section_add(m, &again), ida);
+	name[0] = 'x';
+	ck_assert_int_eq(metrics_section_add(m, &a), ida);
+	ck_assert_int_eq(metrics_section_add(m, &b), idb);
+	metrics_section_set(m, ida, &pa); /* the first registration's size: all of pa */
+	metrics_section_set(m, idb, &pb);
+	metrics_section_set(m, -1, &pa); /* unknown ids: ignored */
+	metrics_section_set(m, idb + 1, &pa);
+	t = render(m);
+	ck_assert_line(t, "outboxd_test_a 1");
+	ck_assert_line(t, "outboxd_test_b 2");
+	ck_assert_int_eq(check_families(t), 22 + 4);
+	free(t);
+	/* The real sections too: each owner may add its own again (a restarted producer does). */
+	ck_assert_int_eq(publish_stats_section(m, &kafkasink_kind),
+			 publish_stats_section(m, &kafkasink_kind));
+	ck_assert_int_eq(metrics_section_add(m, &slotwatch_section),
+			 metrics_section_add(m, &slotwatch_section));
 	metrics_free(m);
 }
 END_TEST
@@ -638,12 +790,19 @@ END_TEST
 
 #define ROUNDS 20000
 
+static const struct metrics_section writer_section = { "writer", sizeof(struct probe),
+						       render_probe };
+
 static void *
 writer(void *arg)
 {
 	struct metrics *m = arg;
+	struct probe p = { "writer", 0 };
+	int id = metrics_section_add(m, &writer_section);
 
 	for (int i = 0; i < ROUNDS; i++) {
+		p.v = i + 1;
+		metrics_section_set(m, id, &p);
 		metrics_count(m, METRICS_RECORDS_PUBLISHED, 1);
 		metrics_count(m, METRICS_RECORDS_ACKNOWLEDGED, 1);
 		metrics_skipped(m, (enum metrics_skip_reason)(i % METRICS_SKIP_COUNT_));
@@ -676,6 +835,7 @@ START_TEST(test_concurrent_update_and_render)
 	ck_assert_line(t, "outboxd_records_published_total 20000");
 	ck_assert_line(t, "outboxd_records_acknowledged_total 20000");
 	ck_assert_line(t, "outboxd_rows_skipped_total{reason=\"update\"} 5000");
+	ck_assert_line(t, "outboxd_test_writer 20000");
 	free(t);
 	buf_fini(&b);
 	metrics_free(m);
@@ -689,6 +849,7 @@ metrics_suite(void)
 	TCase *render_tc = tcase_create("render");
 	TCase *state = tcase_create("state-and-health");
 	TCase *threads = tcase_create("threads");
+	TCase *registry = tcase_create("registry");
 
 	tcase_add_test(render_tc, test_fresh_metrics_render_zeros_and_the_starting_state);
 	tcase_add_test(render_tc, test_every_family_has_help_and_type);
@@ -699,6 +860,10 @@ metrics_suite(void)
 	tcase_add_test(render_tc, test_every_optional_family_has_help_and_type);
 	tcase_add_test(render_tc, test_documented_names_are_rendered);
 	tcase_add_test(render_tc, test_lag_and_commit_to_ack_histogram);
+	tcase_add_test(
+		registry,
+		test_sections_render_after_their_first_set_in_registration_order_from_a_copy);
+	tcase_add_test(registry, test_a_section_added_twice_keeps_its_first_id_and_renders_once);
 	tcase_add_test(state, test_exactly_one_state_series_is_1_after_each_transition);
 	tcase_add_test(state, test_health_is_200_only_when_streaming_and_not_stalled);
 	tcase_add_test(state, test_health_reason_escaped);
@@ -709,6 +874,7 @@ metrics_suite(void)
 	suite_add_tcase(s, render_tc);
 	suite_add_tcase(s, state);
 	suite_add_tcase(s, threads);
+	suite_add_tcase(s, registry);
 	return s;
 }
 

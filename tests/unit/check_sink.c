@@ -188,7 +188,7 @@ START_TEST(test_kafka_statistics_arrive_parsed)
 	ck_assert_int_gt(seen.stats, 0);
 	ck_assert_uint_eq(kafkasink_kind.stats->size, sizeof(struct rdstats));
 	ck_assert_int_gt(seen.st.queue_capacity_records, 0);
-	kafkasink_kind.stats->render(&seen.st, 0, &out);
+	kafkasink_kind.stats->render(&seen.st, 5, 5, &out);
 	ck_assert_ptr_nonnull(strstr(buf_cstr(&out), "outboxd_kafka_brokers{state=\"up\"}"));
 	buf_fini(&out);
 	(void)sink_discard(s, 0, NULL, 0);

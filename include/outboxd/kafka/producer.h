@@ -6,7 +6,7 @@
  * Folder kafka/: the Kafka client behind the sink seam (kafkasink.c): librdkafka's producer with
  * the forced guarantees, its security diagnosis, its statistics. The only folder that includes a
  * librdkafka header (with util/version.c, which prints its version). It may call: util, pg,
- * connect, config, sink.
+ * connect, config, sink (never obs/, its peer).
  */
 
 /*

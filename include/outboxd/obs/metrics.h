@@ -4,7 +4,9 @@
 
 /*
  * Folder obs/: observability: the counters and gauges, their Prometheus and /health renderings,
- * the HTTP endpoint, the process' own figures. It may call: util, pg, connect, config, kafka.
+ * the HTTP endpoint, the process' own figures, and the registry through which the other folders
+ * add their own families (metrics_section_add). It may call: util, pg, connect, config (never
+ * kafka/, its peer: librdkafka's statistics are a section that pipeline/ registers).
  */
 
 /*
@@ -14,13 +16,17 @@
  *
  * Pure: no I/O and no logging. It reads the monotonic clock (through a replaceable function,
  * for tests) to age the last delivery report.
+ *
+ * It renders its own core families only. A subsystem with families of its own (the poller, the
+ * slot's statistics, librdkafka's) registers a section: a struct of its figures, copied here
+ * under the lock by the thread that owns them, and a function that renders the copy on the HTTP
+ * thread outside the lock. So this file knows none of their names or types.
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "outboxd/kafka/rdstats.h"
-#include "outboxd/pg/slotstat.h"
 #include "outboxd/util/buf.h"
 
 struct metrics;
@@ -167,42 +173,41 @@ void metrics_set_live_bound(struct metrics *m, int64_t ms);
  */
 int metrics_liveness(const struct metrics *m, struct buf *out);
 
-/**
- * metrics_slot() - the replication slot's row as last read (slotwatch): rendered from the first
- * call on as the outboxd_slot_* families, with its age counted from this call.
- * @st: borrowed and copied.
- */
-void metrics_slot(struct metrics *m, const struct slotstat *st);
-
-/**
- * metrics_kafka() - librdkafka's statistics as last emitted: rendered from the first call on as
- * the outboxd_kafka_* and outboxd_producer_queue_*capacity* families, aged from this call.
- * @st: borrowed and copied.
- */
-void metrics_kafka(struct metrics *m, const struct rdstats *st);
-
 /*
- * The polling publisher's gauges (`outboxd poll`), rendered only after metrics_poll_enable():
- * outboxd_poll_unpublished_rows, outboxd_poll_oldest_unpublished_age_seconds (absent while
- * unknown), outboxd_poll_partitions_owned, outboxd_poll_last_poll_age_seconds,
- * outboxd_poll_rows_marked_total and outboxd_poll_rows_cleaned_total.
+ * A subsystem's families: @name (unique: "slot", "kafka", "poll") identifies the section,
+ * metrics_section_set() copies @size bytes of its figures, and @render appends their families
+ * to @out from that copy, on the HTTP thread, outside every lock: @data is the copy (@size
+ * bytes, aligned for any type), @now_us the metrics clock now, @set_us its reading at the last
+ * metrics_section_set(). The families must be the section's alone (a family announced twice
+ * breaks the exposition format).
  */
-void metrics_poll_enable(struct metrics *m);
+struct metrics_section {
+	const char *name;
+	size_t size;
+	void (*render)(const void *data, int64_t now_us, int64_t set_us, struct buf *out);
+};
 
 /**
- * metrics_poll_stats() - the latest count of unpublished rows of the polled tables and the age
- * of the oldest, in milliseconds (-1: no table has a creation time column).
+ * metrics_section_add() - register @s, rendered by metrics_render() after the core gauges and
+ * before outboxd_up, in the order of registration, from its first metrics_section_set() on.
+ * Idempotent by name: adding a name again returns the first registration's id and changes
+ * nothing, so a subsystem that starts over (a restarted producer) may add its section again.
+ * @s: borrowed and copied (the name too).
+ * Return: the section's id, for metrics_section_set().
  */
-void metrics_poll_stats(struct metrics *m, int64_t unpublished, int64_t oldest_age_ms);
+int metrics_section_add(struct metrics *m, const struct metrics_section *s);
 
-/* metrics_poll_partitions() - the partitions this process' session owns now. */
-void metrics_poll_partitions(struct metrics *m, int owned);
+/**
+ * metrics_section_set() - copy the section's size bytes from @data (borrowed) and stamp the
+ * time; rendered from this copy until the next set. An unknown @id is ignored.
+ */
+void metrics_section_set(struct metrics *m, int id, const void *data);
 
-/* metrics_poll_done() - a poll cycle succeeded (stamps its time) and marked @marked rows. */
-void metrics_poll_done(struct metrics *m, uint64_t marked);
-
-/* metrics_poll_cleaned() - the cleanup deleted (or archived) @n published rows. */
-void metrics_poll_cleaned(struct metrics *m, uint64_t n);
+/**
+ * metrics_now_us() - the clock that @render's @now_us and @set_us come from (metrics_set_clock),
+ * for a section that ages one of its own events (the poller's last cycle).
+ */
+int64_t metrics_now_us(const struct metrics *m);
 
 /**
  * metrics_render() - append every metric in Prometheus text exposition format 0.0.4, with

@@ -208,4 +208,12 @@ void publish_set_poison(struct publish *pub, lsn_t lsn, const char *id, const ch
 /* publish_broker_state() - sink_broker_state() of this path's sink. */
 size_t publish_broker_state(const struct publish *pub, int64_t now_us, char *out, size_t len);
 
+/*
+ * publish_stats_section() - register @kind's statistics (for Kafka: the outboxd_kafka_* and
+ * outboxd_producer_queue_*capacity* families) as a metrics section of @m, rendered from the first
+ * value the sink hands over; a path opened again finds it registered.
+ * Return: its id, or -1 when the sink has no statistics.
+ */
+int publish_stats_section(struct metrics *m, const struct sink_kind *kind);
+
 #endif

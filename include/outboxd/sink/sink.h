@@ -68,14 +68,15 @@ typedef void (*sink_on_delivery)(void *opaque, uint64_t token, bool ok, const ch
 
 /*
  * A broker client's own statistics, as its metrics render them: a fixed-size value the client
- * hands over (sink_on_stats) and a function that renders a copy of it, @age_us after it was
- * handed over, as Prometheus families. The metrics copy the value, so the rendering may run on
- * another thread.
+ * hands over (sink_on_stats) and a function that renders a copy of it as Prometheus families,
+ * @now_us - @set_us after it was handed over (the shape of obs/metrics.h's struct
+ * metrics_section, which the publish path registers it as). The metrics copy the value, so the
+ * rendering may run on another thread.
  */
 struct sink_stats_kind {
-	const char *name; /* unique among sinks: "kafka" */
+	const char *name; /* unique among sections: "kafka" */
 	size_t size;	  /* bytes of one value */
-	void (*render)(const void *stats, int64_t age_us, struct buf *out);
+	void (*render)(const void *stats, int64_t now_us, int64_t set_us, struct buf *out);
 };
 
 /* Called from sink_serve() with a value of the sink's stats kind, borrowed for the call. */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/poll/poll_metrics.h"
+
+#include <inttypes.h>
+
+#include "outboxd/util/prom.h"
+
+/* The section's render (struct metrics_section): on the HTTP thread, from the copy. */
+static void
+render(const void *data, int64_t now_us, int64_t set_us, struct buf *out)
+{
+	const struct poll_metrics_figures *v = data;
+
+	prom_int(out, "outboxd_poll_unpublished_rows", "gauge",
+		 "Rows of the outbox table not yet published, at the last count "
+		 "(outboxd.poll.stats.interval.ms).",
+		 v->unpublished);
+	if (v->oldest_age_ms >= 0) {
+		prom_family(
+			out, "outboxd_poll_oldest_unpublished_age_seconds", "gauge",
+			"Age of the oldest unpublished row (outboxd.poll.created.column), 0 when "
+			"none waits.");
+		prom_seconds_ms(out, "outboxd_poll_oldest_unpublished_age_seconds",
+				v->oldest_age_ms * 1000);
+	}
+	prom_int(out, "outboxd_poll_partitions_owned", "gauge",
+		 "Partitions this process owns (ordered mode; 0 in unordered mode).", v->owned);
+	prom_family(out, "outboxd_poll_last_poll_age_seconds", "gauge",
+		    "Seconds since the last poll cycle that succeeded.");
+	prom_seconds_ms(out, "outboxd_poll_last_poll_age_seconds",
+			now_us > v->done_us ? now_us - v->done_us : 0);
+	prom_family(out, "outboxd_poll_rows_marked_total", "counter",
+		    "Rows marked published (or deleted, outboxd.poll.after=delete) after their "
+		    "delivery report.");
+	buf_add_fmt(out, "outboxd_poll_rows_marked_total %" PRIu64 "\n", v->marked);
+	prom_family(out, "outboxd_poll_rows_cleaned_total", "counter",
+		    "Published rows the cleanup deleted or moved to the archive "
+		    "(outboxd.poll.retention).");
+	buf_add_fmt(out, "outboxd_poll_rows_cleaned_total %" PRIu64 "\n", v->cleaned);
+}
+
+static const struct metrics_section section = {
+	.name = "poll",
+	.size = sizeof(struct poll_metrics_figures),
+	.render = render,
+};
+
+void
+poll_metrics_init(struct poll_metrics *pm, struct metrics *m)
+{
+	*pm = (struct poll_metrics){ .m = m, .id = metrics_section_add(m, &section) };
+	pm->v.oldest_age_ms = -1;
+	pm->v.done_us = metrics_now_us(m);
+	metrics_section_set(m, pm->id, &pm->v);
+}
+
+void
+poll_metrics_stats(struct poll_metrics *pm, int64_t unpublished, int64_t oldest_age_ms)
+{
+	pm->v.unpublished = unpublished;
+	pm->v.oldest_age_ms = oldest_age_ms;
+	metrics_section_set(pm->m, pm->id, &pm->v);
+}
+
+void
+poll_metrics_partitions(struct poll_metrics *pm, int owned)
+{
+	pm->v.owned = owned;
+	metrics_section_set(pm->m, pm->id, &pm->v);
+}
+
+void
+poll_metrics_done(struct poll_metrics *pm, uint64_t marked)
+{
+	pm->v.marked += marked;
+	pm->v.done_us = metrics_now_us(pm->m);
+	metrics_section_set(pm->m, pm->id, &pm->v);
+}
+
+void
+poll_metrics_cleaned(struct poll_metrics *pm, uint64_t n)
+{
+	pm->v.cleaned += n;
+	metrics_section_set(pm->m, pm->id, &pm->v);
+}
