@@ -4,8 +4,9 @@
 
 /*
  * Folder pipeline/: what every source shares: the publish path from a row to a produced record
- * and back, the main loop and its deadlines, the stall watchdog, the queue of asynchronous
- * statements, the outcomes of a step. It may call: util, pg, connect, config, kafka, obs.
+ * and back, the main loop and its deadlines, the periodic work, the stall watchdog, the queue
+ * of asynchronous statements, the outcomes of a step. It may call: util, pg, connect, config,
+ * kafka, obs.
  */
 
 /*
