@@ -12,11 +12,9 @@
 #define WARN_EVERY_US (INT64_C(60) * 1000000)
 
 void
-slotwatch_init(struct slotwatch *w, const char *slot, int64_t interval_ms, struct metrics *metrics)
+slotwatch_init(struct slotwatch *w, const char *slot, struct metrics *metrics)
 {
-	*w = (struct slotwatch){ .slot = slot,
-				 .metrics = metrics,
-				 .interval_us = interval_ms * 1000 };
+	*w = (struct slotwatch){ .slot = slot, .metrics = metrics };
 }
 
 static void
@@ -67,15 +65,10 @@ on_result(void *arg, const PGresult *r, char *why, size_t whylen)
 	return OUTCOME_OK;
 }
 
-void
-slotwatch_due(struct slotwatch *w, struct sqlq *q, int64_t now_us)
+bool
+slotwatch_read(struct slotwatch *w, struct sqlq *q)
 {
 	const char *params[1] = { w->slot };
 
-	if (!w->interval_us || now_us < w->next_us || sqlq_pending(q, SQLQ_SLOT)) {
-		return;
-	}
-	if (sqlq_submit(q, SQLQ_SLOT, slotstat_query(), params, 1, on_result, w)) {
-		w->next_us = now_us + w->interval_us;
-	}
+	return sqlq_submit(q, SQLQ_SLOT, slotstat_query(), params, 1, on_result, w);
 }
