@@ -63,8 +63,8 @@ clean(void *arg, int64_t now, enum periodic_left *ret_left)
 {
 	struct session *s = arg;
 
-	*ret_left = cleanup_step(&s->cl, &s->q, s->fb.flush_sent) ? PERIODIC_WAITING :
-								      PERIODIC_DONE;
+	*ret_left =
+		cleanup_step(&s->cl, &s->q, s->fb.flush_sent) ? PERIODIC_WAITING : PERIODIC_DONE;
 	return OUTCOME_OK;
 }
 
