@@ -22,32 +22,47 @@ due(const struct periodic *p, int i, int64_t now)
 	return p->job[i].every_us > 0 && (p->left[i] != PERIODIC_DONE || now >= p->next_us[i]);
 }
 
-enum outcome
-periodic_run_job(struct periodic *p, int i)
+/* Job @i's step, if it is due at *@now; *@now becomes the step's end (one clock read a step). */
+static enum outcome
+run(struct periodic *p, int i, int64_t *now)
 {
 	enum periodic_left left = PERIODIC_DONE;
 	enum outcome o;
 
-	if (i < 0 || i >= p->njobs || !due(p, i, p->clock())) {
+	if (!due(p, i, *now)) {
 		return OUTCOME_OK;
 	}
-	o = p->job[i].step(p->job[i].arg, p->clock(), &left);
+	o = p->job[i].step(p->job[i].arg, *now, &left);
+	*now = p->clock();
 	p->left[i] = left;
 	if (left == PERIODIC_DONE) {
 		/* from the step's end: a long step does not make the next one come sooner */
-		p->next_us[i] = p->clock() + p->job[i].every_us;
+		p->next_us[i] = *now + p->job[i].every_us;
 	}
 	return o;
+}
+
+enum outcome
+periodic_run_job(struct periodic *p, int i)
+{
+	int64_t now;
+
+	if (i < 0 || i >= p->njobs) {
+		return OUTCOME_OK;
+	}
+	now = p->clock();
+	return run(p, i, &now);
 }
 
 enum outcome
 periodic_run(struct periodic *p)
 {
 	enum outcome o = OUTCOME_OK;
+	int64_t now = p->njobs ? p->clock() : 0;
 
 	/* one pass: a job with work left runs again at the next turn, never twice in this one */
 	for (int i = 0; i < p->njobs && o == OUTCOME_OK; i++) {
-		o = periodic_run_job(p, i);
+		o = run(p, i, &now);
 	}
 	return o;
 }
