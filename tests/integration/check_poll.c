@@ -867,9 +867,10 @@ START_TEST(test_a_long_cleanup_keeps_the_loop_turning)
 	long left;
 	double t0, took, published;
 
+	/* an interval longer than the test: only the NOTIFY can make the cycle due */
 	poll_fixture(&f,
 		     "outboxd.poll.retention=1 second\noutboxd.poll.cleanup.batch.size=50\n"
-		     "outboxd.health.live.ms=1000\n",
+		     "outboxd.health.live.ms=1000\noutboxd.poll.interval.ms=60000\n",
 		     &topic);
 	itest_sqlf(f.pg,
 		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload, "
