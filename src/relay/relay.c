@@ -9,7 +9,6 @@
 #include "outboxd/pg/pgconn.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
-#include "outboxd/pipeline/periodic.h"
 #include "outboxd/pipeline/publish.h"
 #include "outboxd/pipeline/sqlq.h"
 #include "outboxd/pipeline/stall.h"
