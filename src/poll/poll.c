@@ -20,6 +20,12 @@
 
 #define MOD "poll"
 
+/* The poller's periodic jobs (jobs_start() declares them), in the order a turn runs them. */
+enum poll_job { JOB_LOCKS, JOB_CYCLE, JOB_COUNT, JOB_CLEAN, JOB_WATCHDOG, POLL_NJOBS };
+
+/* The stall watchdog looks this often. */
+#define WATCHDOG_US INT64_C(1000000)
+
 static void
 on_produced(void *opaque, uint64_t token)
 {
@@ -95,29 +101,40 @@ take_table_partitions(struct poller *s, struct poll_table *t)
 	return o;
 }
 
-/* Every table's partitions no session holds yet; tried again every outboxd.poll.interval.ms. */
+/*
+ * Every table's partitions no session holds yet (periodic_step_fn): at the start, and again
+ * every outboxd.poll.interval.ms while another session holds some.
+ */
 static enum outcome
-take_partitions(struct poller *s)
+take_partitions(void *arg, int64_t now, enum periodic_left *ret_left)
 {
+	struct poller *s = arg;
 	enum outcome o = OUTCOME_OK;
 
+	*ret_left = PERIODIC_DONE;
+	if (s->nowned == s->cfg->poll_partitions * s->ntables) {
+		return OUTCOME_OK; /* every one is ours until the session ends */
+	}
 	for (int i = 0; i < s->ntables && o == OUTCOME_OK; i++) {
 		o = take_table_partitions(s, &s->tables[i]);
 	}
-	s->next_lock_us = now_monotonic_us() + s->cfg->poll_interval_ms * 1000;
 	return o;
 }
 
-/* Once a second while records wait: the stall watchdog (the one `outboxd run` has). */
-static void
-tick(struct poller *s)
+/*
+ * Once a second (periodic_step_fn), also while a cycle waits for its reports: the stall
+ * watchdog (the one `outboxd run` has).
+ */
+static enum outcome
+watchdog(void *arg, int64_t now, enum periodic_left *ret_left)
 {
-	int64_t now = now_monotonic_us();
+	struct poller *s = arg;
 	char broker[512];
 	struct stall_view v = { .now_us = now, .warn_ms = s->cfg->stall_warn_ms };
 
-	if (now < s->next_tick_us || !s->pub) {
-		return;
+	*ret_left = PERIODIC_DONE;
+	if (!s->pub) {
+		return OUTCOME_OK;
 	}
 	v.waiting = s->produced - s->reported + (publish_waiting(s->pub) ? 1 : 0);
 	v.progress = s->acked != s->tick_acked;
@@ -127,7 +144,7 @@ tick(struct poller *s)
 	stall_check(s->stall, &v, s->p->metrics);
 	metrics_gauge(s->p->metrics, METRICS_IN_FLIGHT_RECORDS, (int64_t)v.waiting);
 	metrics_gauge(s->p->metrics, METRICS_PRODUCER_QUEUE_RECORDS, v.queue_len);
-	s->next_tick_us = now + 1000000;
+	return OUTCOME_OK;
 }
 
 /*
@@ -154,9 +171,16 @@ wait_events(struct poller *s, int64_t us)
 			       .source_read = true,
 			       .wake_fd = s->pub ? publish_wake_fd(s->pub) : -1,
 			       .max_us = us };
-	tick(s);
-	if (w.max_us > 1000000) {
-		w.max_us = 1000000; /* the watchdog looks once a second */
+	int64_t watch;
+	enum outcome o = periodic_run_job(&s->jobs, JOB_WATCHDOG);
+
+	if (o != OUTCOME_OK) {
+		return o;
+	}
+	/* the watchdog keeps its cadence through the waits within a cycle too */
+	if ((watch = periodic_job_next_us(&s->jobs, JOB_WATCHDOG)) != 0) {
+		watch -= now_monotonic_us();
+		w.max_us = watch < w.max_us ? (watch > 0 ? watch : 0) : w.max_us;
 	}
 	if (loop_wait(s->p->loop, &w, s->why, sizeof(s->why)) < 0) {
 		return OUTCOME_HALT;
@@ -486,20 +510,71 @@ session_open(struct poller *s)
 	}
 	metrics_set_state(s->p->metrics, METRICS_STATE_STREAMING, NULL);
 	poll_metrics_partitions(s->pm, 0);
-	return s->unordered ? OUTCOME_OK : take_partitions(s);
+	return OUTCOME_OK;
 }
 
-/* Waits for a notification or the next interval. */
+/* One cycle (periodic_step_fn): a full batch polls again at the next turn, without a wait. */
+static enum outcome
+poll_cycle(void *arg, int64_t now, enum periodic_left *ret_left)
+{
+	struct poller *s = arg;
+	bool more = false;
+	enum outcome o = cycle(s, &more);
+
+	*ret_left = more ? PERIODIC_MORE : PERIODIC_DONE;
+	return o;
+}
+
+/*
+ * The poller's work, its cadences in one place: the partitions' locks (ordered mode) and the
+ * cycle at once, then every outboxd.poll.interval.ms (the cycle at once on a NOTIFY, too); the
+ * count and the cleanup from the first turn, every outboxd.poll.stats.interval.ms and
+ * outboxd.poll.cleanup.interval.ms; the stall watchdog every second, in the waits within a
+ * cycle too.
+ */
+static void
+jobs_start(struct poller *s)
+{
+	const struct config *cfg = s->cfg;
+	int64_t interval_us = cfg->poll_interval_ms * 1000;
+	const struct periodic_job jobs[POLL_NJOBS] = {
+		[JOB_LOCKS] = { "partition locks", s->unordered ? 0 : interval_us, 0,
+				take_partitions, s },
+		[JOB_CYCLE] = { "poll", interval_us, 0, poll_cycle, s },
+		[JOB_COUNT] = { "unpublished rows", cfg->poll_stats_interval_ms * 1000, 0,
+				poll_upkeep_count, s },
+		[JOB_CLEAN] = { "cleanup",
+				cfg->poll_retention ? cfg->poll_cleanup_interval_ms * 1000 : 0, 0,
+				poll_upkeep_clean, s },
+		[JOB_WATCHDOG] = { "stall watchdog", WATCHDOG_US, 0, watchdog, s },
+	};
+
+	periodic_start(&s->jobs, jobs, POLL_NJOBS, now_monotonic_us);
+}
+
+/*
+ * Waits until the earliest due job (the next cycle at the latest) or a notification, which
+ * makes the cycle due at once. While a job has more work left (a cleanup under way, a full
+ * batch) it does not wait, but serves signals, reports and the liveness clock all the same.
+ */
 static enum outcome
 idle(struct poller *s)
 {
-	int64_t until = now_monotonic_us() + s->cfg->poll_interval_ms * 1000;
-	enum outcome o = OUTCOME_OK;
-	int64_t now;
+	enum outcome o;
+	int64_t now, until;
 
 	take_notifies(s); /* read by the cycle's statements: the socket no longer says so */
-	while (o == OUTCOME_OK && !s->notified && (now = now_monotonic_us()) < until) {
-		o = wait_events(s, until - now);
+	do {
+		if (s->notified) {
+			periodic_poke(&s->jobs, JOB_CYCLE);
+		}
+		now = now_monotonic_us();
+		until = periodic_next_us(&s->jobs);
+		o = wait_events(s, until > now ? until - now : 0);
+	} while (o == OUTCOME_OK && !s->notified &&
+		 periodic_next_us(&s->jobs) > now_monotonic_us());
+	if (s->notified) {
+		periodic_poke(&s->jobs, JOB_CYCLE);
 	}
 	return o;
 }
@@ -508,22 +583,14 @@ static enum outcome
 session_run(struct poller *s)
 {
 	enum outcome o = session_open(s);
-	bool more = false, cleaning = false;
 
+	if (o == OUTCOME_OK) {
+		jobs_start(s);
+	}
 	while (o == OUTCOME_OK) {
-		if (!s->unordered && now_monotonic_us() >= s->next_lock_us &&
-		    s->nowned < s->cfg->poll_partitions * s->ntables) {
-			o = take_partitions(s);
-		}
+		o = periodic_run(&s->jobs);
 		if (o == OUTCOME_OK) {
-			o = cycle(s, &more);
-		}
-		if (o == OUTCOME_OK) {
-			o = poll_upkeep(s, &cleaning);
-		}
-		if (o == OUTCOME_OK && !more) {
-			/* a cleanup under way: signals, reports and the liveness clock, no wait */
-			o = cleaning ? wait_events(s, 0) : idle(s);
+			o = idle(s);
 		}
 	}
 	if (o == OUTCOME_STOP) {

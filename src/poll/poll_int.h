@@ -14,6 +14,7 @@
 
 #include "outboxd/pg/relcache.h"
 #include "outboxd/pipeline/outcome.h"
+#include "outboxd/pipeline/periodic.h"
 #include "outboxd/pipeline/publish.h"
 #include "outboxd/pipeline/stall.h"
 #include "outboxd/pipeline/supervise.h"
@@ -75,12 +76,9 @@ struct poller {
 	int ntables;
 	struct buf names;      /* the tables' names, for messages */
 	int nowned;	       /* partitions owned, over every table */
-	int64_t next_lock_us;  /* when the partitions held elsewhere are tried again */
-	int64_t next_stats_us; /* when the unpublished rows are counted again */
-	int64_t next_clean_us; /* when the cleanup runs again */
+	struct periodic jobs;  /* locks, the cycle, the count, the cleanup, the watchdog */
 	int clean_at;	       /* the table a cleanup under way is at; -1 = none under way */
 	long long clean_total; /* the rows that cleanup removed so far */
-	int64_t next_tick_us;  /* the stall watchdog's next look */
 	uint64_t tick_acked;   /* successful reports the watchdog has seen */
 	struct poll_pending *rows;
 	size_t nrows, cap;
@@ -132,12 +130,17 @@ void poll_tables_free(struct poller *s);
 enum outcome poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema);
 
 /*
- * poll_upkeep() - the count (every outboxd.poll.stats.interval.ms) when due, and one batch of the
- * cleanup (every outboxd.poll.cleanup.interval.ms, each batch its own short transaction) when
- * one is due or under way: one batch per turn, so that the loop goes on between batches
- * (publishing, signals, the liveness clock) however many rows a cleanup has to remove.
- * @ret_more: the cleanup has more to do (the caller turns again without waiting).
+ * poll_upkeep_count() - the poller's periodic job (periodic_step_fn, @arg the poller) every
+ * outboxd.poll.stats.interval.ms: every table's unpublished rows counted, the oldest's age.
  */
-enum outcome poll_upkeep(struct poller *s, bool *ret_more);
+enum outcome poll_upkeep_count(void *arg, int64_t now_us, enum periodic_left *ret_left);
+
+/*
+ * poll_upkeep_clean() - the poller's periodic job (periodic_step_fn, @arg the poller) every
+ * outboxd.poll.cleanup.interval.ms: one batch of the cleanup, its own short transaction; more
+ * is left (PERIODIC_MORE) until every table is done, so that the loop goes on between batches
+ * (publishing, signals, the liveness clock) however many rows a cleanup has to remove.
+ */
+enum outcome poll_upkeep_clean(void *arg, int64_t now_us, enum periodic_left *ret_left);
 
 #endif

@@ -140,9 +140,10 @@ poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema)
 }
 
 /* Every table's unpublished rows: their sum and the oldest's age over all tables. */
-static enum outcome
-count(struct poller *s)
+enum outcome
+poll_upkeep_count(void *arg, int64_t now_us, enum periodic_left *ret_left)
 {
+	struct poller *s = arg;
 	enum outcome o = OUTCOME_OK;
 	int64_t rows = 0, oldest = -1;
 
@@ -162,7 +163,7 @@ count(struct poller *s)
 	if (o == OUTCOME_OK) {
 		poll_metrics_stats(s->pm, rows, oldest);
 	}
-	s->next_stats_us = now_monotonic_us() + s->cfg->poll_stats_interval_ms * 1000;
+	*ret_left = PERIODIC_DONE;
 	return o;
 }
 
@@ -192,19 +193,21 @@ clean_batch(struct poller *s)
 	return o;
 }
 
-/* The cleanup's next batch; at its end the total, and the next cleanup's time. */
-static enum outcome
-clean(struct poller *s, bool *ret_more)
+/* The cleanup's next batch; at its end the total. */
+enum outcome
+poll_upkeep_clean(void *arg, int64_t now_us, enum periodic_left *ret_left)
 {
+	struct poller *s = arg;
 	enum outcome o;
 
+	*ret_left = PERIODIC_DONE;
 	if (s->clean_at < 0) {
 		s->clean_at = 0;
 		s->clean_total = 0;
 	}
 	o = s->clean_at < s->ntables ? clean_batch(s) : OUTCOME_OK;
 	if (o == OUTCOME_OK && s->clean_at < s->ntables) {
-		*ret_more = true;
+		*ret_left = PERIODIC_MORE;
 		return o;
 	}
 	if (s->clean_total) {
@@ -213,23 +216,5 @@ clean(struct poller *s, bool *ret_more)
 			 s->cfg->poll_archive_table ? "moved to the archive" : "deleted");
 	}
 	s->clean_at = -1;
-	s->next_clean_us = now_monotonic_us() + s->cfg->poll_cleanup_interval_ms * 1000;
-	return o;
-}
-
-enum outcome
-poll_upkeep(struct poller *s, bool *ret_more)
-{
-	int64_t now = now_monotonic_us();
-	enum outcome o = OUTCOME_OK;
-
-	*ret_more = false;
-	if (now >= s->next_stats_us) {
-		o = count(s);
-	}
-	if (o == OUTCOME_OK && s->cfg->poll_retention &&
-	    (s->clean_at >= 0 || now >= s->next_clean_us)) {
-		o = clean(s, ret_more);
-	}
 	return o;
 }

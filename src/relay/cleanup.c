@@ -126,7 +126,7 @@ cleanup_open(struct cleanup *c, const struct cleanup_params *p, PGconn *sql,
 	enum outcome o;
 	char *created;
 
-	*c = (struct cleanup){ .p = p, .sql = sql, .next_us = now_monotonic_us() };
+	*c = (struct cleanup){ .p = p, .sql = sql };
 	if (!p->retention) {
 		return OUTCOME_OK;
 	}
@@ -167,8 +167,7 @@ end_cycle(struct cleanup *c)
 	c->part_tried = false;
 	c->snapshot = NULL;
 	c->nleaves = c->leaf = 0;
-	c->state = CLEANUP_IDLE;
-	c->next_us = now_monotonic_us() + c->p->interval_ms * 1000;
+	c->state = CLEANUP_ENDED;
 }
 
 void
@@ -338,16 +337,23 @@ submit_delete(struct cleanup *c, struct sqlq *q)
 	buf_fini(&sql);
 }
 
-void
-cleanup_turn(struct cleanup *c, struct sqlq *q, lsn_t confirmed, int64_t now_us)
+bool
+cleanup_step(struct cleanup *c, struct sqlq *q, lsn_t confirmed)
 {
-	if (!c->p || !c->p->retention || sqlq_pending(q, SQLQ_CLEANUP)) {
-		return;
+	if (!c->p || !c->p->retention) {
+		return false;
+	}
+	if (c->state == CLEANUP_ENDED) {
+		c->state = CLEANUP_IDLE; /* the next cycle starts with the next step */
+		return false;
+	}
+	if (sqlq_pending(q, SQLQ_CLEANUP)) {
+		return true;
 	}
 	switch (c->state) {
 	case CLEANUP_IDLE:
-		if (now_us >= c->next_us &&
-		    sqlq_submit(q, SQLQ_CLEANUP, c->mark_sql, NULL, 0, on_mark, c)) {
+		/* false: the queue's place is taken; the mark goes at the next turn */
+		if (sqlq_submit(q, SQLQ_CLEANUP, c->mark_sql, NULL, 0, on_mark, c)) {
 			c->state = CLEANUP_MARKING;
 		}
 		break;
@@ -363,6 +369,8 @@ cleanup_turn(struct cleanup *c, struct sqlq *q, lsn_t confirmed, int64_t now_us)
 		}
 		break;
 	case CLEANUP_MARKING:
-	case CLEANUP_DELETING: break; /* its result sets the next state */
+	case CLEANUP_DELETING:
+	case CLEANUP_ENDED: break; /* its result sets the next state */
 	}
+	return true;
 }

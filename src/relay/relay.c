@@ -25,13 +25,12 @@
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/now.h"
+#include "relay_int.h"
 
 #define MOD "relay"
 
 /* Frames read per turn, so delivery reports and status updates are served during a backlog. */
 #define READ_BATCH 2000
-/* The stall watchdog and the gauges look this often. */
-#define TICK_US INT64_C(1000000)
 /* A record that waits for producer queue space is tried again at least this often. */
 #define RETRY_US INT64_C(100000)
 /*
@@ -40,55 +39,6 @@
  * the rest of the bound only waits for the acknowledgement, which usually comes sooner.
  */
 #define SEND_NOW_MS 2
-
-struct relay;
-
-/* One pipeline session. It starts zeroed, so nothing of the previous one carries over. */
-struct session {
-	struct relay *r;
-	PGconn *sql;	       /* the ordinary connection: checks, catalog facts, the queue's */
-	struct sqlq q;	       /* the asynchronous statements on it: heartbeat, slot health */
-	struct cleanup cl;     /* outboxd.cleanup.*, through q */
-	struct pgstream *conn; /* the replication connection */
-	struct stream *st;     /* the stream as a source of rows, and the confirm rule */
-	struct publish *pub;
-	struct heartbeat hb;
-	struct loop_deadlines dl;
-	struct feedback fb;	  /* status updates, the probe */
-	uint64_t stall_delivered; /* delivery reports the stall watchdog has seen */
-	lsn_t stall_confirmed;
-	struct sendnow sn; /* send at once while live */
-	char why[2048];	   /* the reason for a restart or halt */
-};
-
-/*
- * The transaction a failed session blames (note_failure()): the one the failed report belongs
- * to, not whatever transaction happens to be open; the supervisor counts failures by it.
- */
-struct failing {
-	lsn_t lsn;		 /* its commit LSN, 0 = none */
-	char id[256];		 /* the refused record's "id" header */
-	lsn_t dead_lettered_lsn; /* the row that goes to the dead-letter topic: publish_set_poison() */
-	char dead_lettered_id[256];
-};
-
-/* What lives across sessions: the settings as the modules take them, the loop, the watchdog. */
-struct relay {
-	const struct relay_params *p;
-	const struct config *cfg;
-	struct loop *loop;
-	struct stream_params sp;
-	struct publish_params pp;
-	struct heartbeat_params hp;
-	struct stall stall; /* a broker outage outlives sessions: so does its clock */
-	struct slotwatch sw;
-	struct cleanup_params clp;
-	struct supervise sv; /* the backoff, halt after failures, dead letter once */
-	struct failing fail;
-	char poison_reason[2048];
-	bool interval_said; /* the capped status-update interval was logged */
-	struct session s;
-};
 
 /* Catalog facts for a Relation message, on the ordinary connection (stream_facts_fn). */
 static enum outcome
@@ -290,10 +240,7 @@ session_open(struct relay *r, struct session *s)
 		return o;
 	}
 	now = now_monotonic_us();
-	loop_arm(&s->dl, LOOP_TICK, now + TICK_US);
-	if (cfg->heartbeat_interval_ms) {
-		loop_arm(&s->dl, LOOP_HEARTBEAT, now + cfg->heartbeat_interval_ms * 1000);
-	}
+	relay_jobs_start(s);
 	log_info(MOD, "streaming slot \"%s\" from its confirmed_flush_lsn %s", cfg->slot_name,
 		 lsn_format(confirmed, at));
 	feedback_init(&s->fb, &s->dl, cfg->status_update_interval_ms, wst_ms, confirmed, now);
@@ -443,61 +390,6 @@ serve_producer(struct session *s)
 	return o;
 }
 
-/* Once a second: the stall watchdog and the gauges. */
-static void
-tick(struct session *s, int64_t now)
-{
-	struct metrics *m = s->r->p->metrics;
-	struct acktrack *at = stream_acktrack(s->st);
-	uint64_t published, delivered;
-	lsn_t confirmed = acktrack_confirmed(at);
-	char broker[512];
-	struct stall_view v = {
-		.now_us = now,
-		.warn_ms = s->r->cfg->stall_warn_ms,
-		.waiting = acktrack_in_flight(at) + (publish_waiting(s->pub) ? 1 : 0),
-		.queue_len = publish_queue_len(s->pub),
-		.broker = publish_broker_state(s->pub, now, broker, sizeof(broker)) ? broker : NULL,
-	};
-
-	stream_counts(s->st, &published, &delivered);
-	v.progress = delivered != s->stall_delivered || confirmed != s->stall_confirmed;
-	s->stall_delivered = delivered;
-	s->stall_confirmed = confirmed;
-	stall_check(&s->r->stall, &v, m);
-	metrics_gauge(m, METRICS_CONFIRMED_LSN, (int64_t)confirmed);
-	metrics_gauge(m, METRICS_RECEIVED_LSN, (int64_t)acktrack_received(at));
-	metrics_gauge(m, METRICS_IN_FLIGHT_RECORDS, (int64_t)acktrack_in_flight(at));
-	metrics_gauge(m, METRICS_PENDING_TRANSACTIONS, (int64_t)acktrack_pending_txns(at));
-	metrics_gauge(m, METRICS_PRODUCER_QUEUE_RECORDS, publish_queue_len(s->pub));
-	metrics_lag(m, now_unix_us(), acktrack_oldest_commit_time(at),
-		    acktrack_confirmed_commit_time(at));
-	slotwatch_due(&s->r->sw, &s->q, now);
-	loop_arm(&s->dl, LOOP_TICK, now + TICK_US);
-}
-
-/*
- * heartbeat.interval.ms when due, the cleanup's next step (every turn: a cycle's batches follow
- * each other at the pace of their statements); then the queued statements' results, and the
- * next one.
- */
-static enum outcome
-heartbeat(struct session *s, int64_t now)
-{
-	int64_t interval_ms = s->r->cfg->heartbeat_interval_ms;
-	enum outcome o;
-
-	if (interval_ms && loop_due(&s->dl, LOOP_HEARTBEAT, now)) {
-		loop_arm(&s->dl, LOOP_HEARTBEAT, now + interval_ms * 1000);
-		if ((o = heartbeat_beat(&s->hb, s->pub, &s->q, s->why, sizeof(s->why))) !=
-		    OUTCOME_OK) {
-			return o;
-		}
-	}
-	cleanup_turn(&s->cl, &s->q, s->fb.flush_sent, now);
-	return sqlq_poll(&s->q, s->why, sizeof(s->why));
-}
-
 /* One turn of the main loop. */
 static enum outcome
 turn(struct session *s)
@@ -542,11 +434,8 @@ turn(struct session *s)
 		return o;
 	}
 	now = now_monotonic_us();
-	if ((o = heartbeat(s, now)) != OUTCOME_OK) {
+	if ((o = relay_jobs_turn(s)) != OUTCOME_OK) {
 		return o;
-	}
-	if (loop_due(&s->dl, LOOP_TICK, now)) {
-		tick(s, now);
 	}
 	return feedback(s, now);
 }
@@ -710,7 +599,7 @@ relay_init(struct relay *r, const struct relay_params *p, struct loop *loop)
 					   .topic = cfg->heartbeat_topic,
 					   .query = cfg->heartbeat_action_query,
 					   .metrics = p->metrics };
-	slotwatch_init(&r->sw, cfg->slot_name, cfg->slot_poll_ms, p->metrics);
+	slotwatch_init(&r->sw, cfg->slot_name, p->metrics);
 	r->clp = (struct cleanup_params){ .retention = cfg->cleanup_retention,
 					  .created = cfg->cleanup_created_column,
 					  .interval_ms = cfg->cleanup_interval_ms,

@@ -25,12 +25,11 @@ const struct metrics_section slotwatch_section = {
 };
 
 void
-slotwatch_init(struct slotwatch *w, const char *slot, int64_t interval_ms, struct metrics *metrics)
+slotwatch_init(struct slotwatch *w, const char *slot, struct metrics *metrics)
 {
 	*w = (struct slotwatch){ .slot = slot,
 				 .metrics = metrics,
-				 .section = metrics_section_add(metrics, &slotwatch_section),
-				 .interval_us = interval_ms * 1000 };
+				 .section = metrics_section_add(metrics, &slotwatch_section) };
 }
 
 static void
@@ -81,15 +80,10 @@ on_result(void *arg, const PGresult *r, char *why, size_t whylen)
 	return OUTCOME_OK;
 }
 
-void
-slotwatch_due(struct slotwatch *w, struct sqlq *q, int64_t now_us)
+bool
+slotwatch_read(struct slotwatch *w, struct sqlq *q)
 {
 	const char *params[1] = { w->slot };
 
-	if (!w->interval_us || now_us < w->next_us || sqlq_pending(q, SQLQ_SLOT)) {
-		return;
-	}
-	if (sqlq_submit(q, SQLQ_SLOT, slotstat_query(), params, 1, on_result, w)) {
-		w->next_us = now_us + w->interval_us;
-	}
+	return sqlq_submit(q, SQLQ_SLOT, slotstat_query(), params, 1, on_result, w);
 }

@@ -19,13 +19,12 @@
 
 /* The named deadlines of a session. */
 enum loop_deadline {
-	LOOP_STATUS,	/* the next standby status update */
-	LOOP_PROBE,	/* the reply a liveness probe asked for is overdue */
-	LOOP_HEARTBEAT, /* the next heartbeat record */
-	LOOP_TICK,	/* the stall watchdog and the gauges */
-	LOOP_RETRY,	/* the record that waits for producer queue space is tried again */
-	LOOP_SEND,	/* the records produced since the last send at once are sent */
-	LOOP_READ,	/* reading resumes after a pause while behind (sendnow.h) */
+	LOOP_STATUS,   /* the next standby status update */
+	LOOP_PROBE,    /* the reply a liveness probe asked for is overdue */
+	LOOP_PERIODIC, /* the earliest due periodic job (periodic.h) */
+	LOOP_RETRY,    /* the record that waits for producer queue space is tried again */
+	LOOP_SEND,     /* the records produced since the last send at once are sent */
+	LOOP_READ,     /* reading resumes after a pause while behind (sendnow.h) */
 	LOOP_NDEADLINES,
 };
 

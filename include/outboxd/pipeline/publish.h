@@ -4,9 +4,9 @@
 
 /*
  * Folder pipeline/: what every source shares: the publish path from a row to a sent record and
- * back, the choice of the broker's sink, the main loop and its deadlines, the stall watchdog, the
- * supervisor, the queue of asynchronous statements, the outcomes of a step. It may call: util,
- * pg, connect, config, sink, kafka (sinks.c alone, to pick a sink), obs.
+ * back, the choice of the broker's sink, the main loop and its deadlines, the periodic work, the
+ * stall watchdog, the supervisor, the queue of asynchronous statements, the outcomes of a step.
+ * It may call: util, pg, connect, config, sink, kafka (sinks.c alone, to pick a sink), obs.
  */
 
 /*

@@ -45,7 +45,14 @@ struct cleanup_params {
 	struct metrics *metrics;
 };
 
-enum cleanup_state { CLEANUP_IDLE, CLEANUP_MARKING, CLEANUP_WAITING, CLEANUP_DELETING };
+/* CLEANUP_ENDED: a statement's result ended the cycle; the next cleanup_step() says so. */
+enum cleanup_state {
+	CLEANUP_IDLE,
+	CLEANUP_MARKING,
+	CLEANUP_WAITING,
+	CLEANUP_DELETING,
+	CLEANUP_ENDED,
+};
 
 /* One session's cleanup: zeroed, cleanup_open() it, cleanup_close() it. */
 struct cleanup {
@@ -54,12 +61,11 @@ struct cleanup {
 	char *mark_sql; /* owned: snapshot, insert position, the leaf tables */
 	char *created;	/* owned: the column, quoted */
 	enum cleanup_state state;
-	int64_t next_us; /* the next mark (monotonic) */
-	char *snapshot;	 /* owned: the mark's pg_snapshot as text */
-	lsn_t horizon;	 /* the mark's WAL insert position */
-	char **leaves;	 /* owned: the mark's leaf tables, as regclass text */
-	char **parents;	 /* owned: their parents (NULL: a table of its own) */
-	bool *expired;	 /* owned: a range partition past the retention (cleanup_sql.h) */
+	char *snapshot; /* owned: the mark's pg_snapshot as text */
+	lsn_t horizon;	/* the mark's WAL insert position */
+	char **leaves;	/* owned: the mark's leaf tables, as regclass text */
+	char **parents; /* owned: their parents (NULL: a table of its own) */
+	bool *expired;	/* owned: a range partition past the retention (cleanup_sql.h) */
 	int nleaves, leaf;
 	bool part_tried;  /* the current leaf's partition step ran in this cycle */
 	uint64_t deleted; /* this cycle's rows */
@@ -81,10 +87,13 @@ enum outcome cleanup_open(struct cleanup *c, const struct cleanup_params *p, PGc
 void cleanup_close(struct cleanup *c);
 
 /*
- * cleanup_turn() - the cycle's next step, when due, on @q: a mark every interval; the
- * DELETEs once @confirmed (the slot's confirmed position) reached the mark's horizon. Failures
- * are logged (at most once a minute) and end the cycle; they never restart the relay.
+ * cleanup_step() - the cycle's next step on @q (the relay's periodic job, every
+ * outboxd.cleanup.interval.ms): a new cycle starts with its mark; the DELETEs follow, one batch
+ * at a time, once @confirmed (the slot's confirmed position) reached the mark's horizon.
+ * Failures are logged (at most once a minute) and end the cycle; they never restart the relay.
+ * Return: true while the cycle is under way (its statements' results carry it on: call again
+ * at every turn), false once it ended (the next cycle is due one interval later).
  */
-void cleanup_turn(struct cleanup *c, struct sqlq *q, lsn_t confirmed, int64_t now_us);
+bool cleanup_step(struct cleanup *c, struct sqlq *q, lsn_t confirmed);
 
 #endif

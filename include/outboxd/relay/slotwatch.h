@@ -10,6 +10,7 @@
  * outboxd_slot_stats_age_seconds grows.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "outboxd/obs/metrics.h"
@@ -19,22 +20,22 @@ struct slotwatch {
 	const char *slot;	 /* borrowed: slot.name */
 	struct metrics *metrics; /* borrowed */
 	int section;		 /* the metrics section "slot" */
-	int64_t interval_us;	 /* 0 = off */
-	int64_t next_us;	 /* the next read (monotonic) */
 	int64_t next_warn_us;	 /* a failed read is logged again from then */
 };
 
 /*
- * slotwatch_init() - the first read is due at once; @interval_ms 0 turns the reads off. Registers
- * the section with @metrics (borrowed; must outlive @w), rendered from the first read on.
+ * slotwatch_init() - @slot is borrowed; registers the section with @metrics (borrowed; must
+ * outlive @w), rendered from the first read on.
  */
-void slotwatch_init(struct slotwatch *w, const char *slot, int64_t interval_ms,
-		    struct metrics *metrics);
+void slotwatch_init(struct slotwatch *w, const char *slot, struct metrics *metrics);
 
 /* The metrics section "slot" (the outboxd_slot_* families): its data is a struct slotstat. */
 extern const struct metrics_section slotwatch_section;
 
-/* slotwatch_due() - queue a read on @q when one is due at @now_us (monotonic) and none pends. */
-void slotwatch_due(struct slotwatch *w, struct sqlq *q, int64_t now_us);
+/*
+ * slotwatch_read() - a read is due (the relay's periodic job, every outboxd.slot.poll.ms): queue
+ * it on @q. Return: false when the previous read is still queued or running (try again later).
+ */
+bool slotwatch_read(struct slotwatch *w, struct sqlq *q);
 
 #endif
