@@ -67,10 +67,11 @@ static enum router_verdict
 route(struct router *r, char op, const struct row *row, struct record *rec, char *err)
 {
 	enum router_verdict v = ROUTER_PUBLISH;
+	const struct router_row rr = {
+		.rel = &rel, .tup = row ? &row->t : NULL, .notnull = notnull, .op = op
+	};
 
-	ck_assert_int_eq(
-		router_route(r, &rel, notnull, NULL, op, row ? &row->t : NULL, rec, &v, err, 512),
-		0);
+	ck_assert_int_eq(router_route(r, &rr, rec, &v, err, 512), 0);
 	return v;
 }
 
@@ -243,10 +244,11 @@ START_TEST(test_only_inserts_publish_updates_follow_the_setting_and_bad_rows_are
 	/* contract violations */
 	{
 		enum router_verdict v;
+		const struct router_row rr = {
+			.rel = &rel, .tup = &row.t, .notnull = notnull, .op = 'X'
+		};
 
-		ck_assert_int_eq(
-			router_route(r, &rel, notnull, NULL, 'X', &row.t, &rec, &v, err, 512),
-			-EINVAL);
+		ck_assert_int_eq(router_route(r, &rr, &rec, &v, err, 512), -EINVAL);
 	}
 	record_fini(&rec);
 	router_free(r);
@@ -602,9 +604,11 @@ route2(struct router *r, const struct row2 *row, const char *const *defaults, st
        char *err)
 {
 	enum router_verdict v = ROUTER_DROP;
+	const struct router_row rr = {
+		.rel = &rel2, .tup = &row->t, .notnull = notnull2, .defaults = defaults, .op = 'I'
+	};
 
-	ck_assert_int_eq(
-		router_route(r, &rel2, notnull2, defaults, 'I', &row->t, rec, &v, err, 512), 0);
+	ck_assert_int_eq(router_route(r, &rr, rec, &v, err, 512), 0);
 	return v;
 }
 
