@@ -155,8 +155,10 @@ route_only(struct replay *r, struct relcache *rc, struct record *rec, const stru
 	    !rel->user) {
 		return;
 	}
-	if (router_route(r->router, rel, NULL, NULL, 'I', &m->u.insert.newtup, rec, &v, err,
-			 sizeof(err)) < 0 ||
+	if (router_route(
+		    r->router,
+		    &(const struct router_row){ .rel = rel, .tup = &m->u.insert.newtup, .op = 'I' },
+		    rec, &v, err, sizeof(err)) < 0 ||
 	    v != ROUTER_PUBLISH) {
 		die("router_route", "a row of the capture is not publishable");
 	}

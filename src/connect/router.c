@@ -101,7 +101,7 @@ router_message_selected(const struct router *r, const char *prefix, size_t len)
  * and fails again at the next record.
  */
 static int
-context_headers(struct router *r, struct record *rec, char *errbuf, size_t errlen)
+context_headers(struct router *r, const struct router_view *vw)
 {
 	static const char *const names[ROUTER_CONTEXT_HEADERS] = {
 		"__debezium.context.connectorLogicalName", "__debezium.context.taskId",
@@ -114,14 +114,14 @@ context_headers(struct router *r, struct record *rec, char *errbuf, size_t errle
 		struct cvalue v = { .type = CVALUE_STRING, .u.s = slice_from_str(vals[i]) };
 
 		buf_reset(&r->ctx[i]);
-		if (convert_write(r->header_conv, &v, &r->ctx[i], &r->ctx_null[i], errbuf, errlen) <
-		    0) {
+		if (convert_write(r->header_conv, &v, &r->ctx[i], &r->ctx_null[i], vw->errbuf,
+				  vw->errlen) < 0) {
 			return -EINVAL;
 		}
 	}
 	r->ctx_ready = true;
 	for (int i = 0; i < ROUTER_CONTEXT_HEADERS; i++) {
-		struct record_header *h = record_add_header(rec, names[i]);
+		struct record_header *h = record_add_header(vw->out, names[i]);
 
 		buf_add(&h->value, r->ctx[i].data, r->ctx[i].len);
 		h->null = r->ctx_null[i];
@@ -131,9 +131,9 @@ context_headers(struct router *r, struct record *rec, char *errbuf, size_t errle
 
 /* The required columns: key, id, payload, route (Debezium's task fails without them). */
 static int
-required_columns(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-		 const struct pgoutput_tuple *tup, char *errbuf, size_t errlen)
+required_columns(struct router *r, const struct router_view *vw)
 {
+	const struct relcache_rel *rel = vw->row.rel;
 	const struct {
 		const char *col, *option;
 		int slot;
@@ -145,11 +145,10 @@ required_columns(struct router *r, const struct relcache_rel *rel, const bool *n
 	};
 
 	for (size_t k = 0; k < sizeof(req) / sizeof(req[0]); k++) {
-		int rc = router_column(r, rel, notnull, tup, req[k].col, req[k].slot, errbuf,
-				       errlen);
+		int rc = router_column(r, vw, req[k].col, req[k].slot);
 
 		if (rc > 0) {
-			errbuf_set(errbuf, errlen,
+			errbuf_set(vw->errbuf, vw->errlen,
 				   "table %s.%s has no column '%s' (%s); Debezium's task "
 				   "fails on this row; add the column or set %s",
 				   rel->nspname, rel->relname, req[k].col, req[k].option,
@@ -183,20 +182,21 @@ legal_topic(const char *t, size_t len)
 }
 
 static int
-route_topic(struct router *r, struct record *out, char *errbuf, size_t errlen)
+route_topic(struct router *r, const struct router_view *vw)
 {
 	const struct cvalue *v = &r->vals[SLOT_ROUTE].v;
+	struct record *out = vw->out;
 	int m;
 
 	if (v->type != CVALUE_STRING) {
-		errbuf_set(errbuf, errlen,
+		errbuf_set(vw->errbuf, vw->errlen,
 			   "route.by.field column '%s' is not a string column; "
 			   "Debezium fails with DataException; use a text/varchar column",
 			   r->col_route);
 		return -EINVAL;
 	}
 	if (v->is_null) {
-		errbuf_set(errbuf, errlen,
+		errbuf_set(vw->errbuf, vw->errlen,
 			   "route.by.field column '%s' is NULL; Debezium's RegexRouter "
 			   "fails (NullPointerException); make the column NOT NULL",
 			   r->col_route);
@@ -208,8 +208,8 @@ route_topic(struct router *r, struct record *out, char *errbuf, size_t errlen)
 	m = regex_java_matches(r->route_re, v->u.s.p, v->u.s.len);
 	if (m < 0 || (m == 1 && regex_java_replace_first(r->route_re, v->u.s.p, v->u.s.len,
 							 &out->topic) < 0)) {
-		errbuf_set(errbuf, errlen, "route.topic.regex failed on '%.*s'", (int)v->u.s.len,
-			   v->u.s.p);
+		errbuf_set(vw->errbuf, vw->errlen, "route.topic.regex failed on '%.*s'",
+			   (int)v->u.s.len, v->u.s.p);
 		return -EINVAL;
 	}
 	if (m == 0) {
@@ -217,7 +217,7 @@ route_topic(struct router *r, struct record *out, char *errbuf, size_t errlen)
 	}
 	if (!legal_topic(out->topic.data, out->topic.len)) {
 		errbuf_set(
-			errbuf, errlen,
+			vw->errbuf, vw->errlen,
 			"topic '%s' (from %s='%.*s') is not a legal Kafka topic name "
 			"([a-zA-Z0-9._-], 1 to 249 characters); the broker would refuse it; fix the "
 			"row's %s or route.topic.replacement",
@@ -236,16 +236,19 @@ route_topic(struct router *r, struct record *out, char *errbuf, size_t errlen)
  * timestamp(0..3) is Timestamp, timestamp(4..6) MicroTimestamp; timestamptz (a string) fails.
  */
 static int
-event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-		const struct pgoutput_tuple *tup, struct record *out, char *errbuf, size_t errlen)
+event_timestamp(struct router *r, const struct router_view *vw)
 {
 	const struct cvalue *v = &r->vals[SLOT_TS].v;
+	const struct relcache_rel *rel = vw->row.rel;
+	struct record *out = vw->out;
+	char *errbuf = vw->errbuf;
+	size_t errlen = vw->errlen;
 	int rc;
 
 	if (!r->col_ts) {
 		return 0;
 	}
-	rc = router_column(r, rel, notnull, tup, r->col_ts, SLOT_TS, errbuf, errlen);
+	rc = router_column(r, vw, r->col_ts, SLOT_TS);
 	if (rc > 0) {
 		errbuf_set(
 			errbuf, errlen,
@@ -295,23 +298,21 @@ event_timestamp(struct router *r, const struct relcache_rel *rel, const bool *no
 }
 
 static int
-route_row(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-	  const struct pgoutput_tuple *tup, struct record *out, char *errbuf, size_t errlen)
+route_row(struct router *r, const struct router_view *vw)
 {
+	struct record *out = vw->out;
 	size_t nenv = 0;
 
-	if (required_columns(r, rel, notnull, tup, errbuf, errlen) < 0 ||
-	    route_topic(r, out, errbuf, errlen) < 0 ||
-	    event_timestamp(r, rel, notnull, tup, out, errbuf, errlen) < 0 ||
-	    (r->extended_headers && context_headers(r, out, errbuf, errlen) < 0) ||
-	    router_header_value(r, out, "id", &r->vals[SLOT_ID].v, errbuf, errlen) < 0) {
+	if (required_columns(r, vw) < 0 || route_topic(r, vw) < 0 || event_timestamp(r, vw) < 0 ||
+	    (r->extended_headers && context_headers(r, vw) < 0) ||
+	    router_header_value(r, vw, "id", &r->vals[SLOT_ID].v) < 0) {
 		return -EINVAL;
 	}
 	router_envelope_payload(r);
-	if (router_envelope_placements(r, rel, notnull, tup, out, &nenv, errbuf, errlen) < 0 ||
-	    router_envelope_value(r, rel, notnull, tup, nenv, out, errbuf, errlen) < 0 ||
-	    convert_write(r->key_conv, &r->vals[SLOT_KEY].v, &out->key, &out->key_null, errbuf,
-			  errlen) < 0) {
+	if (router_envelope_placements(r, vw, &nenv) < 0 ||
+	    router_envelope_value(r, vw, nenv) < 0 ||
+	    convert_write(r->key_conv, &r->vals[SLOT_KEY].v, &out->key, &out->key_null, vw->errbuf,
+			  vw->errlen) < 0) {
 		return -EINVAL;
 	}
 	if (r->server) {
@@ -321,15 +322,19 @@ route_row(struct router *r, const struct relcache_rel *rel, const bool *notnull,
 }
 
 int
-router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-	     const char *const *defaults, char op, const struct pgoutput_tuple *tup,
-	     struct record *out, enum router_verdict *ret_verdict, char *errbuf, size_t errlen)
+router_route(struct router *r, const struct router_row *row, struct record *out,
+	     enum router_verdict *ret_verdict, char *errbuf, size_t errlen)
 {
 	static const enum router_verdict upd[] = { ROUTER_DROP_WARN, ROUTER_DROP_ERROR,
 						   ROUTER_HALT };
+	const struct relcache_rel *rel = row->rel;
+	const struct pgoutput_tuple *tup = row->tup;
+	const struct router_view vw = {
+		.row = *row, .out = out, .errbuf = errbuf, .errlen = errlen
+	};
 
 	record_reset(out);
-	switch (op) {
+	switch (row->op) {
 	case 'D':
 	case 'T': *ret_verdict = ROUTER_DROP; return 0;
 	case 'U':
@@ -348,7 +353,7 @@ router_route(struct router *r, const struct relcache_rel *rel, const bool *notnu
 	case 'I':
 	case 'r': break;
 	default:
-		errbuf_set(errbuf, errlen, "router_route: unknown operation '%c'", op);
+		errbuf_set(errbuf, errlen, "router_route: unknown operation '%c'", row->op);
 		return -EINVAL;
 	}
 	if (!tup || tup->ncols != rel->ncols) {
@@ -357,8 +362,7 @@ router_route(struct router *r, const struct relcache_rel *rel, const bool *notnu
 			   tup ? tup->ncols : -1, rel->nspname, rel->relname, rel->ncols);
 		return -EINVAL;
 	}
-	r->defaults = defaults;
-	if (route_row(r, rel, notnull, tup, out, errbuf, errlen) < 0) {
+	if (route_row(r, &vw) < 0) {
 		record_reset(out);
 		*ret_verdict = ROUTER_POISON;
 		return 0;

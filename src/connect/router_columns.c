@@ -16,16 +16,16 @@
  * whose Connect value is null (KafkaChangeConsumer); Kafka Connect sends it with a null value.
  */
 int
-router_header_value(struct router *r, struct record *rec, const char *name, const struct cvalue *v,
-		    char *errbuf, size_t errlen)
+router_header_value(struct router *r, const struct router_view *vw, const char *name,
+		    const struct cvalue *v)
 {
 	struct record_header *h;
 
 	if (r->server && v->is_null) {
 		return 0;
 	}
-	h = record_add_header(rec, name);
-	return convert_write(r->header_conv, v, &h->value, &h->null, errbuf, errlen);
+	h = record_add_header(vw->out, name);
+	return convert_write(r->header_conv, v, &h->value, &h->null, vw->errbuf, vw->errlen);
 }
 
 /*
@@ -74,20 +74,22 @@ default_literal(const char *e, struct buf *out)
  * JsonConverter's replace.null.with.default has nothing left to replace in these records).
  */
 static void
-column_default(struct router *r, const struct relcache_rel *rel, int i, bool notnull, int slot,
+column_default(struct router *r, const struct router_view *vw, int i, bool notnull, int slot,
 	       struct pgvalue *pv)
 {
+	const char *const *defaults = vw->row.defaults;
 	struct pgoutput_col pc = { .kind = 't' };
 
-	if (!r->defaults || !r->defaults[i]) {
+	if (!defaults || !defaults[i]) {
 		return;
 	}
 	buf_reset(&r->deftxt[slot]);
-	if (default_literal(r->defaults[i], &r->deftxt[slot]) < 0) {
+	if (default_literal(defaults[i], &r->deftxt[slot]) < 0) {
 		return;
 	}
 	pc.value = (struct slice){ buf_cstr(&r->deftxt[slot]), r->deftxt[slot].len };
-	if (pgvalue_convert(&rel->cols[i], &pc, notnull, r->binary, &r->defs[slot], NULL, 0) < 0) {
+	if (pgvalue_convert(&vw->row.rel->cols[i], &pc, notnull, r->binary, &r->defs[slot], NULL,
+			    0) < 0) {
 		return;
 	}
 	r->defs[slot].v.field = NULL;
@@ -99,33 +101,38 @@ column_default(struct router *r, const struct relcache_rel *rel, int i, bool not
 	}
 }
 
-/* Convert column @name into slot @slot; 1 if absent, 0 done, -EINVAL poison. */
+/*
+ * Convert column @name into slot @slot; 1 if absent, 0 done, -EINVAL poison. pgvalue_convert()
+ * keeps its per-value arguments rather than the row's view: it converts one value, which is not
+ * always the row's (column_default() hands it a DEFAULT's literal), pgvalue is below the router
+ * and knows no row (the fuzzers and check_pgvalue call it on a bare value), and one column and
+ * one NOT NULL fact are all of the row it reads.
+ */
 int
-router_column(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-	      const struct pgoutput_tuple *tup, const char *name, int slot, char *errbuf,
-	      size_t errlen)
+router_column(struct router *r, const struct router_view *vw, const char *name, int slot)
 {
+	const struct relcache_rel *rel = vw->row.rel;
 	int i = router_find_col(rel, name);
 	bool nn;
 
 	if (i < 0) {
 		return 1;
 	}
-	nn = notnull && notnull[i];
-	if (pgvalue_convert(&rel->cols[i], &tup->cols[i], nn, r->binary, &r->vals[slot], errbuf,
-			    errlen) < 0) {
+	nn = vw->row.notnull && vw->row.notnull[i];
+	if (pgvalue_convert(&rel->cols[i], &vw->row.tup->cols[i], nn, r->binary, &r->vals[slot],
+			    vw->errbuf, vw->errlen) < 0) {
 		return -EINVAL;
 	}
-	column_default(r, rel, i, nn, slot, &r->vals[slot]);
+	column_default(r, vw, i, nn, slot, &r->vals[slot]);
 	return 0;
 }
 
 /* The raw text of column @name, or NULL (absent or SQL NULL). */
 const struct slice *
-router_raw_column(const struct relcache_rel *rel, const struct pgoutput_tuple *tup,
-		  const char *name)
+router_raw_column(const struct router_row *row, const char *name)
 {
-	int i = tup ? router_find_col(rel, name) : -1;
+	const struct pgoutput_tuple *tup = row->tup;
+	int i = tup ? router_find_col(row->rel, name) : -1;
 
 	if (i < 0 || i >= tup->ncols || (tup->cols[i].kind != 't' && tup->cols[i].kind != 'b')) {
 		return NULL;

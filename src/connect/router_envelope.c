@@ -14,22 +14,21 @@
 
 /* Placements in list order: headers appended, envelope fields collected, partition set. */
 int
-router_envelope_placements(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-			   const struct pgoutput_tuple *tup, struct record *out, size_t *nenv,
-			   char *errbuf, size_t errlen)
+router_envelope_placements(struct router *r, const struct router_view *vw, size_t *nenv)
 {
+	const struct relcache_rel *rel = vw->row.rel;
+
 	for (size_t i = 0; i < r->npl; i++) {
 		const struct placement *p = &r->pl[i];
 		struct pgvalue *pv = &r->vals[SLOT_PLACEMENTS + i];
-		int rc = router_column(r, rel, notnull, tup, p->column, SLOT_PLACEMENTS + (int)i,
-				       errbuf, errlen);
+		int rc = router_column(r, vw, p->column, SLOT_PLACEMENTS + (int)i);
 
 		if (rc > 0 && !r->missing_error) {
 			continue;
 		}
 		if (rc > 0) {
 			errbuf_set(
-				errbuf, errlen,
+				vw->errbuf, vw->errlen,
 				"table.fields.additional.placement column '%s' is "
 				"missing from %s.%s; add it or set table.field.additional.missing="
 				"ignore",
@@ -40,29 +39,30 @@ router_envelope_placements(struct router *r, const struct relcache_rel *rel, con
 			return -EINVAL;
 		}
 		if (p->where == PLACE_HEADER) {
-			if (router_header_value(r, out, p->alias, &pv->v, errbuf, errlen) < 0) {
+			if (router_header_value(r, vw, p->alias, &pv->v) < 0) {
 				return -EINVAL;
 			}
 		} else if (p->where == PLACE_ENVELOPE) {
 			r->envfields[*nenv] = pv->v;
 			r->envfields[(*nenv)++].field = p->alias;
 		} else if (pv->v.type != CVALUE_INT32) {
-			errbuf_set(errbuf, errlen,
+			errbuf_set(vw->errbuf, vw->errlen,
 				   "partition placement column '%s' must be an integer "
 				   "(int4) column; Debezium fails with DataException",
 				   p->column);
 			return -EINVAL;
 		} else if (!pv->v.is_null && !r->server) {
 			/* Debezium Server's sink leaves the partition to the producer */
-			out->partition = (int32_t)pv->v.u.i;
+			vw->out->partition = (int32_t)pv->v.u.i;
 		}
 	}
 	return 0;
 }
 
 static struct envname *
-envname_add(struct router *r, const struct relcache_rel *rel, const char *key)
+envname_add(struct router *r, const struct router_view *vw, const char *key)
 {
+	const struct relcache_rel *rel = vw->row.rel;
 	const struct cvalue *rv = &r->vals[SLOT_ROUTE].v;
 	struct envname *e;
 
@@ -98,9 +98,8 @@ fits_cached(const struct cvalue *v, const struct cvalue *s, bool same)
  * first record of a version fixes name and payload schema (quirks §2.10).
  */
 static int
-envelope_schema(struct router *r, const struct relcache_rel *rel, const struct cvalue *payload,
-		int32_t version, const char **ret_name, struct cvalue *ret_payload, char *errbuf,
-		size_t errlen)
+envelope_schema(struct router *r, const struct router_view *vw, const struct cvalue *payload,
+		int32_t version, const char **ret_name, struct cvalue *ret_payload)
 {
 	struct buf key = BUF_INIT, skey = BUF_INIT;
 	struct envname *e = NULL;
@@ -117,7 +116,7 @@ envelope_schema(struct router *r, const struct relcache_rel *rel, const struct c
 		}
 	}
 	if (!e) {
-		e = envname_add(r, rel, buf_cstr(&key));
+		e = envname_add(r, vw, buf_cstr(&key));
 		if (r->col_version) {
 			e->payload_key = xstrdup(buf_cstr(&skey));
 			e->payload = router_expand_schema_dup(payload);
@@ -128,7 +127,7 @@ envelope_schema(struct router *r, const struct relcache_rel *rel, const struct c
 	if (e->payload && strcmp(e->payload_key, buf_cstr(&skey)) != 0) {
 		if (!fits_cached(payload, e->payload, false)) {
 			errbuf_set(
-				errbuf, errlen,
+				vw->errbuf, vw->errlen,
 				"the payload schema differs from the first one seen "
 				"for schema version %d, which Debezium caches (DataException: Invalid "
 				"Java object for schema); give each payload shape its own version",
@@ -178,11 +177,12 @@ router_envelope_payload(struct router *r)
 }
 
 static int
-build_envelope(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-	       const struct pgoutput_tuple *tup, size_t nenv, struct cvalue *env, char *errbuf,
-	       size_t errlen)
+build_envelope(struct router *r, const struct router_view *vw, size_t nenv, struct cvalue *env)
 {
 	const struct cvalue *ver = &r->vals[SLOT_VERSION].v;
+	const struct relcache_rel *rel = vw->row.rel;
+	char *errbuf = vw->errbuf;
+	size_t errlen = vw->errlen;
 	int32_t version = 0;
 
 	if (r->payload.java_string) {
@@ -195,8 +195,7 @@ build_envelope(struct router *r, const struct relcache_rel *rel, const bool *not
 		return -EINVAL;
 	}
 	if (r->col_version) {
-		int rc = router_column(r, rel, notnull, tup, r->col_version, SLOT_VERSION, errbuf,
-				       errlen);
+		int rc = router_column(r, vw, r->col_version, SLOT_VERSION);
 
 		if (rc != 0 || ver->type != CVALUE_INT32) {
 			if (rc >= 0) {
@@ -224,8 +223,7 @@ build_envelope(struct router *r, const struct relcache_rel *rel, const bool *not
 	*env = (struct cvalue){ .type = CVALUE_STRUCT,
 				.version = version,
 				.u.fields = { r->envfields, nenv + 1 } };
-	if (envelope_schema(r, rel, &r->payload, version, &env->name, &r->envfields[0], errbuf,
-			    errlen) < 0) {
+	if (envelope_schema(r, vw, &r->payload, version, &env->name, &r->envfields[0]) < 0) {
 		return -EINVAL;
 	}
 	r->envfields[0].field = "payload";
@@ -233,15 +231,14 @@ build_envelope(struct router *r, const struct relcache_rel *rel, const bool *not
 }
 
 int
-router_envelope_value(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-		      const struct pgoutput_tuple *tup, size_t nenv, struct record *out,
-		      char *errbuf, size_t errlen)
+router_envelope_value(struct router *r, const struct router_view *vw, size_t nenv)
 {
+	struct record *out = vw->out;
 	struct cvalue env;
 	const struct cvalue *v = &r->payload;
 
 	if (r->envelope) {
-		if (build_envelope(r, rel, notnull, tup, nenv, &env, errbuf, errlen) < 0) {
+		if (build_envelope(r, vw, nenv, &env) < 0) {
 			return -EINVAL;
 		}
 		v = &env;
@@ -251,5 +248,6 @@ router_envelope_value(struct router *r, const struct relcache_rel *rel, const bo
 		out->value_null = true;
 		return 0;
 	}
-	return convert_write(r->value_conv, v, &out->value, &out->value_null, errbuf, errlen);
+	return convert_write(r->value_conv, v, &out->value, &out->value_null, vw->errbuf,
+			     vw->errlen);
 }

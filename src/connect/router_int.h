@@ -140,14 +140,28 @@ struct router {
 	size_t nenvnames;
 	/* scratch, reused per row: key, id, payload, then one per placement */
 	struct pgvalue *vals;
-	struct pgvalue *defs;	     /* column DEFAULTs of the same slots */
-	struct buf *deftxt;	     /* their literal text, which defs borrow */
-	const char *const *defaults; /* router_route()'s @defaults for the current row */
-	struct cvalue payload;	     /* the payload value after expansion */
+	struct pgvalue *defs;  /* column DEFAULTs of the same slots */
+	struct buf *deftxt;    /* their literal text, which defs borrow */
+	struct cvalue payload; /* the payload value after expansion */
 	struct cvalue *envfields;
 	struct router_expand *exp;
 	struct buf route, tmp;
 	struct router_memo memo;
+};
+
+/*
+ * The row being routed as each private step takes it: the caller's row, the record being filled
+ * and where the reason for a poison row goes. router_route() and router_dead_letter() build it
+ * once per row on their stack; the steps take it by const pointer and write the record and the
+ * reason through its pointers. The router itself stays a separate first argument: it is the
+ * configuration and the scratch that outlive the row. The row is a copy, not a pointer to the
+ * caller's: one load per use on this per-column path instead of two.
+ */
+struct router_view {
+	struct router_row row;
+	struct record *out;
+	char *errbuf;
+	size_t errlen;
 };
 
 /*
@@ -166,43 +180,36 @@ router_find_col(const struct relcache_rel *rel, const char *name)
 }
 
 /*
- * router_column() - convert column @name of @tup into r->vals[@slot], with its DEFAULT (from
- * r->defaults) in the schema. Return: 1 if the table has no such column, 0 done, -EINVAL when
- * the value cannot be converted (a poison row; text in @errbuf).
+ * router_column() - convert column @name of @vw's tuple into r->vals[@slot], with its DEFAULT
+ * (from @vw's defaults) in the schema. Return: 1 if the table has no such column, 0 done,
+ * -EINVAL when the value cannot be converted (a poison row; text in @vw's errbuf).
  */
-int router_column(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-		  const struct pgoutput_tuple *tup, const char *name, int slot, char *errbuf,
-		  size_t errlen);
+int router_column(struct router *r, const struct router_view *vw, const char *name, int slot);
 
 /* router_raw_column() - the raw text of column @name, or NULL (absent or SQL NULL). Borrowed. */
-const struct slice *router_raw_column(const struct relcache_rel *rel,
-				      const struct pgoutput_tuple *tup, const char *name);
+const struct slice *router_raw_column(const struct router_row *row, const char *name);
 
 /*
  * router_header_value() - append header @name = @v through the header converter. Debezium
  * Server drops a header whose Connect value is null; Kafka Connect sends it with a null value.
  */
-int router_header_value(struct router *r, struct record *rec, const char *name,
-			const struct cvalue *v, char *errbuf, size_t errlen);
+int router_header_value(struct router *r, const struct router_view *vw, const char *name,
+			const struct cvalue *v);
 
 /* router_envelope_payload() - the payload after table.expand.json.payload, into r->payload. */
 void router_envelope_payload(struct router *r);
 
 /*
  * router_envelope_placements() - the additional placements in list order: headers appended to
- * @out, envelope fields collected (their count in *@ret_nenv), the partition set.
+ * @vw's record, envelope fields collected (their count in *@ret_nenv), the partition set.
  */
-int router_envelope_placements(struct router *r, const struct relcache_rel *rel,
-			       const bool *notnull, const struct pgoutput_tuple *tup,
-			       struct record *out, size_t *ret_nenv, char *errbuf, size_t errlen);
+int router_envelope_placements(struct router *r, const struct router_view *vw, size_t *ret_nenv);
 
 /*
- * router_envelope_value() - the record's value: r->payload, or the envelope of @nenv placed
+ * router_envelope_value() - @vw's record's value: r->payload, or the envelope of @nenv placed
  * fields around it, through the value converter (a tombstone for an empty payload when asked).
  */
-int router_envelope_value(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-			  const struct pgoutput_tuple *tup, size_t nenv, struct record *out,
-			  char *errbuf, size_t errlen);
+int router_envelope_value(struct router *r, const struct router_view *vw, size_t nenv);
 
 /* router_opts_setup() - every option of @cfg into @r (router_new's validation). */
 int router_opts_setup(struct router *r, const struct router_config *cfg, char *errbuf,

@@ -14,21 +14,22 @@
 #include "router_int.h"
 
 void
-router_dead_letter(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-		   const char *const *defaults, const struct pgoutput_tuple *tup,
+router_dead_letter(struct router *r, const struct router_row *row,
 		   const struct router_dead_letter_info *info, struct record *out)
 {
-	const struct slice *key = router_raw_column(rel, tup, r->col_key);
-	const struct slice *id = router_raw_column(rel, tup, r->col_id);
-	const struct slice *payload = router_raw_column(rel, tup, r->col_payload);
+	const struct relcache_rel *rel = row->rel;
+	const struct slice *key = router_raw_column(row, r->col_key);
+	const struct slice *id = router_raw_column(row, r->col_id);
+	const struct slice *payload = router_raw_column(row, r->col_payload);
 	char err[256];
+	const struct router_view vw = {
+		.row = *row, .out = out, .errbuf = err, .errlen = sizeof(err)
+	};
 
 	record_reset(out);
 	buf_add_str(&out->topic, info->topic);
-	r->defaults = defaults;
 	/* The key the record would have had; its raw text when even that cannot be converted. */
-	if (!tup ||
-	    router_column(r, rel, notnull, tup, r->col_key, SLOT_KEY, err, sizeof(err)) != 0 ||
+	if (!row->tup || router_column(r, &vw, r->col_key, SLOT_KEY) != 0 ||
 	    convert_write(r->key_conv, &r->vals[SLOT_KEY].v, &out->key, &out->key_null, err,
 			  sizeof(err)) < 0) {
 		buf_reset(&out->key);

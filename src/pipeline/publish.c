@@ -375,6 +375,11 @@ dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token, 
 						.reason = reason,
 						.commit_lsn = lsn_format(row->lsn, lsn),
 						.keep_value = keep_value };
+	const struct router_row rr = { .rel = row->rel,
+				       .tup = row->tup,
+				       .notnull = row->notnull,
+				       .defaults = row->defaults,
+				       .op = row->op };
 	struct buf id = BUF_INIT;
 	enum outcome o;
 
@@ -386,8 +391,7 @@ dead_letter(struct publish *pub, const struct publish_row *row, uint64_t token, 
 		   3, "poison row id=%s %s sent to dead-letter topic %s: %s", buf_cstr(&id),
 		   position(row->where, row->lsn, pos, sizeof(pos)), pub->p->dlq_topic, reason);
 	buf_fini(&id);
-	router_dead_letter(pub->p->router, row->rel, row->notnull, row->defaults, row->tup, &info,
-			   &pub->rec);
+	router_dead_letter(pub->p->router, &rr, &info, &pub->rec);
 	if ((o = send(pub, token, NULL, row->where, row->lsn, why, whylen)) == OUTCOME_OK) {
 		metrics_count(pub->p->metrics, METRICS_DEAD_LETTERS, 1);
 	}
@@ -398,11 +402,15 @@ enum outcome
 publish_row(struct publish *pub, const struct publish_row *row, uint64_t token, char *why,
 	    size_t whylen)
 {
+	const struct router_row rr = { .rel = row->rel,
+				       .tup = row->tup,
+				       .notnull = row->notnull,
+				       .defaults = row->defaults,
+				       .op = row->op };
 	enum router_verdict v = ROUTER_DROP;
 	char err[1024] = "";
 
-	if (router_route(pub->p->router, row->rel, row->notnull, row->defaults, row->op, row->tup,
-			 &pub->rec, &v, err, sizeof(err)) < 0) {
+	if (router_route(pub->p->router, &rr, &pub->rec, &v, err, sizeof(err)) < 0) {
 		return halt_row(pub, row, err, why, whylen);
 	}
 	switch (v) {

@@ -67,10 +67,11 @@ static enum router_verdict
 route(struct router *r, char op, const struct row *row, struct record *rec, char *err)
 {
 	enum router_verdict v = ROUTER_PUBLISH;
+	const struct router_row rr = {
+		.rel = &rel, .tup = row ? &row->t : NULL, .notnull = notnull, .op = op
+	};
 
-	ck_assert_int_eq(
-		router_route(r, &rel, notnull, NULL, op, row ? &row->t : NULL, rec, &v, err, 512),
-		0);
+	ck_assert_int_eq(router_route(r, &rr, rec, &v, err, 512), 0);
 	return v;
 }
 
@@ -243,16 +244,69 @@ START_TEST(test_only_inserts_publish_updates_follow_the_setting_and_bad_rows_are
 	/* contract violations */
 	{
 		enum router_verdict v;
+		const struct router_row rr = {
+			.rel = &rel, .tup = &row.t, .notnull = notnull, .op = 'X'
+		};
 
-		ck_assert_int_eq(
-			router_route(r, &rel, notnull, NULL, 'X', &row.t, &rec, &v, err, 512),
-			-EINVAL);
+		ck_assert_int_eq(router_route(r, &rr, &rec, &v, err, 512), -EINVAL);
 	}
 	record_fini(&rec);
 	router_free(r);
 	router_free(e);
 	router_free(f);
 	kv_fini(&smt);
+}
+END_TEST
+
+/* A poison row's dead letter: the key it would have had, its raw payload, its id and why. */
+START_TEST(test_dead_letter_keeps_the_key_the_raw_payload_the_id_and_the_reason)
+{
+	struct router *r = mk(NULL, NULL, NULL, NULL);
+	struct router_dead_letter_info info = { .topic = "outbox.dlq",
+						.reason = "too large",
+						.commit_lsn = "0/16B3748",
+						.keep_value = true };
+	struct record rec;
+	struct row row;
+	struct router_row rr = { .rel = &rel, .tup = &row.t, .notnull = notnull, .op = 'I' };
+
+	record_init(&rec);
+	row_init(&row, "order", "42", "{\"x\": 1}");
+	router_dead_letter(r, &rr, &info, &rec);
+	ck_assert_str_eq(buf_cstr(&rec.topic), "outbox.dlq");
+	ck_assert_str_eq(
+		buf_cstr(&rec.key),
+		"{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":\"42\"}");
+	ck_assert(!rec.key_null);
+	ck_assert(!rec.value_null);
+	ck_assert_str_eq(buf_cstr(&rec.value), "{\"x\": 1}");
+	ck_assert_uint_eq(rec.nheaders, 4);
+	header_is(&rec, 0, "id", UUID);
+	header_is(&rec, 1, "__outboxd.error.reason", "too large");
+	header_is(&rec, 2, "__outboxd.error.commit.lsn", "0/16B3748");
+	header_is(&rec, 3, "__outboxd.error.table", "public.outbox");
+	/* the value was the problem: left out */
+	info.keep_value = false;
+	router_dead_letter(r, &rr, &info, &rec);
+	ck_assert(rec.value_null);
+	ck_assert_uint_eq(rec.value.len, 0);
+	/* a key the converter refuses (invalid UTF-8) goes as its raw text */
+	info.keep_value = true;
+	row_init(&row, "order", "4\xff", "{}");
+	router_dead_letter(r, &rr, &info, &rec);
+	ck_assert(!rec.key_null);
+	ck_assert_str_eq(buf_cstr(&rec.key), "4\xff");
+	ck_assert_str_eq(buf_cstr(&rec.value), "{}");
+	/* no tuple: no key, no value, no id; still the reason and the table */
+	rr.tup = NULL;
+	router_dead_letter(r, &rr, &info, &rec);
+	ck_assert(rec.key_null);
+	ck_assert(rec.value_null);
+	ck_assert_uint_eq(rec.nheaders, 3);
+	header_is(&rec, 0, "__outboxd.error.reason", "too large");
+	header_is(&rec, 2, "__outboxd.error.table", "public.outbox");
+	record_fini(&rec);
+	router_free(r);
 }
 END_TEST
 
@@ -602,9 +656,11 @@ route2(struct router *r, const struct row2 *row, const char *const *defaults, st
        char *err)
 {
 	enum router_verdict v = ROUTER_DROP;
+	const struct router_row rr = {
+		.rel = &rel2, .tup = &row->t, .notnull = notnull2, .defaults = defaults, .op = 'I'
+	};
 
-	ck_assert_int_eq(
-		router_route(r, &rel2, notnull2, defaults, 'I', &row->t, rec, &v, err, 512), 0);
+	ck_assert_int_eq(router_route(r, &rr, rec, &v, err, 512), 0);
 	return v;
 }
 
@@ -1319,6 +1375,7 @@ router_suite(void)
 	tcase_add_test(
 		tc, test_only_inserts_publish_updates_follow_the_setting_and_bad_rows_are_poison);
 	tcase_add_test(tc, test_tombstone_placements_and_partition);
+	tcase_add_test(tc, test_dead_letter_keeps_the_key_the_raw_payload_the_id_and_the_reason);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("config");
 	tcase_add_test(tc, test_invalid_router_options_are_refused_with_a_message);

@@ -95,30 +95,45 @@ enum router_verdict {
 	ROUTER_POISON,	   /* a row Debezium's task would fail on (DESIGN.md "poison row") */
 };
 
+/*
+ * One row as the router takes it (router_route(), router_dead_letter()): the caller builds it once
+ * per row, and the router's steps read the row from it instead of from loose arguments. Every
+ * pointer is borrowed for the call.
+ */
+struct router_row {
+	const struct relcache_rel *rel; /* the row's relation; router_selects() said yes */
+	/* the new tuple ('I', 'r', 'U'); may be NULL for 'D'/'T' */
+	const struct pgoutput_tuple *tup;
+	/*
+	 * rel->ncols flags, true for a column declared NOT NULL (read once per relation from
+	 * pg_attribute.attnotnull: pgoutput does not carry it), which makes its Connect schema
+	 * required ("optional":false). NULL = every column optional.
+	 */
+	const bool *notnull;
+	/*
+	 * rel->ncols entries (NULL = no column has one): the column's DEFAULT as
+	 * pg_get_expr(pg_attrdef.adbin, adrelid) prints it, or NULL. Debezium puts a constant
+	 * default into the column's Connect schema ("default" under schemas.enable=true) and
+	 * JsonConverter's replace.null.with.default writes it for a NULL value. Understood: a
+	 * quoted literal with an optional cast ('x'::character varying, '{}'::jsonb), a number,
+	 * (-1), true, false. Anything else (now(), nextval(...), NULL::text) is no default.
+	 */
+	const char *const *defaults;
+	char op; /* 'I' insert, 'r' snapshot read, 'U' update, 'D' delete, 'T' truncate */
+};
+
 /**
  * router_route() - apply the EventRouter to one row.
- * @rel: borrowed; the row's relation. The caller has already checked router_selects().
- * @notnull: borrowed; rel->ncols flags, true for a column declared NOT NULL (read once per
- *	relation from pg_attribute.attnotnull: pgoutput does not carry it), which makes its
- *	Connect schema required ("optional":false). NULL = every column optional.
- * @defaults: borrowed; rel->ncols entries (NULL = no column has one): the column's DEFAULT
- *	as pg_get_expr(pg_attrdef.adbin, adrelid) prints it, or NULL. Debezium puts a constant
- *	default into the column's Connect schema ("default" under schemas.enable=true) and
- *	JsonConverter's replace.null.with.default writes it for a NULL value. Understood: a
- *	quoted literal with an optional cast ('x'::character varying, '{}'::jsonb), a number,
- *	(-1), true, false. Anything else (now(), nextval(...), NULL::text) is no default.
- * @op: 'I' insert, 'r' snapshot read, 'U' update, 'D' delete, 'T' truncate.
- * @tup: borrowed; the new tuple ('I', 'r', 'U'); may be NULL for 'D'/'T'.
+ * @row: borrowed; see struct router_row.
  * @out: reset, then filled when the verdict is ROUTER_PUBLISH.
  * @ret_verdict: what to do with the row.
  *
  * Return: 0 with a verdict (@errbuf holds the reason and the fix for every verdict but
- * PUBLISH and DROP), or -EINVAL for a call that breaks this contract (unknown @op, a tuple
- * whose column count differs from @rel).
+ * PUBLISH and DROP), or -EINVAL for a call that breaks this contract (unknown @row->op, a
+ * tuple whose column count differs from @row->rel).
  */
-int router_route(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-		 const char *const *defaults, char op, const struct pgoutput_tuple *tup,
-		 struct record *out, enum router_verdict *ret_verdict, char *errbuf, size_t errlen);
+int router_route(struct router *r, const struct router_row *row, struct record *out,
+		 enum router_verdict *ret_verdict, char *errbuf, size_t errlen);
 
 /**
  * router_row_id() - append the row's event id (the table.field.event.id column's text) to
@@ -182,10 +197,9 @@ struct router_dead_letter_info {
  * record would have had (its raw key column text when even the key cannot be converted), the
  * raw payload column text as value (null without @info->keep_value), headers `id` (the row id),
  * `__outboxd.error.reason`, `__outboxd.error.commit.lsn` and `__outboxd.error.table`.
- * @rel, @notnull, @defaults, @tup: as for router_route(). @out: reset, then filled.
+ * @row: borrowed, as for router_route() (@row->op is not read). @out: reset, then filled.
  */
-void router_dead_letter(struct router *r, const struct relcache_rel *rel, const bool *notnull,
-			const char *const *defaults, const struct pgoutput_tuple *tup,
+void router_dead_letter(struct router *r, const struct router_row *row,
 			const struct router_dead_letter_info *info, struct record *out);
 
 #endif
