@@ -216,6 +216,10 @@ static const struct sink_stats_kind kafkasink_stats = {
 
 const struct sink_kind kafkasink_kind = {
 	.name = "kafka",
+	.client = "producer",
+	.library = "librdkafka",
+	.size_setting = "message.max.bytes",
+	.size_fix = "raise producer.max.request.size and the topic's max.message.bytes",
 	.open = ks_open,
 	.check = ks_check,
 	.stats = &kafkasink_stats,

@@ -185,12 +185,14 @@ void
 publish_free(struct publish *pub, enum publish_end end)
 {
 	int64_t wait_ms = end == PUBLISH_END_RESTART ? PUBLISH_DISCARD_INFLIGHT_MS : 0;
+	const struct sink_kind *k;
 	char fatal[512];
 	int purged;
 
 	if (!pub) {
 		return;
 	}
+	k = pub->p->sink.kind;
 	pub->closing = true;
 	if (pub->sink) {
 		sink_serve(pub->sink); /* its error event is logged as it would have been */
@@ -201,16 +203,16 @@ publish_free(struct publish *pub, enum publish_end end)
 		metrics_count(pub->p->metrics, METRICS_PRODUCER_FATAL_ERRORS, 1);
 	}
 	if (fatal[0] && end == PUBLISH_END_RESTART) {
-		log_warn(MOD,
-			 "the discarded producer raised librdkafka's fatal error \"%s\" as it "
-			 "purged %d record(s) no broker had acknowledged within %lld ms; it ends "
-			 "that producer only (the next one is new), and those records are sent "
-			 "again",
-			 fatal, purged, (long long)wait_ms);
+		log_warn(
+			MOD,
+			"the discarded %s raised %s's fatal error \"%s\" as it purged %d "
+			"record(s) no broker had acknowledged within %lld ms; it ends that %s only "
+			"(the next one is new), and those records are sent again",
+			k->client, k->library, fatal, purged, (long long)wait_ms, k->client);
 	} else if (fatal[0]) {
 		/* a stop or a halt: the flush before it already said what stays unacknowledged */
-		log_debug(MOD, "the producer, ended, raised librdkafka's fatal error \"%s\"",
-			  fatal);
+		log_debug(MOD, "the %s, ended, raised %s's fatal error \"%s\"", k->client,
+			  k->library, fatal);
 	}
 	record_fini(&pub->rec);
 	buf_fini(&pub->waiting_where);
@@ -339,11 +341,9 @@ send(struct publish *pub, uint64_t token, const struct publish_row *row, const c
 	}
 	pub->waiting = false;
 	if (rc == -EMSGSIZE) {
-		snprintf(
-			err, sizeof(err),
-			"the record for topic %s is larger than message.max.bytes "
-			"(%lld); raise producer.max.request.size and the topic's max.message.bytes",
-			pr.topic, (long long)sink_max_record_bytes(pub->sink));
+		snprintf(err, sizeof(err), "the record for topic %s is larger than %s (%lld); %s",
+			 pr.topic, pub->p->sink.kind->size_setting,
+			 (long long)sink_max_record_bytes(pub->sink), pub->p->sink.kind->size_fix);
 		if (pub->p->dlq_topic && row && strcmp(pr.topic, pub->p->dlq_topic) != 0) {
 			return dead_letter(pub, row, token, err, false, why, whylen);
 		}
@@ -471,7 +471,7 @@ publish_serve(struct publish *pub, char *why, size_t whylen)
 	sink_serve(pub->sink);
 	if (sink_fatal(pub->sink, err, sizeof(err))) {
 		count_fatal(pub);
-		errbuf_set(why, whylen, "fatal producer error: %s", err);
+		errbuf_set(why, whylen, "fatal %s error: %s", pub->p->sink.kind->client, err);
 		return OUTCOME_RESTART;
 	}
 	if (sink_precondition(pub->sink, err, sizeof(err))) {

@@ -2,7 +2,8 @@
 /*
  * The publish path over a sink that is not Kafka (written here, in memory): what publish.c does
  * with each answer of the seam, with no librdkafka underneath. A record taken, a full queue kept
- * and retried with its token, a record over the sink's size halting with the sink's own bound, a
+ * and retried with its token, a record over the sink's size halting with the sink's own bound and
+ * words, a
  * failed report blamed, a fatal error counted once, a precondition named after the sink's kind.
  */
 #include <check.h>
@@ -177,7 +178,12 @@ m_open(const struct sink_params *p, struct sink **ret, char *errbuf, size_t errl
 	return 0;
 }
 
-static const struct sink_kind memsink_kind = { .name = "memory", .open = m_open };
+static const struct sink_kind memsink_kind = { .name = "memory",
+					       .client = "memory client",
+					       .library = "libmemory",
+					       .size_setting = "memory.max.bytes",
+					       .size_fix = "raise memory.max.bytes",
+					       .open = m_open };
 
 /* What the source heard. */
 struct heard {
@@ -312,7 +318,9 @@ START_TEST(test_too_large_halts_with_the_sinks_bound)
 		publish_scratch_send(f.pub, 3, "committing at", 0x16B3748, why, sizeof(why)),
 		OUTCOME_HALT);
 	ck_assert_msg(strstr(why, "halt: row id=r1 committing at 0/16B3748") == why, "%s", why);
-	ck_assert_msg(strstr(why, "larger than message.max.bytes (100)") != NULL, "%s", why);
+	ck_assert_msg(strstr(why, "larger than memory.max.bytes (100); raise memory.max.bytes") !=
+			      NULL,
+		      "%s", why);
 	close_path(&f);
 }
 END_TEST
@@ -346,7 +354,7 @@ START_TEST(test_fatal_restarts_and_counts_once)
 	open_path(&f);
 	snprintf(last->fatal, sizeof(last->fatal), "the broker forgot us");
 	ck_assert_int_eq(publish_serve(f.pub, why, sizeof(why)), OUTCOME_RESTART);
-	ck_assert_str_eq(why, "fatal producer error: the broker forgot us");
+	ck_assert_str_eq(why, "fatal memory client error: the broker forgot us");
 	ck_assert_int_eq(publish_serve(f.pub, why, sizeof(why)), OUTCOME_RESTART);
 	ck_assert(rendered(f.m, "outboxd_producer_fatal_errors_total 1\n"));
 	close_path(&f);

@@ -102,6 +102,12 @@ struct sink_params {
  */
 struct sink_kind {
 	const char *name; /* "kafka", for logs */
+	/*
+	 * The words the publish path's messages use for this broker, so that they name what the
+	 * user configures: the client ("producer"), its library ("librdkafka"), the setting that
+	 * bounds a record ("message.max.bytes") and what to raise when a record is over it.
+	 */
+	const char *client, *library, *size_setting, *size_fix;
 	/* Return: 0, or -EINVAL with the failing setting in @errbuf (values never shown). */
 	int (*open)(const struct sink_params *p, struct sink **ret, char *errbuf, size_t errlen);
 	/*
