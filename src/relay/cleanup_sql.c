@@ -95,40 +95,64 @@ cleanup_sql_delete(const char *leaf, const char *created, struct buf *out)
 			 "count(*) FROM d)");
 }
 
+/* "SET LOCAL outboxd.cleanup_<name> = <@value quoted as a literal>; " */
+static bool
+set_local(PGconn *sql, const char *name, const char *value, struct buf *out)
+{
+	buf_add_fmt(out, "SET LOCAL outboxd.cleanup_%s = ", name);
+	if (!literal(sql, value, out)) {
+		return false;
+	}
+	buf_add_str(out, "; ");
+	return true;
+}
+
+/*
+ * The DO block takes nothing from outside as text: a name or value pasted into its body would be
+ * inside its dollar quotes, where a partition named "p$outboxd$x" ends the body and the rest of
+ * its name runs as SQL. The names and values go as literals in SET LOCAL statements of their
+ * own, read back in the block as settings of the implicit transaction that the statements of one
+ * query share, and the dynamic statements quote names with format()'s %s of a regclass, which is
+ * the server's identifier quoting.
+ */
+static const char partition_block[] =
+	"DO $outboxd$ DECLARE leaf regclass := current_setting('outboxd.cleanup_leaf')::regclass; "
+	"parent regclass := current_setting('outboxd.cleanup_parent')::regclass; young boolean; "
+	"BEGIN IF coalesce((SELECT confirmed_flush_lsn >= "
+	"current_setting('outboxd.cleanup_horizon')::pg_lsn FROM pg_replication_slots WHERE "
+	"slot_name = current_setting('outboxd.cleanup_slot')), false) THEN EXECUTE format('LOCK "
+	"TABLE %s IN ACCESS EXCLUSIVE MODE', parent); EXECUTE format('SELECT EXISTS (SELECT FROM "
+	"ONLY %s WHERE NOT ";
+
 char *
 cleanup_sql_partition(PGconn *sql, const char *leaf, const char *parent, const char *snapshot,
 		      const char *slot, const char *horizon, bool drop)
 {
-	struct buf q = BUF_INIT, snap = BUF_INIT;
+	struct buf q = BUF_INIT;
 	bool ok;
 
-	ok = literal(sql, snapshot, &snap);
-	buf_add_str(&snap, "::pg_snapshot");
+	ok = set_local(sql, "leaf", leaf, &q) && set_local(sql, "parent", parent, &q) &&
+	     set_local(sql, "snapshot", snapshot, &q) && set_local(sql, "slot", slot, &q) &&
+	     set_local(sql, "horizon", horizon, &q);
 	/*
 	 * The parent's lock keeps inserts out while the rows are judged (an insert into the
 	 * partition locks the parent first); a row not visible in the mark's snapshot committed
 	 * after it, and keeps the partition.
 	 */
-	buf_add_str(&q, "DO $outboxd$ BEGIN PERFORM set_config('lock_timeout', '5s', true); IF "
-			"coalesce((SELECT confirmed_flush_lsn >= ");
-	ok = ok && literal(sql, horizon, &q);
-	buf_add_str(&q, "::pg_lsn FROM pg_replication_slots WHERE slot_name = ");
-	ok = ok && literal(sql, slot, &q);
-	buf_add_fmt(&q,
-		    "), false) THEN LOCK TABLE %s IN ACCESS EXCLUSIVE MODE; IF NOT EXISTS "
-		    "(SELECT FROM ONLY %s WHERE NOT ",
-		    parent, leaf);
-	visible(buf_cstr(&snap), &q);
+	buf_add_str(&q, "SET LOCAL lock_timeout = '5s'; ");
+	buf_add_str(&q, partition_block);
+	visible("current_setting(''outboxd.cleanup_snapshot'')::pg_snapshot", &q);
+	buf_add_str(&q, ")', leaf) INTO young; IF NOT young THEN ");
 	if (drop) {
-		buf_add_fmt(&q, ") THEN DROP TABLE %s;", leaf);
+		buf_add_str(&q, "EXECUTE format('DROP TABLE %s', leaf);");
 	} else {
-		buf_add_fmt(&q, ") THEN ALTER TABLE %s DETACH PARTITION %s;", parent, leaf);
+		buf_add_str(&q,
+			    "EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, leaf);");
 	}
 	buf_add_str(&q, " END IF; END IF; END $outboxd$; SELECT coalesce((SELECT NOT "
 			"c.relispartition FROM pg_class c WHERE c.oid = to_regclass(");
 	ok = ok && literal(sql, leaf, &q);
 	buf_add_str(&q, ")), true)");
-	buf_fini(&snap);
 	if (!ok) {
 		buf_fini(&q);
 		return NULL;

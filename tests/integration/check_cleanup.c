@@ -326,11 +326,110 @@ START_TEST(test_partition_step_detaches_only_when_every_row_is_in_the_mark)
 }
 END_TEST
 
+/* @name (a partition of @schema.outbox) as the mark names it: regclass text, quoted as needed. */
+static char *
+leaf_text(PGconn *c, const char *schema, const char *name)
+{
+	const char *params[2] = { schema, name };
+	PGresult *r = PQexecParams(c, "SELECT format('%I.%I', $1::text, $2::text)::regclass::text",
+				   2, NULL, params, NULL, NULL, 0);
+	char *out;
+
+	ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+	out = strdup(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return out;
+}
+
+/*
+ * Partition names are data, never SQL (issue 34 item 11): the partition step used to paste them
+ * into its DO block's dollar-quoted body, where "p$outboxd$x" ended the body (a syntax error: the
+ * partition never went) and a crafted name ran its own SQL as outboxd's role. Each name here is
+ * dropped or detached as any other, and the canary table the crafted one asks for never exists.
+ */
+START_TEST(test_partition_names_are_data_not_sql)
+{
+	static const char *const names[] = {
+		"p$outboxd$x",
+		"q$outboxd$; CREATE TABLE outboxd_canary (); DO $outboxd$ BEGIN END $outboxd$; --",
+		"r'); CREATE TABLE outboxd_canary (); --\\",
+	};
+	PGconn *c = itest_pg();
+	char *schema = itest_unique("cln"), *slot = itest_unique("cln_slot"), *q;
+	struct buf parent = BUF_INIT, canary = BUF_INIT;
+	struct mark m;
+	PGresult *r;
+
+	itest_sqlf(c,
+		   "CREATE SCHEMA %s; CREATE TABLE %s.outbox (id int, created_at timestamptz NOT "
+		   "NULL) PARTITION BY RANGE (created_at)",
+		   schema, schema);
+	for (int i = 0; i < 3; i++) {
+		char from[32], to[32];
+
+		snprintf(from, sizeof(from), "2000-01-0%d", i + 1);
+		snprintf(to, sizeof(to), "2000-01-0%d", i + 2);
+		r = PQexecParams(
+			c,
+			"SELECT format('CREATE TABLE %I.%I PARTITION OF %I.outbox FOR "
+			"VALUES FROM (%L) TO (%L)', $1::text, $2::text, $1::text, $3::text, "
+			"$4::text)",
+			4, NULL, (const char *[]){ schema, names[i], from, to }, NULL, NULL, 0);
+		ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+		itest_sqlf(c, "%s", PQgetvalue(r, 0, 0));
+		PQclear(r);
+		itest_sqlf(c, "INSERT INTO %s.outbox VALUES (%d, '2000-01-0%d 12:00')", schema, i,
+			   i + 1);
+	}
+	itest_sqlf(c, "SELECT pg_create_logical_replication_slot('%s', 'test_decoding')", slot);
+	q = cleanup_sql_mark(c, &(struct cleanup_table){ schema, "outbox" }, 1, "created_at",
+			     "1 second");
+	r = itest_sql(c, q);
+	ck_assert_int_eq(PQntuples(r), 3);
+	snprintf(m.snapshot, sizeof(m.snapshot), "%s", PQgetvalue(r, 0, CLEANUP_MARK_SNAPSHOT));
+	snprintf(m.horizon, sizeof(m.horizon), "%s", PQgetvalue(r, 0, CLEANUP_MARK_HORIZON));
+	PQclear(r);
+	free(q);
+	advance(c, slot);
+	buf_add_fmt(&parent, "%s.outbox", schema);
+	for (int i = 0; i < 3; i++) {
+		char *leaf = leaf_text(c, schema, names[i]);
+
+		q = cleanup_sql_partition(c, leaf, buf_cstr(&parent), m.snapshot, slot, m.horizon,
+					  i != 1);
+		r = PQexec(c, q);
+		ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "partition %s: %s", leaf,
+			      PQerrorMessage(c));
+		ck_assert_msg(strcmp(PQgetvalue(r, 0, 0), "t") == 0, "partition %s stayed", leaf);
+		PQclear(r);
+		free(q);
+		free(leaf);
+	}
+	buf_add_fmt(
+		&canary,
+		"SELECT to_regclass('outboxd_canary') IS NULL AND to_regclass('%s.outboxd_canary') "
+		"IS NULL AND (SELECT count(*) FROM pg_inherits WHERE inhparent = '%s.outbox'::regclass) = 0 "
+		"AND (SELECT count(*) FROM pg_class WHERE relnamespace = '%s'::regnamespace AND "
+		"relkind = 'r') = 1",
+		schema, schema, schema);
+	ck_assert_msg(truth(c, buf_cstr(&canary)),
+		      "a partition name ran as SQL, or a partition was not dropped or detached");
+	itest_sqlf(c, "SELECT pg_drop_replication_slot('%s')", slot);
+	itest_sqlf(c, "DROP SCHEMA %s CASCADE", schema);
+	buf_fini(&parent);
+	buf_fini(&canary);
+	PQfinish(c);
+	free(schema);
+	free(slot);
+}
+END_TEST
+
 int
 main(void)
 {
 	Suite *s = suite_create("cleanup");
 	TCase *tc = tcase_create("statements");
+	TCase *names = tcase_create("names");
 	SRunner *sr;
 	int failed;
 
@@ -339,6 +438,9 @@ main(void)
 	tcase_add_test(tc, test_partition_step_detaches_only_when_every_row_is_in_the_mark);
 	tcase_add_test(tc, test_the_relay_drops_expired_partitions_once_confirmed);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(names, 60);
+	tcase_add_test(names, test_partition_names_are_data_not_sql);
+	suite_add_tcase(s, names);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

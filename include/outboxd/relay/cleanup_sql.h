@@ -49,7 +49,8 @@ void cleanup_sql_delete(const char *leaf, const char *created, struct buf *out);
  * cleanup_sql_partition() - the statements that drop (@drop) or detach @leaf from @parent
  * (regclass texts) when the slot @slot confirmed @horizon and every row of the leaf is visible
  * in @snapshot, under a lock of the parent that waits at most 5 s; then one row: t when the
- * leaf is gone or detached.
+ * leaf is gone or detached. The names and values are literals of SET LOCAL statements of their
+ * own, never text of the DO block's body (cleanup_sql.c says why).
  * Return: caller-frees; NULL when @sql could not quote a value.
  */
 char *cleanup_sql_partition(PGconn *sql, const char *leaf, const char *parent, const char *snapshot,
