@@ -5,19 +5,26 @@
 #include <string.h>
 
 /*
- * A row's xmin (32 bits) as the xid8 pg_visible_in_snapshot() takes: the epoch of the
- * snapshot's xmax, or the one before when the row's xid is not below xmax's low half (it was
- * assigned before xmax, so it wrapped). A row older than 2^32 xids (frozen long ago) may come
- * out in the future, which keeps it: never a row deleted that should stay. @snap is the
- * snapshot as SQL ("$1::pg_snapshot" or a quoted literal with the cast).
+ * The row ended before the snapshot @snap was taken: its xmin, as an xid8, is below the
+ * snapshot's xmin, the oldest transaction still running then. pg_visible_in_snapshot() would
+ * not do: a row inserted under a SAVEPOINT carries the subtransaction's xid, which a snapshot's
+ * list of running transactions never holds (it lists top-level ones), so a row of a transaction
+ * still running at the snapshot passed as committed and could go before its commit was
+ * confirmed. Below xmin every transaction, with its subtransactions, has ended. A row committed
+ * before the snapshot while an older transaction still ran waits for a later cycle's mark.
+ *
+ * The 32-bit xmin takes the epoch of the snapshot's xmax, or the one before when it is not below
+ * xmax's low half (it was assigned before xmax, so it wrapped). A row older than 2^32 xids
+ * (frozen long ago) may come out in the future, which keeps it: never a row deleted that should
+ * stay. @snap is the snapshot as SQL ("$1::pg_snapshot" or an expression with the cast).
  */
 static void
 visible(const char *snap, struct buf *out)
 {
 	buf_add_fmt(out,
-		    "pg_visible_in_snapshot(((((pg_snapshot_xmax(%s)::text::bigint >> 32) - "
+		    "((((pg_snapshot_xmax(%s)::text::bigint >> 32) - "
 		    "(xmin::text::bigint >= (pg_snapshot_xmax(%s)::text::bigint & 4294967295))"
-		    "::int) << 32) | xmin::text::bigint)::text::xid8, %s)",
+		    "::int) << 32) | xmin::text::bigint)::text::xid8 < pg_snapshot_xmin(%s)",
 		    snap, snap, snap);
 }
 
@@ -136,8 +143,8 @@ cleanup_sql_partition(PGconn *sql, const char *leaf, const char *parent, const c
 	     set_local(sql, "horizon", horizon, &q);
 	/*
 	 * The parent's lock keeps inserts out while the rows are judged (an insert into the
-	 * partition locks the parent first); a row not visible in the mark's snapshot committed
-	 * after it, and keeps the partition.
+	 * partition locks the parent first); a row that had not ended before the mark's snapshot
+	 * keeps the partition.
 	 */
 	buf_add_str(&q, "SET LOCAL lock_timeout = '5s'; ");
 	buf_add_str(&q, partition_block);

@@ -9,19 +9,22 @@
  *
  * How it knows a row is confirmed, without any bookkeeping per row: each cycle starts with a
  * mark, one statement that reads the server's current snapshot S and then its WAL insert
- * position W. A row visible in S was committed before S was taken, so its commit record lies
- * before W. Once the slot's confirmed position reaches W, every such row's event is delivered
- * (the relay confirms only what the broker acknowledged; each DELETE checks the slot's
- * confirmed_flush_lsn itself, in the same statement), and the cycle deletes rows visible
- * in S (by their xmin: pg_visible_in_snapshot) and older than the retention. A row committed
- * after S is not visible in S, whatever its created_at says: a long transaction that started
- * before the retention bound and committed later is never taken. While the relay cannot
+ * position W. A row whose xmin is below S's xmin (the oldest transaction running when S was
+ * taken) was committed before S, with every subtransaction of its transaction, so its commit
+ * record lies before W. Once the slot's confirmed position reaches W, every such row's event is
+ * delivered (the relay confirms only what the broker acknowledged; each DELETE checks the slot's
+ * confirmed_flush_lsn itself, in the same statement), and the cycle deletes those rows older
+ * than the retention. A row committed after S is not taken, whatever its created_at says: a long
+ * transaction that started before the retention bound and committed later stays, and so does a
+ * row inserted under a SAVEPOINT (its xmin is the subtransaction's, which S's list of running
+ * transactions does not hold: pg_visible_in_snapshot would call it committed). A row committed
+ * before S while an older transaction still ran waits for a later mark. While the relay cannot
  * confirm (a broker outage), the confirmed position stays below W and nothing is deleted.
  *
  * Leaf tables: a partitioned outbox is cleaned partition by partition (pg_partition_tree, read
  * at each mark, so partitions added later are cleaned too). With outboxd.cleanup.partitions, a
  * range partition on the created column whose upper bound is older than the retention is
- * dropped or detached whole, under a lock of its parent, when every row in it is visible in the
+ * dropped or detached whole, under a lock of its parent, when every row in it ended before the
  * mark's snapshot and the slot confirmed the horizon; else its rows are deleted as any.
  */
 
