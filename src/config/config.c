@@ -112,6 +112,7 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.restart.backoff.max.ms", CF_INT, restart_backoff_max_ms, "30000", NULL, 1,
 	       HOUR_MS),
 	CF_ABS("outboxd.halt.stay", CF_BOOL, halt_stay, "false", NULL, 0, 0),
+	CF_ABS("outboxd.failover.unsafe", CF_BOOL, failover_unsafe, "false", NULL, 0, 0),
 	CF_ABS("outboxd.halt.after.failures", CF_INT, halt_after_failures, "5", NULL, 1, 1000),
 	CF_ABS("outboxd.stall.warn.ms", CF_INT, stall_warn_ms, "60000", NULL, 1000, DAY_MS),
 	CF_ABS("outboxd.send.at.once.ms", CF_INT, send_at_once_ms, "100", NULL, 0, HOUR_MS),

@@ -20,12 +20,16 @@ say(pgfailover_diag diag, void *arg, int level, const char *detail)
 	return level < 2;
 }
 
-/* The physical slots of this server, for the fix of an empty setting ("none" without any). */
-static void
+/*
+ * The physical slots of this server, for the fix of an empty setting. Return: whether it has
+ * any (a query that fails counts as some: the finding stays a failure).
+ */
+static bool
 physical_slots(PGconn *c, struct buf *out)
 {
 	PGresult *r = PQexec(c, "SELECT coalesce(string_agg(slot_name, ', ' ORDER BY slot_name), "
 				"'') FROM pg_replication_slots WHERE slot_type = 'physical'");
+	bool some = PQresultStatus(r) != PGRES_TUPLES_OK || PQgetvalue(r, 0, 0)[0];
 
 	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQgetvalue(r, 0, 0)[0]) {
 		buf_add_fmt(out, "physical slots here: %s", PQgetvalue(r, 0, 0));
@@ -34,6 +38,7 @@ physical_slots(PGconn *c, struct buf *out)
 				 "(primary_slot_name)");
 	}
 	PQclear(r);
+	return some;
 }
 
 /*
@@ -149,15 +154,28 @@ pgfailover_check(PGconn *c, const char *slot, bool want, bool is_failover, pgfai
 			    slot);
 		ok = say(diag, arg, 2, buf_cstr(&line));
 	} else if (!PQgetvalue(r, 0, 1)[0]) {
-		buf_add_str(
-			&line,
-			"synchronized_standby_slots is empty: the primary may send outboxd a "
-			"transaction before a standby has it, and after a failover to that standby "
-			"the event would have no committed change; set it to the physical slots of "
-			"the standbys that may be promoted (");
-		physical_slots(c, &line);
-		buf_add_str(&line, ")");
-		ok = say(diag, arg, 2, buf_cstr(&line));
+		struct buf slots = BUF_INIT;
+
+		if (physical_slots(c, &slots)) {
+			buf_add_fmt(&line,
+				    "synchronized_standby_slots is empty: the primary may send "
+				    "outboxd a transaction before a standby has it, and after a "
+				    "failover to that standby the event would have no committed "
+				    "change; set it to the physical slots of the standbys that may "
+				    "be promoted (%s)",
+				    buf_cstr(&slots));
+			ok = say(diag, arg, 2, buf_cstr(&line));
+		} else {
+			/* no standby can hold a synchronised copy: nothing to fail over to yet */
+			buf_add_str(&line,
+				    "synchronized_standby_slots is empty and this server has no "
+				    "physical slot, so no standby can take over with a copy of the "
+				    "slot yet (a new primary after a failover is such a server); "
+				    "when you add a standby (primary_slot_name), name its slot in "
+				    "synchronized_standby_slots");
+			say(diag, arg, 1, buf_cstr(&line));
+		}
+		buf_fini(&slots);
 	} else {
 		ok = standby_slots(c, PQgetvalue(r, 0, 1), diag, arg);
 	}
@@ -294,7 +312,8 @@ pgfailover_check_hosts(const struct kv *params, const char *slot, const char *st
 		       pgfailover_diag diag, void *arg)
 {
 	const char *hosts = kv_get(params, "host"), *ports = kv_get(params, "port");
-	int n = 1;
+	struct buf silent = BUF_INIT; /* the hosts that did not answer */
+	int n = 1, standbys = 0;
 	bool ok = true;
 
 	if (!hosts || !strchr(hosts, ',')) {
@@ -323,12 +342,14 @@ pgfailover_check_hosts(const struct kv *params, const char *slot, const char *st
 
 			snprintf(line, sizeof(line), "host %s does not answer (%s)", at, err);
 			say(diag, arg, 1, line);
+			buf_add_fmt(&silent, "%s%s", silent.len ? ", " : "", at);
 		} else {
 			PGresult *r = PQexec(c, "SELECT pg_is_in_recovery()");
 
 			if (PQresultStatus(r) == PGRES_TUPLES_OK &&
 			    strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
 				ok = standby_side(c, at, slot, standby_slots, diag, arg) && ok;
+				standbys++;
 			}
 			PQclear(r);
 		}
@@ -337,5 +358,18 @@ pgfailover_check_hosts(const struct kv *params, const char *slot, const char *st
 		free(host);
 		free(port);
 	}
+	if (standbys == 0 && silent.len) {
+		/* the standbys that did not answer are unchecked, not safe */
+		char line[1200];
+
+		snprintf(
+			line, sizeof(line),
+			"no standby among database.hostname could be checked: %.900s did not "
+			"answer, so nothing shows that a promoted standby would hold a synchronised "
+			"copy of \"%s\"; run the check again when it answers",
+			buf_cstr(&silent), slot);
+		ok = say(diag, arg, 2, line);
+	}
+	buf_fini(&silent);
 	return ok;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "outboxd/pg/pgconn.h"
+#include "outboxd/pg/pgfailover.h"
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
 #include "outboxd/pipeline/publish.h"
@@ -106,6 +107,58 @@ check_standby(struct session *s)
 	return OUTCOME_OK;
 }
 
+/* pgfailover_check()'s findings at a session's start: warnings logged, the first failure kept. */
+struct failover_findings {
+	char *why;
+	size_t len;
+	bool failed;
+};
+
+static void
+on_failover_finding(void *arg, int level, const char *what, const char *detail)
+{
+	struct failover_findings *f = arg;
+
+	if (level == 1) {
+		log_warn(MOD, "%s: %s", what, detail);
+	} else if (level == 2 && !f->failed) {
+		f->failed = true;
+		errbuf_set(f->why, f->len, "%s", detail);
+	}
+}
+
+/*
+ * A failover slot streams only when a promoted standby would have every change outboxd
+ * publishes (pgfailover_check()), checked at every session's start, so a reconnect to a new
+ * primary is checked too; outboxd.failover.unsafe=true streams anyway, with a warning.
+ */
+static enum outcome
+check_failover(struct session *s, const struct pgsql_slot *slot)
+{
+	const struct config *cfg = s->r->cfg;
+	struct failover_findings f = { s->why, sizeof(s->why), false };
+	char why[sizeof(s->why)];
+
+	if (pgfailover_check(s->sql, cfg->slot_name, cfg->slot_failover, slot->failover,
+			     on_failover_finding, &f)) {
+		return OUTCOME_OK;
+	}
+	if (PQstatus(s->sql) != CONNECTION_OK) {
+		return OUTCOME_RESTART; /* the finding is the connection's loss */
+	}
+	if (cfg->failover_unsafe) {
+		log_warn(MOD, "failover: %s; streaming anyway (outboxd.failover.unsafe=true)",
+			 s->why);
+		return OUTCOME_OK;
+	}
+	snprintf(why, sizeof(why), "%s", s->why);
+	errbuf_set(s->why, sizeof(s->why),
+		   "failover slot \"%s\" is not safe: %s (or set outboxd.failover.unsafe=true to "
+		   "accept events without a committed change after a failover)",
+		   cfg->slot_name, why);
+	return OUTCOME_PRECONDITION;
+}
+
 /* Checks the preconditions on the ordinary connection; returns the slot's confirmed LSN. */
 static enum outcome
 check_preconditions(struct session *s, lsn_t *ret_confirmed)
@@ -125,7 +178,7 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 		pgsql_pubtables_free(tables, n);
 		return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 	}
-	if ((o = check_standby(s)) != OUTCOME_OK) {
+	if ((o = check_standby(s)) != OUTCOME_OK || (o = check_failover(s, &slot)) != OUTCOME_OK) {
 		pgsql_pubtables_free(tables, n);
 		return o;
 	}

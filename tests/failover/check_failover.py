@@ -14,8 +14,8 @@ promoted, the writers go on against it. The truth is the new primary's outbox ta
   D  duplicate events (at-least-once; consumers drop them by id)
 
 Run 1, synchronized_standby_slots set on the primary: L = P = O = 0. Run 2, without it: `outboxd
-check` says FAIL, and the same failure publishes phantom events, which is why README calls the
-setting required. Each run has a private stack (scripts/stack --dir), removed at the end.
+check` says FAIL and `outboxd run` refuses the slot (exit 2); with outboxd.failover.unsafe=true it
+streams, and the same failure publishes phantom events, which is why the refusal is the default. Each run has a private stack (scripts/stack --dir), removed at the end.
 """
 import json
 import os
@@ -270,6 +270,17 @@ def one_run(synced):
                 f"{label}: outboxd check FAILs, naming synchronized_standby_slots on the "
                 "primary and the standby's slot it lacks", out)
 
+        if not synced:
+            # `outboxd run` refuses such a slot (exit 2, naming the setting) ...
+            rc, out = outboxd(["run"], files)
+            tap(rc == 2 and "synchronized_standby_slots is empty" in out and
+                "outboxd.failover.unsafe=true" in out,
+                f"{label}: outboxd run refuses the failover slot (exit 2, the setting named)",
+                out[-2000:])
+            # ... and streams from it only when the operator accepts the risk, which the rest
+            # of this run shows
+            with open(files[0], "a") as f:
+                f.write("outboxd.failover.unsafe=true\n")
         logpath = os.path.join(d, "outboxd.log")
         log = open(logpath, "w")
         proc = outboxd(["run"], files, log)
@@ -339,6 +350,12 @@ def one_run(synced):
              f"{t_resumed - t_kill:.1f} s after the kill ({t_resumed - t_promoted:.1f} s after "
              f"the promotion)")
         tap(resumed, f"{label}: outboxd resumes streaming on the promoted standby", open(logpath).read()[-3000:])
+        if synced:
+            # checked again at the reconnect: the new primary has no standby yet, a warning
+            tap(log_count(logpath, "synchronized_standby_slots is empty and this server has "
+                          "no physical slot") >= 1,
+                f"{label}: the reconnect to the new primary checked the slot again (warned: no "
+                "standby can take over yet)", open(logpath).read()[-3000:])
         tap(len(gone) > 0, f"{label}: the failure lost commits of the old primary "
             f"(the case to prove: {len(gone)})")
         tap(not lost, f"{label}: L=0 (every row of the new primary is in Kafka)",

@@ -12,6 +12,7 @@ created here to stand in for the service's). TAP output; the stack's environment
 import os
 import re
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,32 @@ def run_outboxd(args, worker, cfg):
         return r.returncode, r.stdout + r.stderr
 
 
+def run_until(args, worker, cfg, needle, timeout=30):
+    """outboxd ARGS... as run_outboxd() does, until @needle is in its output (@timeout s at
+    most), then SIGTERM; its output."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for name, text in (("worker.properties", worker), ("connector.properties", cfg)):
+            paths.append(os.path.join(d, name))
+            with open(paths[-1], "w") as f:
+                f.write(text)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_TEST")}
+        log = os.path.join(d, "out")
+        with open(log, "w") as f:
+            p = subprocess.Popen([BIN] + args + paths, stdout=f, stderr=subprocess.STDOUT, env=e)
+        deadline = time.time() + timeout
+        while time.time() < deadline and p.poll() is None and needle not in open(log).read():
+            time.sleep(0.1)
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        return open(log).read()
+
+
 def lines(out, prefix):
     return [l for l in out.splitlines() if l.startswith(prefix)]
 
@@ -64,10 +91,32 @@ def check_failover_lines(tag, major, worker, fcfg, cfg):
     rc, out = run_outboxd(["check"], worker, cfg + "slot.failover=true\n")
     tap(rc == 2 and any("ALTER_REPLICATION_SLOT" in l for l in lines(out, "FAIL failover")),
         "outboxd check: slot.failover=true on a plain slot is a FAIL naming the ALTER", out)
+    # no physical slot on the server: no standby can hold a synced copy, nothing to fail over to
+    # (a new primary after a failover): a warning, so that `run` goes on there
+    physical = value("SELECT count(*) FROM pg_replication_slots WHERE slot_type = 'physical'")
+    rc, out = run_outboxd(["check"], worker, fcfg)
+    tap(physical == "0" and rc == 0 and
+        any("synchronized_standby_slots is empty and this server has no physical slot" in l
+            for l in lines(out, "warn failover")),
+        "outboxd check: a failover slot without synchronized_standby_slots on a server without "
+        f"physical slots is a warning ({physical} physical slots)", out)
+    # a physical slot, so a standby may hold a copy: the empty setting is a FAIL
+    psql([], f"SELECT pg_create_physical_replication_slot('px_{tag}', true)")
     rc, out = run_outboxd(["check"], worker, fcfg)
     tap(rc == 2 and any("synchronized_standby_slots is empty" in l
                         for l in lines(out, "FAIL failover")),
         "outboxd check: a failover slot without synchronized_standby_slots is a FAIL", out)
+    # `outboxd run` refuses to stream from it (exit 2, naming the setting and the way out) ...
+    rc, out = run_outboxd(["run"], worker, fcfg)
+    tap(rc == 2 and "synchronized_standby_slots is empty" in out and
+        "outboxd.failover.unsafe=true" in out,
+        "outboxd run: a failover slot without synchronized_standby_slots is refused (exit 2)",
+        out[-2000:])
+    # ... unless outboxd.failover.unsafe=true accepts the risk: it streams, with a warning
+    out = run_until(["run"], worker, fcfg + "outboxd.failover.unsafe=true\n", "streaming slot")
+    tap("streaming anyway (outboxd.failover.unsafe=true)" in out and "streaming slot" in out,
+        "outboxd run with outboxd.failover.unsafe=true streams from it, with a warning",
+        out[-2000:])
     sb = f"sb_{tag}"
     psql([], f"ALTER SYSTEM SET synchronized_standby_slots = '{sb}'")
     psql([], "SELECT pg_reload_conf()")
@@ -139,7 +188,7 @@ def failover_checks(tag, worker, cfg):
     finally:
         psql([], "ALTER SYSTEM RESET synchronized_standby_slots; SELECT pg_reload_conf()"
              if major >= 17 else "SELECT 1")
-        for sl in (fslot, oslot, f"sb_{tag}"):
+        for sl in (fslot, oslot, f"sb_{tag}", f"px_{tag}"):
             psql([], f"SELECT pg_drop_replication_slot('{sl}') FROM pg_replication_slots "
                      f"WHERE slot_name = '{sl}'")
 

@@ -52,7 +52,9 @@ struct config {
 	char *snapshot_mode;		   /* "initial" (default) or "no_data", lower case */
 	int64_t status_update_interval_ms; /* 10000 */
 	int64_t slot_max_retries;	   /* 6 */
-	bool slot_failover; /* false; true: slots outboxd creates are failover slots (17+) */
+	bool slot_failover;   /* false; true: slots outboxd creates are failover slots (17+) */
+	bool failover_unsafe; /* outboxd.failover.unsafe: stream from a failover slot pgfailover
+				 finds unsafe (false: exit 2) */
 	int64_t slot_retry_delay_ms;	   /* 10000 */
 	int64_t heartbeat_interval_ms;	   /* 0 = off */
 	char *heartbeat_action_query;	   /* NULL = none */

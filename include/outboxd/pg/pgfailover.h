@@ -23,7 +23,11 @@ typedef void (*pgfailover_diag)(void *arg, int level, const char *what, const ch
  * pgfailover_check() - for a failover slot, or when slot.failover=true asks for one (@want):
  * the slot is one (@is_failover, from pgsql_check_slot()), the server can have one, and the
  * primary's synchronized_standby_slots names existing physical slots whose standbys are
- * connected. Nothing is reported for a plain slot nobody asked to be a failover slot.
+ * connected. An empty setting fails where the server has physical slots (a standby may take
+ * over without the changes outboxd published) and warns where it has none (no standby can hold a
+ * copy yet: a new primary after a failover). Nothing is reported for a plain slot nobody asked
+ * to be a failover slot. `outboxd check` prints the lines; `run` refuses to stream after a
+ * failure unless outboxd.failover.unsafe=true.
  * Return: true when nothing failed.
  */
 bool pgfailover_check(PGconn *c, const char *slot, bool want, bool is_failover,
@@ -35,7 +39,9 @@ bool pgfailover_check(PGconn *c, const char *slot, bool want, bool is_failover,
  * run sync_replication_slots=on and hot_standby_feedback=on, stream through a physical slot
  * (primary_slot_name) that @standby_slots (the primary's synchronized_standby_slots) names,
  * and hold a synced, valid copy of @slot. A host that does not answer is a warning (it may be
- * the failed primary). Nothing is reported for a single host.
+ * the failed primary), named with libpq's reason; when no host answered as a standby and some
+ * did not answer, a failure names them: nothing was shown safe. Nothing is reported for a single
+ * host.
  * @params: the connection's libpq keywords (host and port lists).
  * Return: true when nothing failed.
  */
