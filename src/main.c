@@ -349,14 +349,14 @@ proc_start(struct proc *p, int nfiles, char **files, bool poll)
 		return false;
 	}
 	if (p->cfg->http_port > 0) {
-		if (http_start(NULL, (int)p->cfg->http_port, p->metrics, &p->http, err,
-			       sizeof(err)) < 0) {
+		if (http_start(p->cfg->http_bind, (int)p->cfg->http_port, NULL, p->metrics,
+			       &p->http, err, sizeof(err)) < 0) {
 			log_error(MOD, "%s", err);
 			return false;
 		}
 		log_info(MOD,
-			 "serving /metrics, /health, /health/live and /health/ready on port %d",
-			 http_port(p->http));
+			 "serving /metrics, /health, /health/live and /health/ready on %s port %d",
+			 p->cfg->http_bind ? p->cfg->http_bind : "0.0.0.0", http_port(p->http));
 	}
 	return true;
 }

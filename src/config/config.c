@@ -108,6 +108,7 @@ static const struct cf_key outboxd_keys[] = {
 	/* libpq's; with a database.hostname list, read-write finds the primary after a failover */
 	CF_PGKEY("outboxd.database.target.session.attrs", "target_session_attrs", NULL),
 	CF_ABS("outboxd.http.port", CF_INT, http_port, "8080", NULL, 0, 65535),
+	CF_ABS("outboxd.http.bind", CF_STR, http_bind, "0.0.0.0", NULL, 0, 0),
 	CF_ABS("outboxd.shutdown.flush.ms", CF_INT, shutdown_flush_ms, "10000", NULL, 0, HOUR_MS),
 	CF_ABS("outboxd.restart.backoff.max.ms", CF_INT, restart_backoff_max_ms, "30000", NULL, 1,
 	       HOUR_MS),
@@ -624,6 +625,7 @@ load(struct ctx *c)
 	r = r ? r : finish_connector(c);
 	r = r ? r : finish_errors(c);
 	r = r ? r : config_kafka_finish(c);
+	r = r ? r : config_http_finish(c);
 	r = r ? r : derive(c->cfg);
 	return r;
 }

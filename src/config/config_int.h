@@ -6,7 +6,7 @@
  * Private to the configuration loader: the state of one config_load() and its helpers
  * (config_ctx.c), which config.c (the PostgreSQL connector and outboxd keys) and config_kafka.c
  * (worker, converters, the EventRouter transform, producer settings, Server formats) both use.
- * Calls go one way: config.c -> config_kafka.c -> config_ctx.c.
+ * Calls go one way: config.c -> config_kafka.c, config_http.c -> config_ctx.c.
  */
 
 #include <stdbool.h>
@@ -53,6 +53,9 @@ int config_kafka_worker(struct ctx *c);
 int config_kafka_server(struct ctx *c);
 /* After every key is read: converters, the transform, producer translation. */
 int config_kafka_finish(struct ctx *c);
+
+/* config_http.c: outboxd.http.bind is a numeric address, after every key is read. */
+int config_http_finish(struct ctx *c);
 
 /*
  * config_kafka_settings() - the librdkafka settings of @cfg: the translated producer settings,

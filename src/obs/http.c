@@ -5,27 +5,45 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "outboxd/obs/procstat.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
+#include "outboxd/util/now.h"
 
 #define MOD "http"
 
-/* A scrape is small and local: a slow client must not hold a connection slot for long. */
-#define CONNECTION_LIMIT     16
-#define CONNECTION_TIMEOUT_S 10
+const struct http_limits http_limits_default = { 64, 8, 5000 };
+
+/* An open connection, for the deadline (the reaper's list). */
+struct conn {
+	struct conn *prev, *next;
+	int fd;		/* libmicrohttpd's; shut down, never closed, here */
+	int64_t due_us; /* the monotonic time its response must be out by */
+	bool cut;	/* shut down already */
+};
 
 struct http {
 	struct MHD_Daemon *daemon;
 	struct metrics *m; /* borrowed */
 	int port;
+	int64_t request_us;
+	/* the deadline's reaper: a thread of its own, since libmicrohttpd has no per-request timer */
+	pthread_t reaper;
+	bool reaper_started;
+	pthread_mutex_t lock; /* guards what follows */
+	pthread_cond_t wake;
+	bool stopping;
+	struct conn *conns; /* every open connection, newest first */
 };
 
 static int fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)
@@ -77,6 +95,8 @@ reply(struct MHD_Connection *conn, unsigned status, const char *content_type, st
 	/* Adding a header fails only for bad characters or OOM; the reply still goes out. */
 	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	/* one request per connection: the deadline from the accept is then the request's */
+	(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED) {
 		(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	}
@@ -118,6 +138,136 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	}
 	buf_add_str(&body, "not found\n");
 	return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", &body);
+}
+
+/* A connection opens (its deadline starts) or closes (before libmicrohttpd closes its socket). */
+static void
+on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+	      enum MHD_ConnectionNotificationCode toe)
+{
+	struct http *h = cls;
+	struct conn *c = *socket_context;
+	const union MHD_ConnectionInfo *info;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!info) {
+			return;
+		}
+		c = znew(*c);
+		c->fd = info->connect_fd;
+		c->due_us = now_monotonic_us() + h->request_us;
+		pthread_mutex_lock(&h->lock);
+		c->next = h->conns;
+		if (h->conns) {
+			h->conns->prev = c;
+		}
+		h->conns = c;
+		/* the reaper may sleep until a later deadline, or for want of any */
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->lock);
+		*socket_context = c;
+		return;
+	}
+	if (toe != MHD_CONNECTION_NOTIFY_CLOSED || !c) {
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	if (c->prev) {
+		c->prev->next = c->next;
+	} else {
+		h->conns = c->next;
+	}
+	if (c->next) {
+		c->next->prev = c->prev;
+	}
+	pthread_mutex_unlock(&h->lock);
+	free(c);
+	*socket_context = NULL;
+}
+
+/*
+ * Shuts down every connection past its deadline. The socket stays libmicrohttpd's: it sees
+ * the end of the stream, closes the connection and tells on_connection(), which takes it off
+ * the list under the same lock, so no descriptor here is ever one that was closed and reused.
+ * Return: the earliest deadline still to come, or @now_us + the request time.
+ */
+static int64_t
+reap(struct http *h, int64_t now_us)
+{
+	int64_t next = now_us + h->request_us;
+
+	for (struct conn *c = h->conns; c; c = c->next) {
+		if (c->cut) {
+			continue;
+		}
+		if (c->due_us <= now_us) {
+			(void)shutdown(c->fd, SHUT_RDWR);
+			c->cut = true;
+			log_debug(MOD,
+				  "a request was not complete within %lld ms; connection closed",
+				  (long long)(h->request_us / 1000));
+		} else if (c->due_us < next) {
+			next = c->due_us;
+		}
+	}
+	return next;
+}
+
+static void *
+reaper_main(void *arg)
+{
+	struct http *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->stopping) {
+		int64_t next = reap(h, now_monotonic_us());
+		struct timespec ts = { .tv_sec = (time_t)(next / 1000000),
+				       .tv_nsec = (long)(next % 1000000) * 1000 };
+
+		/* the condition variable's clock is CLOCK_MONOTONIC, now_monotonic_us()'s */
+		(void)pthread_cond_timedwait(&h->wake, &h->lock, &ts);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/* The reaper's lock, its condition variable on the monotonic clock, and its thread. */
+static int
+reaper_start(struct http *h)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&h->reaper, NULL, reaper_main, h);
+	h->reaper_started = err == 0;
+	return -err;
+}
+
+static void
+reaper_stop(struct http *h)
+{
+	if (h->reaper_started) {
+		pthread_mutex_lock(&h->lock);
+		h->stopping = true;
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->reaper, NULL);
+	}
+	/* libmicrohttpd reports every close before MHD_stop_daemon() returns; none is left */
+	while (h->conns) {
+		struct conn *c = h->conns;
+
+		h->conns = c->next;
+		free(c);
+	}
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
 }
 
 /* Fills @ss from @bind_addr (NULL = 0.0.0.0) and @port. Return: its length, or 0 if invalid. */
@@ -163,6 +313,37 @@ bound_port(int fd)
 	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
+/* A socket for @ss's family; "::" also takes IPv4 (the host's bindv6only may say otherwise). */
+static int
+make_socket(const struct sockaddr_storage *ss, const char *shown, char *errbuf, size_t errlen)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1, zero = 0;
+
+	if (fd < 0) {
+		return fail(errbuf, errlen, -errno, "HTTP socket for outboxd.http.bind=%s: %s%s",
+			    shown, strerror(errno),
+			    ss->ss_family == AF_INET6 ?
+				    "; this host has no IPv6: set outboxd.http.bind=0.0.0.0" :
+				    "");
+	}
+	/* A restarted outboxd rebinds at once; Linux still refuses a port someone listens on. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss->ss_family == AF_INET6 &&
+	    memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, &any6, sizeof(any6)) == 0 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0) {
+		int err = errno;
+
+		close(fd);
+		return fail(errbuf, errlen, -err,
+			    "HTTP outboxd.http.bind=:: cannot take IPv4 too (IPV6_V6ONLY: %s); set "
+			    "outboxd.http.bind=0.0.0.0 for IPv4 alone",
+			    strerror(err));
+	}
+	return fd;
+}
+
 /*
  * The listening socket is made here rather than by libmicrohttpd so a taken port comes back as
  * EADDRINUSE (MHD_start_daemon only returns NULL) and port 0 can be read back.
@@ -174,20 +355,20 @@ listen_on(const char *bind_addr, int port, char *errbuf, size_t errlen)
 	struct sockaddr_storage ss;
 	socklen_t len = make_addr(bind_addr, port, &ss);
 	const char *shown = bind_addr ? bind_addr : "0.0.0.0";
-	int one = 1;
 	int fd, err;
 
 	if (!len) {
-		return fail(errbuf, errlen, -EINVAL,
-			    "HTTP bind address \"%s\" is not a numeric IPv4 or IPv6 address",
-			    bind_addr);
+		return fail(
+			errbuf, errlen, -EINVAL,
+			"outboxd.http.bind=\"%s\" is not a numeric IPv4 or IPv6 address; set it "
+			"to 0.0.0.0 (every IPv4 address), :: (every address, IPv4 and IPv6), or "
+			"one address of this host such as 127.0.0.1 or ::1",
+			bind_addr);
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = make_socket(&ss, shown, errbuf, errlen);
 	if (fd < 0) {
-		return fail(errbuf, errlen, -errno, "HTTP socket: %s", strerror(errno));
+		return fd;
 	}
-	/* A restarted outboxd rebinds at once; Linux still refuses a port someone listens on. */
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
 		err = errno;
 		close(fd);
@@ -197,10 +378,12 @@ listen_on(const char *bind_addr, int port, char *errbuf, size_t errlen)
 				    "to a free port (0 disables the HTTP endpoint)",
 				    port, shown);
 		}
-		return fail(errbuf, errlen, -err, "HTTP bind to %s port %d: %s", shown, port,
-			    strerror(err));
+		return fail(errbuf, errlen, -err,
+			    "HTTP bind to %s port %d: %s; set outboxd.http.bind to an address of "
+			    "this host (0.0.0.0 or :: for every one)",
+			    shown, port, strerror(err));
 	}
-	if (listen(fd, 16) < 0) {
+	if (listen(fd, 64) < 0) {
 		err = errno;
 		close(fd);
 		return fail(errbuf, errlen, -err, "HTTP listen on %s port %d: %s", shown, port,
@@ -209,12 +392,26 @@ listen_on(const char *bind_addr, int port, char *errbuf, size_t errlen)
 	return fd;
 }
 
+/* libmicrohttpd on @fd (which it then owns) with @lim. Return: the daemon, or NULL. */
+static struct MHD_Daemon *
+serve(struct http *h, int fd, const struct http_limits *lim)
+{
+	return MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
+		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_CONNECTION_LIMIT, lim->connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		lim->per_client, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+		/* idle: the deadline's own bound, rounded up; the reaper ends a trickle */
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)((lim->request_ms + 999) / 1000),
+		MHD_OPTION_END);
+}
+
 int
-http_start(const char *bind_addr, int port, struct metrics *m, struct http **ret, char *errbuf,
-	   size_t errlen)
+http_start(const char *bind_addr, int port, const struct http_limits *lim, struct metrics *m,
+	   struct http **ret, char *errbuf, size_t errlen)
 {
 	struct http *h;
-	int fd, bound;
+	int fd, bound, err;
 
 	if (port < 0 || port > 65535 || !m) {
 		return fail(errbuf, errlen, -EINVAL,
@@ -222,6 +419,7 @@ http_start(const char *bind_addr, int port, struct metrics *m, struct http **ret
 			    "to disable the HTTP endpoint",
 			    port);
 	}
+	lim = lim ? lim : &http_limits_default;
 	fd = listen_on(bind_addr, port, errbuf, errlen);
 	if (fd < 0) {
 		return fd;
@@ -234,17 +432,20 @@ http_start(const char *bind_addr, int port, struct metrics *m, struct http **ret
 	h = znew(*h);
 	h->m = m;
 	h->port = bound;
+	h->request_us = lim->request_ms * 1000;
+	err = reaper_start(h);
 	/* MHD_stop_daemon() closes the listening socket it was given. */
-	h->daemon = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
-		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
+	h->daemon = err ? NULL : serve(h, fd, lim);
 	if (!h->daemon) {
 		/*
-		 * Not closed here: 0.9.75 closes the socket on some of its failure paths and not
-		 * on others, and a double close could hit a descriptor another thread just got.
+		 * Not closed after MHD_start_daemon(): 0.9.75 closes the socket on some of its
+		 * failure paths and not on others, and a double close could hit a descriptor
+		 * another thread just got.
 		 */
+		if (err) {
+			close(fd);
+		}
+		reaper_stop(h);
 		free(h);
 		return fail(errbuf, errlen, -EIO, "HTTP server on port %d did not start", bound);
 	}
@@ -267,5 +468,6 @@ http_stop(struct http *h)
 		return;
 	}
 	MHD_stop_daemon(h->daemon);
+	reaper_stop(h);
 	free(h);
 }

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outboxd/connect/jsonw.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/now.h"
 #include "outboxd/util/prom.h"
@@ -51,8 +50,8 @@ struct metrics {
 	struct snapshot v;
 	struct section *sections; /* owned; in the order of registration */
 	int nsections;
-	char *state_reason; /* owned; NULL for none */
-	char *stall_reason; /* owned; NULL for none */
+	const char
+		*state_code; /* static storage: /health's reason while not streaming; NULL none */
 	metrics_clock now_us;
 	void *clock_arg;
 	/* outside the lock: stamped on every turn of the main loop */
@@ -123,6 +122,20 @@ static const char *const state_names[METRICS_STATE_COUNT_] = {
 	[METRICS_STATE_STOPPING] = "stopping",
 };
 
+/*
+ * /health's reason for a state entered with a reason but no halt reason of its own: the codes
+ * are fixed tokens because /health answers whoever reaches the port, and the caller's text
+ * (SQL DETAIL lines, row ids, broker names) is for the log, where every caller writes it.
+ */
+static const char *const state_codes[METRICS_STATE_COUNT_] = {
+	[METRICS_STATE_STARTING] = "starting",	       [METRICS_STATE_STREAMING] = NULL,
+	[METRICS_STATE_RESTARTING] = "session_failed", [METRICS_STATE_HALTED] = "halted",
+	[METRICS_STATE_STOPPING] = "stopping",
+};
+
+/* /health's reason while streaming and stalled (the stall watchdog's verdict). */
+#define STALL_CODE "delivery_stalled"
+
 static int64_t
 monotonic_us(void *arg)
 {
@@ -171,8 +184,6 @@ metrics_free(struct metrics *m)
 		free(m->sections[i].data);
 	}
 	free(m->sections);
-	free(m->state_reason);
-	free(m->stall_reason);
 	free(m);
 }
 
@@ -225,14 +236,6 @@ metrics_gauge(struct metrics *m, enum metrics_gauge g, int64_t v)
 	unlock(m);
 }
 
-/* Replaces *@slot with a copy of @reason (NULL allowed). */
-static void
-set_reason(char **slot, const char *reason)
-{
-	free(*slot);
-	*slot = xstrdup(reason);
-}
-
 void
 metrics_set_state(struct metrics *m, enum metrics_state state, const char *reason)
 {
@@ -241,20 +244,21 @@ metrics_set_state(struct metrics *m, enum metrics_state state, const char *reaso
 	}
 	lock(m);
 	m->v.state = state;
-	set_reason(&m->state_reason, reason);
+	m->state_code = reason ? state_codes[state] : NULL;
 	unlock(m);
 }
 
 void
 metrics_halted(struct metrics *m, enum metrics_halt_reason reason, const char *why)
 {
+	(void)why; /* the caller's to log: see state_codes */
 	if ((unsigned)reason >= METRICS_HALT_COUNT_) {
 		return;
 	}
 	lock(m);
 	m->v.halts[reason]++;
 	m->v.state = METRICS_STATE_HALTED;
-	set_reason(&m->state_reason, why);
+	m->state_code = halt_names[reason];
 	unlock(m);
 }
 
@@ -272,8 +276,8 @@ void
 metrics_set_stalled(struct metrics *m, bool stalled, const char *reason)
 {
 	lock(m);
+	(void)reason; /* the watchdog logs it: see state_codes */
 	m->v.stalled = stalled;
-	set_reason(&m->stall_reason, reason);
 	unlock(m);
 }
 
@@ -473,26 +477,6 @@ metrics_render(const struct metrics *m, struct buf *out)
 	render_info(&s, out);
 }
 
-/* A JSON string; bytes that are not well-formed UTF-8 become '?' so the document stays valid. */
-static void
-json_text(struct buf *out, const char *s)
-{
-	size_t len = strlen(s);
-	char *copy;
-
-	if (jsonw_string(out, s, len) == 0) {
-		return;
-	}
-	copy = xstrdup(s);
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)copy[i] >= 0x80) {
-			copy[i] = '?';
-		}
-	}
-	(void)jsonw_string(out, copy, len); /* pure ASCII now: cannot fail */
-	free(copy);
-}
-
 void
 metrics_observe_ack(struct metrics *m, int64_t us)
 {
@@ -570,23 +554,21 @@ metrics_health(const struct metrics *m, struct buf *out)
 	struct metrics *w = lock(m);
 	enum metrics_state state = w->v.state;
 	bool stalled = w->v.stalled;
-	char *reason = NULL;
+	const char *reason = NULL;
 
 	if (state != METRICS_STATE_STREAMING) {
-		reason = xstrdup(w->state_reason);
+		reason = w->state_code;
 	} else if (stalled) {
-		reason = xstrdup(w->stall_reason);
+		reason = STALL_CODE;
 	}
 	unlock(w);
 
 	buf_add_fmt(out, "{\"status\":\"%s\",\"stalled\":%s,\"reason\":", state_names[state],
 		    stalled ? "true" : "false");
 	if (reason) {
-		json_text(out, reason);
+		buf_add_fmt(out, "\"%s\"}", reason);
 	} else {
-		buf_add_str(out, "null");
+		buf_add_str(out, "null}");
 	}
-	buf_add_char(out, '}');
-	free(reason);
 	return state == METRICS_STATE_STREAMING && !stalled ? 200 : 503;
 }

@@ -46,6 +46,9 @@ def check(name, command, one_replica):
         ports.get(live["port"]) == port == ports.get(ready["port"]),
         f"{name}: liveness on /health/live, readiness on /health/ready, port {port}",
         f"{live} {ready} {ports}")
+    bind = worker.get("outboxd.http.bind", conn.get("outboxd.http.bind"))
+    tap(bind == "::", f"{name}: outboxd.http.bind set explicitly to :: (the probes and "
+        "Prometheus reach the pod in IPv4, IPv6 and dual-stack clusters)", str(bind))
     psc, csc = pod["securityContext"], c["securityContext"]
     tap(psc.get("runAsNonRoot") and psc.get("runAsUser") == 10001 and
         csc.get("readOnlyRootFilesystem") and csc.get("allowPrivilegeEscalation") is False and

@@ -37,6 +37,9 @@ for key, want in (("DynamicUser", "yes"), ("RestartPreventExitStatus", "2"),
                   ("Restart", "on-failure"), ("NoNewPrivileges", "yes"),
                   ("ProtectSystem", "strict"), ("KillSignal", "SIGTERM")):
     tap(want in settings.get(key, []), f"{key}={want}", str(settings.get(key)))
+tap("OUTBOXD_HTTP_BIND=::" in settings.get("Environment", []),
+    "Environment=OUTBOXD_HTTP_BIND=:: (the endpoint's addresses set explicitly)",
+    str(settings.get("Environment")))
 cred = settings.get("LoadCredential", [""])[0].split(":", 1)[0]
 tap(cred and f"${{file:/run/credentials/outboxd.service/{cred}:password}}" in text,
     "the password is a credential, read through ${file:/run/credentials/outboxd.service/...}")

@@ -1058,8 +1058,9 @@ END_TEST
 
 /*
  * outboxd.halt.stay=true: a poison row halts, and the process stays up: alive, not ready with
- * the reason, outboxd_halts_total{reason="poison_row"} 1, nothing confirmed past the row; it
- * exits with the halt's code (1) on SIGTERM.
+ * the reason's code (the row's id is in the log, never on /health, which answers anyone),
+ * outboxd_halts_total{reason="poison_row"} 1, nothing confirmed past the row; it exits with the
+ * halt's code (1) on SIGTERM.
  */
 START_TEST(test_halt_stay_keeps_the_halted_process_up)
 {
@@ -1081,8 +1082,11 @@ START_TEST(test_halt_stay_keeps_the_halted_process_up)
 	ck_assert_msg(relayfix_wait_log(&f, "staying up until SIGTERM", 30), "%s",
 		      relayfix_log(&f));
 	ck_assert_int_eq(itest_http_get(port, "/health/ready", &body), 503);
-	ck_assert_msg(strstr(body, "\"status\":\"halted\"") && strstr(body, id), "%s", body);
+	ck_assert_msg(strstr(body, "\"status\":\"halted\"") &&
+			      strstr(body, "\"reason\":\"poison_row\"") && !strstr(body, id),
+		      "%s", body);
 	free(body);
+	ck_assert(relayfix_wait_log(&f, id, 1));
 	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
 	ck_assert_msg(strstr(body, "outboxd_halts_total{reason=\"poison_row\"} 1\n") &&
 			      strstr(body, "outboxd_state{state=\"halted\"} 1\n"),
@@ -1099,6 +1103,37 @@ START_TEST(test_halt_stay_keeps_the_halted_process_up)
 	buf_fini(&worker);
 	relayfix_fini(&f);
 	free_types();
+}
+END_TEST
+
+/*
+ * outboxd.http.bind: a host name is refused at start naming the key and the fix (exit 2, even
+ * with the endpoint off), and "::" serves IPv4 clients too. (The key did not exist: the
+ * endpoint listened on 0.0.0.0 alone, and the key was refused as unknown.)
+ */
+START_TEST(test_http_bind_refused_by_name_or_served_on_both_families)
+{
+	struct relayfix f;
+	struct buf worker = BUF_INIT;
+	int port = itest_free_port();
+	char *body;
+
+	relayfix_init(&f, false);
+	expect_precondition(
+		&f, "outboxd.http.bind=localhost",
+		"outboxd.http.bind=\"localhost\" is not a numeric IPv4 or IPv6 address; "
+		"set it to 0.0.0.0");
+	relayfix_fini(&f);
+
+	buf_add_fmt(&worker, "outboxd.http.bind=::\noutboxd.http.port=%d", port);
+	start_relay_with(&f, 0, buf_cstr(&worker), NULL);
+	ck_assert_msg(relayfix_wait_log(&f, "on :: port", 1), "%s", relayfix_log(&f));
+	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 10, &body), 200);
+	ck_assert_msg(strstr(body, "\"status\":\"streaming\""), "%s", body);
+	free(body);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&worker);
+	relayfix_fini(&f);
 }
 END_TEST
 
@@ -2234,6 +2269,7 @@ relay_suite(void)
 	tcase_add_loop_test(pre, test_missing_publication_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_slot_with_other_plugin_exits_2, 0, 2);
 	tcase_add_test(pre, test_cleanup_settings_refused_exit_2);
+	tcase_add_test(pre, test_http_bind_refused_by_name_or_served_on_both_families);
 	tcase_add_loop_test(pre, test_wrong_password_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_second_relay_on_the_slot_exits_2, 0, 2);
 	tcase_add_loop_test(pre, test_two_phase_slot_refused, 0, 1);

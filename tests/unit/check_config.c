@@ -500,6 +500,38 @@ START_TEST(test_out_of_range_numbers_name_the_line_the_range_and_the_fix)
 }
 END_TEST
 
+/* outboxd.http.bind: 0.0.0.0 unless set; a numeric address of either family, else refused. */
+START_TEST(test_http_bind_is_a_numeric_address_or_refused_naming_the_key_and_the_fix)
+{
+	static const char *const ok[] = { "::", "::1", "127.0.0.1", "fe80::1", "0.0.0.0" };
+	char *const env[] = { "OUTBOXD_HTTP_BIND=::", NULL };
+	struct config *cfg = pair_ok("", "", NULL);
+
+	ck_assert_str_eq(cfg->http_bind, "0.0.0.0");
+	config_free(cfg);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct buf line = BUF_INIT;
+
+		buf_add_fmt(&line, "outboxd.http.bind=%s\n", ok[i]);
+		cfg = pair_ok("", buf_cstr(&line), NULL);
+		ck_assert_str_eq(cfg->http_bind, ok[i]);
+		config_free(cfg);
+		buf_fini(&line);
+	}
+	cfg = pair_ok("", "", env);
+	ck_assert_str_eq(cfg->http_bind, "::");
+	config_free(cfg);
+	pair_fails("", "outboxd.http.bind=localhost\n",
+		   "connector.properties:13: outboxd.http.bind=\"localhost\" is not a numeric IPv4 "
+		   "or IPv6 address; set it to 0.0.0.0 (every IPv4 address), :: (every address, "
+		   "IPv4 and IPv6), or one address of this host such as 127.0.0.1 or ::1");
+	pair_fails("outboxd.http.bind=[::1]\n", "",
+		   "worker.properties:8: outboxd.http.bind=\"[::1]\" is not a numeric IPv4 "
+		   "or IPv6 address; set it to 0.0.0.0 (every IPv4 address), :: (every address, "
+		   "IPv4 and IPv6), or one address of this host such as 127.0.0.1 or ::1");
+}
+END_TEST
+
 START_TEST(test_refused_options_name_the_reason_and_the_fix)
 {
 	pair_fails(
@@ -784,6 +816,8 @@ config_suite(void)
 
 	tcase_add_checked_fixture(tc, testdir_setup, testdir_teardown);
 	tcase_add_test(tc, test_connect_pair_gets_debezium_defaults);
+	tcase_add_test(tc,
+		       test_http_bind_is_a_numeric_address_or_refused_naming_the_key_and_the_fix);
 	tcase_add_test(tc, test_file_order_is_free_and_connector_keys_override_the_worker);
 	tcase_add_test(tc, test_connector_json_configures_like_properties);
 	tcase_add_test(tc, test_kafkaconnector_yaml_configures_like_properties);

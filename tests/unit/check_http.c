@@ -3,17 +3,21 @@
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "outboxd/obs/http.h"
 #include "outboxd/obs/metrics.h"
 #include "outboxd/util/buf.h"
+#include "outboxd/util/now.h"
 
 /* One HTTP exchange, as a client sees it. */
 struct reply {
@@ -120,7 +124,7 @@ setup(void)
 	char err[256] = "";
 
 	m = metrics_new();
-	ck_assert_int_eq(http_start("127.0.0.1", 0, m, &h, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_start("127.0.0.1", 0, NULL, m, &h, err, sizeof(err)), 0);
 	port = http_port(h);
 	ck_assert_int_gt(port, 0);
 }
@@ -167,18 +171,19 @@ START_TEST(test_health_is_200_only_while_streaming_with_the_state_as_json)
 	ck_assert_str_eq(r.body, "{\"status\":\"streaming\",\"stalled\":false,\"reason\":null}");
 	reply_fini(&r);
 
-	metrics_set_state(m, METRICS_STATE_HALTED, "poison row \"7\"");
+	/* the reason is a code: the row's id and the SQL text are for the log alone */
+	metrics_halted(m, METRICS_HALT_POISON_ROW, "poison row \"7\"\nDETAIL:  Key (id)=(7)");
 	exchange(port, "GET /health HTTP/1.0\r\n\r\n", &r);
 	assert_status(&r, "HTTP/1.1 503 Service Unavailable");
 	ck_assert_str_eq(r.body, "{\"status\":\"halted\",\"stalled\":false,"
-				 "\"reason\":\"poison row \\\"7\\\"\"}");
+				 "\"reason\":\"poison_row\"}");
 	reply_fini(&r);
 
 	/* readiness is /health; liveness is not about the state: halted is alive */
 	exchange(port, "GET /health/ready HTTP/1.0\r\n\r\n", &r);
 	assert_status(&r, "HTTP/1.1 503 Service Unavailable");
 	ck_assert_str_eq(r.body, "{\"status\":\"halted\",\"stalled\":false,"
-				 "\"reason\":\"poison row \\\"7\\\"\"}");
+				 "\"reason\":\"poison_row\"}");
 	reply_fini(&r);
 	metrics_loop_turned(m);
 	exchange(port, "GET /health/live HTTP/1.0\r\n\r\n", &r);
@@ -242,7 +247,8 @@ START_TEST(test_port_in_use_is_eaddrinuse_naming_the_setting)
 	char err[256] = "";
 	char want[32];
 
-	ck_assert_int_eq(http_start("127.0.0.1", port, m, &other, err, sizeof(err)), -EADDRINUSE);
+	ck_assert_int_eq(http_start("127.0.0.1", port, NULL, m, &other, err, sizeof(err)),
+			 -EADDRINUSE);
 	ck_assert_ptr_eq(other, (struct http *)0x1); /* untouched on failure */
 	snprintf(want, sizeof(want), "port %d", port);
 	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
@@ -250,8 +256,8 @@ START_TEST(test_port_in_use_is_eaddrinuse_naming_the_setting)
 	ck_assert_msg(strstr(err, "0 disables") != NULL, "%s", err);
 
 	/* All addresses overlap the loopback one. */
-	ck_assert_int_eq(http_start(NULL, port, m, &other, err, sizeof(err)), -EADDRINUSE);
-	ck_assert_int_eq(http_start(NULL, port, m, &other, NULL, 0), -EADDRINUSE);
+	ck_assert_int_eq(http_start(NULL, port, NULL, m, &other, err, sizeof(err)), -EADDRINUSE);
+	ck_assert_int_eq(http_start(NULL, port, NULL, m, &other, NULL, 0), -EADDRINUSE);
 }
 END_TEST
 
@@ -260,11 +266,13 @@ START_TEST(test_host_name_or_out_of_range_port_is_einval)
 	struct http *other = NULL;
 	char err[256] = "";
 
-	ck_assert_int_eq(http_start("localhost", 0, m, &other, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(http_start("localhost", 0, NULL, m, &other, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "localhost"));
-	ck_assert_int_eq(http_start("127.0.0.1", 65536, m, &other, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "outboxd.http.bind") != NULL, "%s", err);
+	ck_assert_int_eq(http_start("127.0.0.1", 65536, NULL, m, &other, err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "outboxd.http.port"));
-	ck_assert_int_eq(http_start("127.0.0.1", -1, m, &other, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(http_start("127.0.0.1", -1, NULL, m, &other, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_null(other);
 }
 END_TEST
@@ -276,13 +284,13 @@ START_TEST(test_stop_closes_socket)
 	char err[256] = "";
 	int p2, fd;
 
-	ck_assert_int_eq(http_start("127.0.0.1", 0, m2, &h2, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_start("127.0.0.1", 0, NULL, m2, &h2, err, sizeof(err)), 0);
 	p2 = http_port(h2);
 	http_stop(h2);
 	fd = connect_local(p2);
 	ck_assert_int_eq(fd, -ECONNREFUSED);
 	/* The port is free again at once. */
-	ck_assert_int_eq(http_start("127.0.0.1", p2, m2, &h2, err, sizeof(err)), 0);
+	ck_assert_int_eq(http_start("127.0.0.1", p2, NULL, m2, &h2, err, sizeof(err)), 0);
 	ck_assert_int_eq(http_port(h2), p2);
 	http_stop(h2);
 	http_stop(NULL);
@@ -294,7 +302,7 @@ START_TEST(test_ipv6_loopback_is_served_where_the_host_has_ipv6)
 {
 	struct http *h6 = NULL;
 	char err[256] = "";
-	int rc = http_start("::1", 0, m, &h6, err, sizeof(err));
+	int rc = http_start("::1", 0, NULL, m, &h6, err, sizeof(err));
 
 	/* Containers without IPv6 refuse the address; anything else must work. */
 	if (rc == -EADDRNOTAVAIL || rc == -EAFNOSUPPORT) {
@@ -302,6 +310,177 @@ START_TEST(test_ipv6_loopback_is_served_where_the_host_has_ipv6)
 	}
 	ck_assert_msg(rc == 0, "%d %s", rc, err);
 	ck_assert_int_gt(http_port(h6), 0);
+	http_stop(h6);
+}
+END_TEST
+
+/*
+ * Connects from @from (a loopback address: 127.0.0.2 is another client than 127.0.0.1) to
+ * 127.0.0.1:@to_port, with sends and receives bounded by @wait_ms. Return: the socket, or -errno.
+ */
+static int
+connect_from(const char *from, int to_port, int wait_ms)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons((uint16_t)to_port) };
+	struct timeval tv = { .tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(inet_pton(AF_INET, from, &src.sin_addr), 1);
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)), 0);
+	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/*
+ * GET /health/live from @from, everything within @wait_ms (each receive bounded by it, the
+ * whole by twice that at most). Return: the status line's code, or 0 when the server closed or
+ * the time ran out before one came.
+ */
+static int
+probe(const char *from, int to_port, int wait_ms)
+{
+	static const char req[] =
+		"GET /health/live HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n";
+	int fd = connect_from(from, to_port, wait_ms);
+	int64_t until = now_monotonic_us() + (int64_t)wait_ms * 1000;
+	char got[512];
+	size_t len = 0;
+	int code = 0;
+	ssize_t n;
+
+	if (fd < 0) {
+		return 0;
+	}
+	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1) {
+		close(fd);
+		return 0;
+	}
+	while (len < sizeof(got) - 1 && now_monotonic_us() < until &&
+	       (n = recv(fd, got + len, sizeof(got) - 1 - len, 0)) > 0) {
+		len += (size_t)n;
+		got[len] = '\0';
+		if (sscanf(got, "HTTP/1.1 %d ", &code) == 1) {
+			break;
+		}
+	}
+	close(fd);
+	return code;
+}
+
+/* Sends @fd's next byte of an endless header; false once the server has cut the connection. */
+static bool
+trickle(int fd)
+{
+	static const char pad[] = "GET /metrics HTTP/1.1\r\nX-Slow: ";
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char b;
+
+	if (send(fd, pad + (size_t)fd % (sizeof(pad) - 1), 1, MSG_NOSIGNAL) != 1) {
+		return false;
+	}
+	/* readable means the server's end: nothing here ever completes a request */
+	if (poll(&p, 1, 0) == 1) {
+		return recv(fd, &b, 1, MSG_DONTWAIT) > 0;
+	}
+	return true;
+}
+
+/*
+ * Sixteen clients trickling bytes from one address hold some of the slots, never all: a probe
+ * from another address answers within 1 s. (Sixteen such connections used to take every
+ * connection the endpoint had, and the kubelet's probes failed.) From the slow clients' own
+ * address the probe is refused while they hold their eight: the per-client limit's price.
+ */
+START_TEST(test_slow_clients_on_one_address_never_delay_a_probe_from_another)
+{
+	enum { SLOW = 24 };
+	int fds[SLOW];
+	int code;
+
+	int held = 0;
+
+	for (int i = 0; i < SLOW; i++) {
+		/* a connection the server does not take holds nothing: only the probes count */
+		fds[i] = connect_from("127.0.0.1", port, 200);
+		held += fds[i] >= 0 && trickle(fds[i]);
+	}
+	ck_assert_int_gt(held, 0);
+	for (int round = 0; round < 3; round++) {
+		code = probe("127.0.0.2", port, 1000);
+		ck_assert_msg(code == 200, "round %d: the probe from 127.0.0.2 got %d within 1 s",
+			      round, code);
+		for (int i = 0; i < SLOW; i++) {
+			(void)(fds[i] >= 0 && trickle(fds[i]));
+		}
+	}
+	ck_assert_int_eq(probe("127.0.0.1", port, 1000), 0);
+	for (int i = 0; i < SLOW; i++) {
+		if (fds[i] >= 0) {
+			close(fds[i]);
+		}
+	}
+}
+END_TEST
+
+/*
+ * A request must be answered within its deadline from the accept: a client that keeps a
+ * connection busy with a byte every 50 ms is cut once the deadline passes. (It used to keep it
+ * as long as it kept trickling: only silence for 10 s ended a connection.)
+ */
+START_TEST(test_a_request_trickled_past_its_deadline_is_cut)
+{
+	const struct http_limits lim = { 64, 8, 500 };
+	struct http *h2 = NULL;
+	char err[256] = "";
+	int64_t t0, took = -1;
+	int fd;
+
+	ck_assert_int_eq(http_start("127.0.0.1", 0, &lim, m, &h2, err, sizeof(err)), 0);
+	fd = connect_from("127.0.0.1", http_port(h2), 1000);
+	ck_assert_int_ge(fd, 0);
+	t0 = now_monotonic_us();
+	/* bounded: 3 s of trickling, six times the deadline (Check's own limit is 4 s) */
+	while (now_monotonic_us() - t0 < 3000000) {
+		if (!trickle(fd)) {
+			took = now_monotonic_us() - t0;
+			break;
+		}
+		usleep(50 * 1000);
+	}
+	close(fd);
+	ck_assert_msg(took >= 0, "a trickling client still held its connection after 3 s");
+	ck_assert_msg(took >= 400000, "cut after %lld ms, before the 500 ms deadline",
+		      (long long)(took / 1000));
+	/* the server goes on: a prompt request on a new connection is answered */
+	ck_assert_int_eq(probe("127.0.0.1", http_port(h2), 1000), 200);
+	http_stop(h2);
+}
+END_TEST
+
+/* "::" is every address of both families: an IPv4 client reaches it (IPV6_V6ONLY off). */
+START_TEST(test_bind_any_ipv6_also_serves_ipv4)
+{
+	struct http *h6 = NULL;
+	char err[256] = "";
+	int rc = http_start("::", 0, NULL, m, &h6, err, sizeof(err));
+
+	/* Hosts without IPv6 refuse the family, naming the setting and the IPv4 alternative. */
+	if (rc == -EAFNOSUPPORT) {
+		ck_assert_msg(strstr(err, "outboxd.http.bind=0.0.0.0") != NULL, "%s", err);
+		return;
+	}
+	ck_assert_msg(rc == 0, "%d %s", rc, err);
+	ck_assert_int_eq(probe("127.0.0.1", http_port(h6), 1000), 200);
 	http_stop(h6);
 }
 END_TEST
@@ -319,11 +498,14 @@ http_suite(void)
 	tcase_add_test(serve, test_other_paths_are_404_even_with_a_trailing_slash);
 	tcase_add_test(serve, test_methods_other_than_get_and_head_are_405_with_allow);
 	tcase_add_test(serve, test_head_answers_the_headers_without_a_body);
+	tcase_add_test(serve, test_slow_clients_on_one_address_never_delay_a_probe_from_another);
+	tcase_add_test(serve, test_a_request_trickled_past_its_deadline_is_cut);
 	tcase_add_checked_fixture(start, setup, teardown);
 	tcase_add_test(start, test_port_in_use_is_eaddrinuse_naming_the_setting);
 	tcase_add_test(start, test_host_name_or_out_of_range_port_is_einval);
 	tcase_add_test(start, test_stop_closes_socket);
 	tcase_add_test(start, test_ipv6_loopback_is_served_where_the_host_has_ipv6);
+	tcase_add_test(start, test_bind_any_ipv6_also_serves_ipv4);
 	suite_add_tcase(s, serve);
 	suite_add_tcase(s, start);
 	return s;

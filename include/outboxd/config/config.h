@@ -96,6 +96,7 @@ struct config {
 	/* outboxd.* (DESIGN.md table) */
 	bool slot_create;		/* false */
 	int64_t http_port;		/* 8080, 0 = off */
+	char *http_bind;		/* "0.0.0.0"; "::" every address of both families */
 	int64_t shutdown_flush_ms;	/* 10000 */
 	int64_t restart_backoff_max_ms; /* 30000 */
 	int64_t halt_after_failures;	/* 5 */

@@ -118,14 +118,17 @@ void metrics_gauge(struct metrics *m, enum metrics_gauge g, int64_t v);
 
 /**
  * metrics_set_state() - enter @state.
- * @reason: borrowed and copied; NULL for none. Shown by /health while not streaming (the halt
- *          reason, the restart cause). Replaces the previous reason.
+ * @reason: the caller's text, or NULL for none. Not kept: /health answers whoever reaches the
+ *          port, so while not streaming it shows a fixed code for the state entered with a
+ *          reason ("session_failed" restarting, "halted"), never the text, which the caller
+ *          logs. Replaces the previous code.
  */
 void metrics_set_state(struct metrics *m, enum metrics_state state, const char *reason);
 
 /**
- * metrics_halted() - enter the halted state for @reason (counted in outboxd_halts_total) with
- * @why (borrowed and copied) as the state's reason.
+ * metrics_halted() - enter the halted state for @reason (counted in outboxd_halts_total), which
+ * /health shows as its code ("poison_row", "delivery_refused", "invalid_change",
+ * "precondition"). @why, the caller's text, is not kept (see metrics_set_state()).
  */
 void metrics_halted(struct metrics *m, enum metrics_halt_reason reason, const char *why);
 
@@ -134,8 +137,8 @@ enum metrics_state metrics_state(const struct metrics *m);
 
 /**
  * metrics_set_stalled() - the stall watchdog's verdict (outboxd.stall.warn.ms).
- * @reason: borrowed and copied; NULL for none. Shown by /health while streaming and stalled.
- * The flag is independent of the state: the relay clears it (false, NULL) when it recovers or
+ * @reason: the watchdog's text; not kept: /health shows "delivery_stalled" while streaming and
+ * stalled (see metrics_set_state()). The flag is independent of the state: the relay clears it (false, NULL) when it recovers or
  * restarts.
  */
 void metrics_set_stalled(struct metrics *m, bool stalled, const char *reason);
@@ -219,8 +222,9 @@ void metrics_render(const struct metrics *m, struct buf *out);
 
 /**
  * metrics_health() - append the /health document to @out:
- * {"status":"streaming","stalled":false,"reason":null}. @reason is the state's reason while not
- * streaming, else the stall reason while stalled, else null.
+ * {"status":"streaming","stalled":false,"reason":null}. "reason" is a fixed code: the state's
+ * while not streaming (null for starting and stopping without one), else "delivery_stalled"
+ * while stalled, else null.
  * @m: borrowed. @out: borrowed; appended to.
  * Return: the HTTP status: 200 when streaming and not stalled, 503 otherwise.
  */
