@@ -366,6 +366,16 @@ listen_on(const char *bind_addr, int port, char *errbuf, size_t errlen)
 			bind_addr);
 	}
 	fd = make_socket(&ss, shown, errbuf, errlen);
+	if (fd == -EAFNOSUPPORT && bind_addr && strcmp(bind_addr, "::") == 0) {
+		/*
+		 * A kernel without IPv6 (ipv6.disable=1, as on some IPv4-only nodes): every address
+		 * of this host is every IPv4 address, so "::" (the manifests' value) still starts.
+		 */
+		log_warn(MOD, "outboxd.http.bind=:: on a host without IPv6: listening on 0.0.0.0");
+		shown = "0.0.0.0";
+		len = make_addr(NULL, port, &ss);
+		fd = make_socket(&ss, shown, errbuf, errlen);
+	}
 	if (fd < 0) {
 		return fd;
 	}
