@@ -31,6 +31,9 @@ struct rule {
 
 #define JAVA_ONLY "applies to the Java client only"
 
+/* librdkafka's range for queue.buffering.max.kbytes (an int): about 2 TiB */
+#define RD_QUEUE_KBYTES_MAX 2147483647
+
 /* Java names without a row pass through unchanged (most are shared with librdkafka). */
 static const struct rule rules[] = {
 	{ "buffer.memory", SPECIAL, NULL },
@@ -337,9 +340,21 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 				   display, value);
 			return -EINVAL;
 		}
+		/* rounded up without bytes + 1023, which overflows near INT64_MAX */
+		int64_t kbytes = bytes / 1024 + (bytes % 1024 != 0);
+
+		if (kbytes > RD_QUEUE_KBYTES_MAX) {
+			errbuf_set(errbuf, errlen,
+				   "%s: %s: %s bytes is more than librdkafka's queue can be "
+				   "(queue.buffering.max.kbytes at most %d KiB, %lld bytes); set "
+				   "at most that, or leave it out",
+				   origin, display, value, RD_QUEUE_KBYTES_MAX,
+				   (long long)RD_QUEUE_KBYTES_MAX * 1024);
+			return -EINVAL;
+		}
 		struct buf kb = BUF_INIT;
 
-		buf_add_fmt(&kb, "%lld", (long long)((bytes + 1023) / 1024));
+		buf_add_fmt(&kb, "%lld", (long long)kbytes);
 		kv_set(out, "queue.buffering.max.kbytes", buf_cstr(&kb), origin);
 		buf_fini(&kb);
 		return 0;

@@ -199,6 +199,12 @@ START_TEST(test_buffer_memory_becomes_kbytes_rounded_up)
 	assert_refused("buffer.memory", "-1", "positive number of bytes");
 	assert_refused("buffer.memory", "32m", "positive number of bytes");
 	assert_refused("buffer.memory", "", "positive number of bytes");
+	/* librdkafka's largest queue, 2147483647 KiB, and no overflow on the way near INT64_MAX */
+	assert_becomes("buffer.memory", "2199023254528", "queue.buffering.max.kbytes",
+		       "2147483647");
+	assert_refused("buffer.memory", "2199023254529", "at most 2147483647 KiB");
+	assert_refused("buffer.memory", "9223372036854775807", "at most 2147483647 KiB");
+	assert_refused("buffer.memory", "9223372036854775295", "queue.buffering.max.kbytes");
 }
 END_TEST
 
