@@ -132,6 +132,8 @@ static const struct cf_key outboxd_keys[] = {
 	CF_ABS("outboxd.kafka.queue.records", CF_INT, kafka_queue_records, "1000", NULL, 1,
 	       10000000),
 	CF_ABS("outboxd.kafka.stats.ms", CF_INT, kafka_stats_ms, "10000", NULL, 0, DAY_MS),
+	CF_ABS("outboxd.kafka.auth.grace.ms", CF_INT, kafka_auth_grace_ms, "60000", NULL, 0,
+	       HOUR_MS),
 	CF_ABS("outboxd.errors.deadletterqueue.topic.name", CF_STR, dlq_topic, NULL, NULL, 0, 0),
 	CF_ABS("outboxd.java.double.format", CF_ENUM, java_double_format, "jdk17", "jdk17|shortest",
 	       0, 0),

@@ -594,6 +594,9 @@ config_kafka_settings(struct config *cfg)
 	 */
 	snprintf(n, sizeof(n), "%lld", (long long)cfg->kafka_queue_records);
 	kv_set(&cfg->librdkafka, "queue.buffering.max.messages", n, NULL);
+	/* read by the producer (authgrace.h), never passed to librdkafka */
+	snprintf(n, sizeof(n), "%lld", (long long)cfg->kafka_auth_grace_ms);
+	kv_set(&cfg->librdkafka, "outboxd.kafka.auth.grace.ms", n, NULL);
 	/* the outboxd_kafka_* metrics; a statistics.interval.ms given as a producer key wins */
 	if (cfg->kafka_stats_ms && !kv_get(&cfg->librdkafka, "statistics.interval.ms")) {
 		snprintf(n, sizeof(n), "%lld", (long long)cfg->kafka_stats_ms);

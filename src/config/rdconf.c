@@ -31,6 +31,9 @@ struct rule {
 
 #define JAVA_ONLY "applies to the Java client only"
 
+/* librdkafka's range for queue.buffering.max.kbytes (an int): about 2 TiB */
+#define RD_QUEUE_KBYTES_MAX 2147483647
+
 /* Java names without a row pass through unchanged (most are shared with librdkafka). */
 static const struct rule rules[] = {
 	{ "buffer.memory", SPECIAL, NULL },
@@ -293,6 +296,38 @@ translate_store(const char *key, const char *value, const struct kv *all, const 
 	return -EINVAL;
 }
 
+/* Java's buffer.memory (bytes) as librdkafka's queue.buffering.max.kbytes (KiB, an int). */
+static int
+buffer_memory(const char *value, const char *origin, const char *display, struct kv *out,
+	      char *errbuf, size_t errlen)
+{
+	int64_t bytes;
+
+	if (configdef_long(value, 1, INT64_MAX, &bytes) < 0) {
+		errbuf_set(errbuf, errlen, "%s: %s: \"%s\" is not a positive number of bytes",
+			   origin, display, value);
+		return -EINVAL;
+	}
+	/* rounded up without bytes + 1023, which overflows near INT64_MAX */
+	int64_t kbytes = bytes / 1024 + (bytes % 1024 != 0);
+
+	if (kbytes > RD_QUEUE_KBYTES_MAX) {
+		errbuf_set(errbuf, errlen,
+			   "%s: %s: %s bytes is more than librdkafka's queue can be "
+			   "(queue.buffering.max.kbytes at most %d KiB, %lld bytes); set "
+			   "at most that, or leave it out",
+			   origin, display, value, RD_QUEUE_KBYTES_MAX,
+			   (long long)RD_QUEUE_KBYTES_MAX * 1024);
+		return -EINVAL;
+	}
+	struct buf kb = BUF_INIT;
+
+	buf_add_fmt(&kb, "%lld", (long long)kbytes);
+	kv_set(out, "queue.buffering.max.kbytes", buf_cstr(&kb), origin);
+	buf_fini(&kb);
+	return 0;
+}
+
 static int
 special(const struct rule *rule, const char *key, const char *value, const struct kv *all,
 	const char *origin, const char *display, struct kv *out, struct kv *ignored, char *errbuf,
@@ -329,20 +364,7 @@ special(const struct rule *rule, const char *key, const char *value, const struc
 		return 0;
 	}
 	if (strcmp(key, "buffer.memory") == 0) {
-		int64_t bytes;
-
-		if (configdef_long(value, 1, INT64_MAX, &bytes) < 0) {
-			errbuf_set(errbuf, errlen,
-				   "%s: %s: \"%s\" is not a positive number of bytes", origin,
-				   display, value);
-			return -EINVAL;
-		}
-		struct buf kb = BUF_INIT;
-
-		buf_add_fmt(&kb, "%lld", (long long)((bytes + 1023) / 1024));
-		kv_set(out, "queue.buffering.max.kbytes", buf_cstr(&kb), origin);
-		buf_fini(&kb);
-		return 0;
+		return buffer_memory(value, origin, display, out, errbuf, errlen);
 	}
 	if (strcmp(key, "receive.buffer.bytes") == 0 || strcmp(key, "send.buffer.bytes") == 0) {
 		/* Java's -1 (the OS default) is librdkafka's 0 */

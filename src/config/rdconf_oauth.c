@@ -2,11 +2,63 @@
 #include "rdconf_int.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
+
+/*
+ * One extension for librdkafka's sasl.oauthbearer.extensions ("k=v,k2=v2"), with Kafka's rules
+ * for it (OAuthBearerClientInitialResponse: a key of letters other than "auth", a value of
+ * printable ASCII, space, tab, CR or LF). librdkafka splits the list at commas, honouring a
+ * backslash escape (rd_string_split), and each item at its first '=': a comma or a backslash in
+ * a value is escaped, an '=' needs nothing.
+ */
+static int
+add_extension(struct buf *ext, const char *key, const char *value, const char *origin,
+	      const char *display, char *errbuf, size_t errlen)
+{
+	bool key_ok = *key && strcmp(key, "auth") != 0;
+
+	for (const char *c = key; *c; c++) {
+		key_ok = key_ok && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z'));
+	}
+	if (!key_ok) {
+		errbuf_set(errbuf, errlen,
+			   "%s: %s: extension_%s: an OAUTHBEARER extension's name is letters only "
+			   "(A-Z, a-z) and not \"auth\" (RFC 7628, as Kafka checks it); rename it",
+			   origin, display, key);
+		return -EINVAL;
+	}
+	for (const char *c = value; *c; c++) {
+		if ((*c < 0x21 || *c > 0x7e) && !strchr(" \t\r\n", *c)) {
+			errbuf_set(
+				errbuf, errlen,
+				"%s: %s: extension_%s: an OAUTHBEARER extension's value is "
+				"printable ASCII, space, tab or line breaks (RFC 7628); byte 0x%02x "
+				"at %zu is not",
+				origin, display, key, (unsigned char)*c, (size_t)(c - value));
+			return -EINVAL;
+		}
+	}
+	if (!*value) {
+		errbuf_set(errbuf, errlen,
+			   "%s: %s: extension_%s: an OAUTHBEARER extension's value may not be "
+			   "empty (RFC 7628); give it a value or remove it",
+			   origin, display, key);
+		return -EINVAL;
+	}
+	buf_add_fmt(ext, "%s%s=", ext->len ? "," : "", key);
+	for (const char *c = value; *c; c++) {
+		if (*c == ',' || *c == '\\') {
+			buf_add_str(ext, "\\");
+		}
+		buf_add_char(ext, *c);
+	}
+	return 0;
+}
 
 int
 rdconf_oauth_jaas(const struct kv *opts, const char *origin, const char *display, struct kv *out,
@@ -24,7 +76,10 @@ rdconf_oauth_jaas(const struct kv *opts, const char *origin, const char *display
 		} else if (strcmp(k, "scope") == 0) {
 			kv_set(out, "sasl.oauthbearer.scope", v, origin);
 		} else if (strncmp(k, "extension_", 10) == 0) {
-			buf_add_fmt(&ext, "%s%s=%s", ext.len ? "," : "", k + 10, v);
+			if (add_extension(&ext, k + 10, v, origin, display, errbuf, errlen) < 0) {
+				buf_fini(&ext);
+				return -EINVAL;
+			}
 		} else if (strncmp(k, "unsecuredLogin", 14) == 0) {
 			buf_fini(&ext);
 			errbuf_set(

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outboxd/kafka/authgrace.h"
 #include "outboxd/kafka/kafkasec.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/hash.h"
@@ -60,6 +61,7 @@ struct producer {
 	int64_t last_error_us;	     /* monotonic; 0 = nothing yet */
 	char mechanism[32];	     /* librdkafka's sasl.mechanisms (GSSAPI by default) */
 	char precondition[768];	     /* a failure no retry fixes: see kafkasec_fix(); "" = none */
+	struct authgrace grace;	     /* outboxd.kafka.auth.grace.ms: see authgrace.h */
 	bool discarding;	     /* producer_discard() runs: its fatal error is expected */
 	int purged_late;  /* records producer_discard() purged after its wait (their reports) */
 	char report[768]; /* the failed delivery report's reason, during the callback */
@@ -140,6 +142,17 @@ refusal_fix(rd_kafka_resp_err_t err)
 	}
 }
 
+/* A connection succeeded after refusals: they were transient. */
+static void
+refusal_ended(struct producer *p)
+{
+	if (p->grace.refusal[0]) {
+		log_info(MOD, "the brokers accept outboxd again after %lld s of refusals",
+			 (long long)(authgrace_since_us(&p->grace, now_monotonic_us()) / 1000000));
+	}
+	authgrace_ok(&p->grace);
+}
+
 static void
 on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
@@ -155,6 +168,10 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 		return;
 	}
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (p->grace.first_us) {
+			/* a broker took the record: its login and certificates were accepted */
+			refusal_ended(p);
+		}
 		p->on_delivery(p->opaque, m->_private, true, NULL);
 		return;
 	}
@@ -185,6 +202,10 @@ producer_broker_state(const struct producer *p, int64_t now_us, char *out, size_
 	if (!p->last_error_us) {
 		return 0;
 	}
+	/* the refusal within its grace, not the "brokers are down" that follows it */
+	if (!p->precondition[0] && p->grace.refusal[0]) {
+		return authgrace_describe(&p->grace, now_us, out, len);
+	}
 	return (size_t)snprintf(out, len, "%s (%lld s ago)", p->last_error,
 				(long long)((now_us - p->last_error_us) / 1000000));
 }
@@ -194,18 +215,25 @@ on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	struct producer *p = opaque;
 	const char *fix;
+	char text[768];
 
 	(void)rk;
 	snprintf(p->last_error, sizeof(p->last_error), "%s (%s)", reason,
 		 rd_kafka_err2name((rd_kafka_resp_err_t)err));
 	p->last_error_us = now_monotonic_us();
 	fix = kafkasec_fix(err, reason, p->mechanism, rd_kafka_version());
-	if (fix && !p->precondition[0]) {
-		/* the reason names the broker and the mechanism; it never holds a credential */
-		snprintf(p->precondition, sizeof(p->precondition), "%s: %s", reason, fix);
-	}
 	if (fix) {
+		/* the reason names the broker and the mechanism; it never holds a credential */
+		snprintf(text, sizeof(text), "%s: %s", reason, fix);
+	}
+	if (fix && authgrace_refused(&p->grace, p->last_error_us, text) && !p->precondition[0]) {
+		snprintf(p->precondition, sizeof(p->precondition), "%s", text);
+	}
+	if (fix && p->precondition[0]) {
 		log_error(MOD, "%s: %s", reason, fix);
+	} else if (fix) {
+		authgrace_describe(&p->grace, p->last_error_us, text, sizeof(text));
+		log_warn(MOD, "%s; retrying", text);
 	} else if (p->discarding) {
 		/* producer_discard()'s caller says what it means */
 		log_debug(MOD, "while discarding the producer: %s (%s)", reason,
@@ -213,7 +241,7 @@ on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 	} else if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		log_error(MOD, "fatal producer error: %s; the pipeline restarts from the slot",
 			  reason);
-	} else if (p->precondition[0]) {
+	} else if (p->precondition[0] || p->grace.refusal[0]) {
 		/* the brokers are down because of it: the line above said why */
 		log_debug(MOD, "%s (%s)", reason, rd_kafka_err2name(err));
 	} else if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
@@ -273,6 +301,10 @@ apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, s
 		}
 	}
 	for (size_t i = 0; i < settings->n; i++) {
+		/* outboxd's own (AUTHGRACE_KEY), read by producer_new() */
+		if (strncmp(settings->v[i].key, "outboxd.", 8) == 0) {
+			continue;
+		}
 		if (conf_set(conf, settings->v[i].key, settings->v[i].value, errbuf, errlen) < 0) {
 			return -EINVAL;
 		}
@@ -389,6 +421,7 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 		      atoll(kv_get(settings, "statistics.interval.ms")) > 0;
 	p->on_delivery = on_delivery;
 	p->opaque = opaque;
+	authgrace_init(&p->grace, settings);
 	if (apply_settings(conf, settings, errbuf, errlen) < 0 ||
 	    queue_bound(conf, settings, errbuf, errlen) < 0) {
 		rd_kafka_conf_destroy(conf);
@@ -657,9 +690,16 @@ producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t 
 		err = rd_kafka_metadata(p->rk, 0, NULL, &md, slice);
 		waited += slice;
 		rd_kafka_poll(p->rk, 0);
-		if (err != RD_KAFKA_RESP_ERR_NO_ERROR && producer_precondition(p, errbuf, errlen)) {
+		/* `check` says at once what a refusal is; run waits out its grace */
+		if (err != RD_KAFKA_RESP_ERR_NO_ERROR && p->grace.refusal[0]) {
+			if (errbuf) {
+				snprintf(errbuf, errlen, "%s", p->grace.refusal);
+			}
 			return -EPERM;
 		}
+	}
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		refusal_ended(p);
 	}
 	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
 		if (errbuf) {

@@ -95,8 +95,11 @@ def kafka_settings(scram=None, oidc=None):
     """The worker's Kafka lines: plaintext; SCRAM over SASL_SSL (@scram: the password); or
     OAUTHBEARER over SASL_SSL (@oidc: (token endpoint URL, client secret)), as a Debezium user
     writes them, the CA beside the secret."""
+    # a refused login is exit 2 at once, as the wrong-credential cases wait for (the grace of
+    # outboxd.kafka.auth.grace.ms is the integration suite's security test's)
     tls = ("producer.ssl.truststore.type=PEM\n"
-           "producer.ssl.truststore.location=/run/secrets/outboxd/kafka-ca.crt")
+           "producer.ssl.truststore.location=/run/secrets/outboxd/kafka-ca.crt\n"
+           "outboxd.kafka.auth.grace.ms=0")
     if scram is not None:
         return (f"bootstrap.servers={SASL_BOOT}\nproducer.security.protocol=SASL_SSL\n"
                 "producer.sasl.mechanism=SCRAM-SHA-512\n"

@@ -24,10 +24,14 @@ import os
 import re
 import secrets
 import signal
+import socket
+import ssl
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -183,6 +187,92 @@ def relay(s, files, first, n, what, probe=False):
     return out
 
 
+class RefusingProxy:
+    """A bootstrap address in front of the mTLS listener whose first @refusals connections
+    (None: all) meet a certificate no CA of outboxd's signed, as after a broker's certificate
+    rotation: librdkafka's "certificate verify failed", a refusal kafkasec_fix() knows. Later
+    connections go through to the listener; the brokers it names are reached directly."""
+
+    def __init__(self, d, refusals):
+        self.refusals, self.accepted = refusals, 0
+        key, crt = os.path.join(d, "rogue.key"), os.path.join(d, "rogue.crt")
+        subprocess.run(["openssl", "req", "-x509", "-nodes", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:prime256v1", "-keyout", key, "-out", crt, "-days",
+                        "1", "-subj", "/CN=localhost"], check=True, capture_output=True)
+        self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.tls.load_cert_chain(crt, key)
+        self.host, port = SSL_BOOT.rsplit(":", 1)
+        self.target = (self.host, int(port))
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.boot = f"{self.host}:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            if self.refusals is None or self.accepted <= self.refusals:
+                threading.Thread(target=self.refuse, args=(c,), daemon=True).start()
+            else:
+                u = socket.create_connection(self.target, timeout=10)
+                for a, b in ((c, u), (u, c)):
+                    threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    def refuse(self, c):
+        try:
+            c.settimeout(10)
+            self.tls.wrap_socket(c, server_side=True).close()
+        except (OSError, ssl.SSLError):
+            c.close()
+
+    @staticmethod
+    def pump(a, b):
+        try:
+            while (data := a.recv(65536)):
+                b.sendall(data)
+        except OSError:
+            pass
+        for x in (a, b):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+
+
+def refusal_grace(s, pg_mtls):
+    """Issue 34 item 9: a refusal that ends within outboxd.kafka.auth.grace.ms is retried (a
+    stall meanwhile), one that persists past it is exit 2 with the refusal's fix."""
+    proxy = RefusingProxy(s.d, 2)
+    out = relay(s, lambda port: s.files(pg_mtls, (K_MTLS % s.secrets).replace(SSL_BOOT,
+                                                                              proxy.boot),
+                                        port=port),
+                301, 10, "Kafka mTLS whose first two connections are refused (a rotation), "
+                "within the grace")
+    proxy.close()
+    tap(proxy.accepted > 2 and re.search(r"warn.*certificate did not verify.*exit 2 once "
+                                         r"refused past outboxd\.kafka\.auth\.grace\.ms=60000"
+                                         r"\); retrying$", out, re.M),
+        "the refusals were met and retried within the grace (a warning saying so)", out)
+    proxy = RefusingProxy(s.d, None)
+    start = time.monotonic()
+    rc, out = outboxd(["run"], s.files(pg_mtls, (K_MTLS % s.secrets).replace(SSL_BOOT,
+                                                                             proxy.boot),
+                                       "outboxd.kafka.auth.grace.ms=3000\n"), timeout=120)
+    took = time.monotonic() - start
+    proxy.close()
+    tap(rc == 2 and "certificate did not verify" in out and proxy.boot in out and took >= 3,
+        f"a refusal persisting past a 3 s grace: exit 2 with the fix after {took:.1f} s", out)
+
+# a refusal that persists: exit 2 at the first, as before outboxd.kafka.auth.grace.ms
+NO_GRACE = "outboxd.kafka.auth.grace.ms=0\n"
+
+
 def main():
     print("TAP version 13")
     tag = f"sec_{secrets.token_hex(4)}"
@@ -241,20 +331,21 @@ def main():
             "check over mTLS: how each connection is secured", out)
         relay(s, lambda port: s.files(pg_mtls, K_MTLS % s.secrets, port=port), 101, 20,
               "Kafka mTLS (PEM key store, encrypted key)", probe=True)
+        refusal_grace(s, pg_mtls)
         # no client certificate on the listener that wants one
         nocert = s.files(pw, f"bootstrap.servers={SSL_BOOT}\nproducer.security.protocol=SSL\n"
                          f"producer.ssl.truststore.location={KAFKA_CA}\n"
-                         "producer.ssl.truststore.type=PEM\n")
+                         "producer.ssl.truststore.type=PEM\n", NO_GRACE)
         rc, out = outboxd(["run"], nocert)
         tap(rc == 2 and "refused outboxd's client certificate" in out and SSL_BOOT in out,
             "mTLS without a client certificate: exit 2 naming the broker, with the fix", out)
         # a broker certificate signed by another CA
-        wrongca = s.files(pw, (K_MTLS % s.secrets).replace(KAFKA_CA, PG_CA))
+        wrongca = s.files(pw, (K_MTLS % s.secrets).replace(KAFKA_CA, PG_CA), NO_GRACE)
         rc, out = outboxd(["run"], wrongca)
         tap(rc == 2 and "certificate did not verify" in out and SSL_BOOT in out,
             "a broker certificate from another CA: exit 2 naming the broker, with the fix", out)
         # SCRAM-SHA-512, a wrong password
-        rc, out = outboxd(["run"], s.files(pw, k_scram("not-the-scram-secret")))
+        rc, out = outboxd(["run"], s.files(pw, k_scram("not-the-scram-secret"), NO_GRACE))
         tap(rc == 2 and "SCRAM-SHA-512" in out and SASL_BOOT in out and
             "sasl.jaas.config" in out,
             "SCRAM with a wrong password: exit 2 naming the broker and the mechanism", out)
@@ -286,7 +377,8 @@ def main():
             tap(rc != 0 and re.search(r"^warn\s+kafka tls\s+.*SASL SCRAM-SHA-512; warning: this "
                                       r"librdkafka cannot log in with SCRAM", out, re.M),
                 "check warns that this librdkafka's SCRAM cannot log in to Kafka 4", out)
-            rc, out = outboxd(["run"], cfg)
+            rc, out = outboxd(["run"], s.files(pw, k_scram("${file:%s:kafka.scram.password}" %
+                                                           s.secrets), NO_GRACE))
             tap(rc == 2 and "librdkafka#4895" in out and SASL_BOOT in out,
                 "SCRAM with librdkafka before 2.6.1 against Kafka 4: exit 2 saying why", out)
         else:

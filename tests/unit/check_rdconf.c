@@ -199,6 +199,12 @@ START_TEST(test_buffer_memory_becomes_kbytes_rounded_up)
 	assert_refused("buffer.memory", "-1", "positive number of bytes");
 	assert_refused("buffer.memory", "32m", "positive number of bytes");
 	assert_refused("buffer.memory", "", "positive number of bytes");
+	/* librdkafka's largest queue, 2147483647 KiB, and no overflow on the way near INT64_MAX */
+	assert_becomes("buffer.memory", "2199023254528", "queue.buffering.max.kbytes",
+		       "2147483647");
+	assert_refused("buffer.memory", "2199023254529", "at most 2147483647 KiB");
+	assert_refused("buffer.memory", "9223372036854775807", "at most 2147483647 KiB");
+	assert_refused("buffer.memory", "9223372036854775295", "queue.buffering.max.kbytes");
 }
 END_TEST
 
@@ -311,6 +317,63 @@ START_TEST(test_java_only_settings_are_ignored_with_the_reason)
 }
 END_TEST
 
+/* sasl.jaas.config's OAuthBearerLoginModule with @options; its outcome. */
+static struct outcome
+oauth_jaas(const char *options)
+{
+	char jaas[512];
+
+	snprintf(jaas, sizeof(jaas),
+		 "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+		 "clientId=\"relay\" clientSecret=\"s3cret\" %s;",
+		 options);
+	return translate("sasl.jaas.config", jaas);
+}
+
+/*
+ * librdkafka splits sasl.oauthbearer.extensions at commas (a backslash escapes one) and each at
+ * its first '=': a value's comma and backslash are escaped, so the broker gets the value whole.
+ */
+START_TEST(test_oauth_extension_separators_are_escaped)
+{
+	struct outcome o = oauth_jaas("extension_groups=\"a,b=c\\\\d\" extension_pool=\"p=1\"");
+
+	ck_assert_msg(o.rc == 0, "%s", o.err);
+	ck_assert_str_eq(kv_get(&o.out, "sasl.oauthbearer.extensions"),
+			 "groups=a\\,b=c\\\\d,pool=p=1");
+	outcome_fini(&o);
+}
+END_TEST
+
+/* What Kafka's broker refuses is refused here, naming the extension (RFC 7628's syntax). */
+START_TEST(test_oauth_extension_outside_rfc7628_is_refused)
+{
+	static const struct {
+		const char *options, *needle;
+	} bad[] = {
+		{ "extension_team-id=\"x\"", "extension_team-id: an OAUTHBEARER extension's name" },
+		{ "extension_auth=\"x\"", "extension_auth: an OAUTHBEARER extension's name" },
+		{ "extension_=\"x\"", "extension_: an OAUTHBEARER extension's name" },
+		{ "extension_team=\"caf\xc3\xa9\"",
+		  "extension_team: an OAUTHBEARER extension's value" },
+		{ "extension_team=\"a\x01\"", "byte 0x01 at 1" },
+		{ "extension_team=\"\"",
+		  "extension_team: an OAUTHBEARER extension's value may not" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct outcome o = oauth_jaas(bad[i].options);
+
+		ck_assert_msg(o.rc == -EINVAL, "%s: rc %d", bad[i].options, o.rc);
+		ck_assert_msg(strstr(o.err, "producer.sasl.jaas.config: ") != NULL, "%s", o.err);
+		ck_assert_msg(strstr(o.err, bad[i].needle) != NULL, "no \"%s\" in: %s",
+			      bad[i].needle, o.err);
+		ck_assert_ptr_null(kv_get(&o.out, "sasl.oauthbearer.extensions"));
+		outcome_fini(&o);
+	}
+}
+END_TEST
+
 /* OAUTHBEARER with an OIDC token endpoint, as the Java client writes it (3.1 to 4.x). */
 START_TEST(test_oidc_client_credentials_become_librdkafka_oidc)
 {
@@ -395,6 +458,8 @@ rdconf_suite(void)
 	tcase_add_test(rest, test_java_only_settings_are_ignored_with_the_reason);
 	tcase_add_test(rest, test_settings_librdkafka_cannot_honour_are_refused_with_the_fix);
 	tcase_add_test(sasl, test_oidc_client_credentials_become_librdkafka_oidc);
+	tcase_add_test(sasl, test_oauth_extension_separators_are_escaped);
+	tcase_add_test(sasl, test_oauth_extension_outside_rfc7628_is_refused);
 	suite_add_tcase(s, sasl);
 	suite_add_tcase(s, size);
 	suite_add_tcase(s, ssl);

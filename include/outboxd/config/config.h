@@ -114,8 +114,9 @@ struct config {
 	char *log_format;	      /* "text" or "json" (OUTBOXD_LOG_FORMAT) */
 	int64_t kafka_queue_records;  /* 1000: librdkafka's queue.buffering.max.messages */
 	int64_t kafka_stats_ms;	      /* 10000: librdkafka's statistics.interval.ms, 0 = off */
-	char *dlq_topic;	      /* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
-	char *java_double_format;     /* "jdk17" or "shortest" */
+	int64_t kafka_auth_grace_ms; /* 60000: a broker's refusal retried this long (authgrace.h) */
+	char *dlq_topic;	     /* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
+	char *java_double_format;    /* "jdk17" or "shortest" */
 	/* outboxd.poll.* (`outboxd poll`, README "Polling publisher") */
 	char *poll_mode;		  /* "ordered" or "unordered" (SKIP LOCKED) */
 	int64_t poll_partitions;	  /* 16: rows hashed by aggregateid, one owner each */

@@ -27,8 +27,9 @@
  * endpoint is an outage); an SSL error whose reason says the broker's certificate did not
  * verify; a connection the broker cut with a TLS alert about our certificate (mTLS with no
  * or an untrusted client certificate). librdkafka retries all of these for ever; outboxd stops
- * with exit 2 instead, as for a wrong PostgreSQL password. An unclean TLS close and the other
- * transport errors are not here: they are outages (librdkafka#4294).
+ * with exit 2 instead, as for a wrong PostgreSQL password, once they persist past their grace
+ * (authgrace.h). An unclean TLS close and the other transport errors are not here: they are
+ * outages (librdkafka#4294).
  *
  * Return: a static fix, or NULL when the failure is transient.
  */

@@ -51,6 +51,7 @@ bool producer_needs_topic_lookup(int version);
  * producer_new() - create the producer.
  * @settings: borrowed; librdkafka property names (config translated the Java ones). Keys that
  *            override a forced guarantee are applied, and a warning says what is given up.
+ *            Keys starting "outboxd." are outboxd's own, not librdkafka's (AUTHGRACE_KEY).
  * @wake_fd: write end of a non-blocking pipe; librdkafka writes "1" when events wait. -1: none
  *	(a caller that only asks for metadata, `outboxd check`).
  * Return: 0, or -EINVAL with the failing setting named in @errbuf (values never shown), or the
@@ -83,15 +84,18 @@ bool producer_fatal(struct producer *p, char *errbuf, size_t errlen);
 /*
  * producer_precondition() - true once librdkafka reported a broker failure that is the
  * configuration's fault (a SASL login refused, a certificate that does not verify: see
- * kafkasec_fix()); its reason and fix go to @errbuf. librdkafka would retry it for ever;
- * the caller stops with exit 2.
+ * kafkasec_fix()) and such refusals persisted past their grace (outboxd.kafka.auth.grace.ms
+ * in @settings: authgrace.h) with no record delivered in between; its reason and fix go to
+ * @errbuf. librdkafka would retry it for ever; the caller stops with exit 2. Within the grace
+ * producer_broker_state() names the refusal.
  */
 bool producer_precondition(struct producer *p, char *errbuf, size_t errlen);
 
 /**
  * producer_check_brokers() - ask the cluster for its metadata (the `outboxd check` probe).
  * @errbuf: on success a one-line summary ("1 broker: 127.0.0.1:9092"), else the reason.
- * Return: 0, -EPERM for a failure no retry fixes (producer_precondition()), or -EIO.
+ * Return: 0, -EPERM at the first refusal producer_precondition() would count (no grace: a
+ * probe says at once what it met), or -EIO.
  */
 int producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen);
 
