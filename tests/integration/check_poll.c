@@ -1101,6 +1101,19 @@ START_TEST(test_partitioned_outbox_is_published_through_its_root)
 	ck_assert_int_eq(first_copies_in_order(recs, n, 300), 300);
 	itest_records_free(recs, n);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	/* the cleanup through the root: every partition's published rows, none twice */
+	buf_add_fmt(&w,
+		    "outboxd.poll.notify.channel=%s\noutboxd.poll.retention=1 millisecond\n"
+		    "outboxd.poll.cleanup.interval.ms=100\noutboxd.poll.cleanup.batch.size=7\n",
+		    f.name);
+	relayfix_config(&f, buf_cstr(&w), NULL);
+	relayfix_start_command(&f, "poll");
+	for (int i = 0; i < 300 && intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name); i++) {
+		usleep(100 * 1000);
+	}
+	ck_assert_int_eq(intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name), 0);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_reset(&w);
 	/* a partition listed alone would be a "table" of its own, with an order of its own */
 	buf_add_fmt(&w, "outboxd.poll.notify.channel=%s\n", f.name);
 	buf_add_fmt(&c, "table.include.list=%s.outbox_b\n", f.name);
