@@ -56,8 +56,8 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 	s->reported++;
 	s->acked += ok;
 	s->rows[token - 1].acked = ok;
-	if (!ok && !s->fail_id[0]) {
-		snprintf(s->fail_id, sizeof(s->fail_id), "%s", s->rows[token - 1].id);
+	if (!ok && !s->fail_id) {
+		s->fail_id = xstrdup(s->rows[token - 1].id);
 		errbuf_set(s->why, sizeof(s->why), "delivery failed for row id=%s of %s: %s",
 			   s->rows[token - 1].id,
 			   buf_cstr(&s->tables[s->rows[token - 1].table].name),
@@ -226,7 +226,9 @@ publish_fetched(struct poller *s, PGresult *r, int row, int ti, int part, struct
 	}
 	router_row_id(s->p->router, t->rel, &tup, &id);
 	pe = &s->rows[s->nrows++];
-	*pe = (struct poll_pending){ .table = ti, .part = part, .id = buf_steal(&id) };
+	*pe = (struct poll_pending){
+		.table = ti, .part = part, .id = buf_steal(&id), .key = poll_key_of(t, r, row)
+	};
 	o = publish_row(s->pub, &pr, s->nrows, s->why, sizeof(s->why));
 	while (o == OUTCOME_OK && publish_waiting(s->pub)) {
 		if ((o = wait_events(s, 100000)) == OUTCOME_OK) {
@@ -240,22 +242,9 @@ publish_fetched(struct poller *s, PGresult *r, int row, int ti, int part, struct
 	if (o != OUTCOME_OK && !pe->produced) {
 		s->nrows--; /* a poison row that halts, or a refusal: never marked */
 		free(pe->id);
+		free(pe->key);
 	}
 	return o;
-}
-
-/* Appends @v to a PostgreSQL array literal. */
-static void
-array_add(struct buf *a, const char *v)
-{
-	buf_add_str(a, a->len > 1 ? ",\"" : "\"");
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\') {
-			buf_add_char(a, '\\');
-		}
-		buf_add_char(a, *v);
-	}
-	buf_add_char(a, '"');
 }
 
 /*
@@ -268,6 +257,7 @@ mark_table(struct poller *s, int ti, bool *blocked)
 {
 	struct buf arr = BUF_INIT;
 	const char *params[1];
+	PGresult *r = NULL;
 	enum outcome o = OUTCOME_OK;
 	uint64_t n = 0;
 
@@ -281,16 +271,25 @@ mark_table(struct poller *s, int ti, bool *blocked)
 		}
 		/* unordered: no order to keep, every acknowledged row is marked */
 		blocked[pe->part] |= !pe->acked && !s->unordered;
+		if (pe->acked && !blocked[pe->part] && !pe->key) {
+			o = poll_key_unmarkable(s, ti, pe->id);
+			break;
+		}
 		if (pe->acked && !blocked[pe->part]) {
-			array_add(&arr, pe->id);
+			buf_add_fmt(&arr, "%s%s", n ? "," : "", pe->key);
 			n++;
 		}
 	}
 	buf_add_char(&arr, '}');
 	params[0] = buf_cstr(&arr);
-	if (n) {
+	if (n && o == OUTCOME_OK) {
 		o = poll_exec(s, buf_cstr(&s->tables[ti].mark), 1, params,
-			      "marking the published rows", NULL);
+			      "marking the published rows", &r);
+		/* the count: a row the mark did not reach stays unpublished, read again */
+		if (o == OUTCOME_OK && strtoull(PQcmdTuples(r), NULL, 10) < n) {
+			o = poll_key_missed(s, ti, params);
+		}
+		PQclear(r);
 	}
 	if (o == OUTCOME_OK) {
 		s->marked += n;
@@ -312,6 +311,7 @@ mark(struct poller *s)
 	}
 	for (size_t i = 0; i < s->nrows; i++) {
 		free(s->rows[i].id);
+		free(s->rows[i].key);
 	}
 	s->nrows = 0;
 	s->produced = s->reported = 0;
@@ -361,7 +361,6 @@ cycle(struct poller *s, bool *ret_more)
 	*ret_more = false;
 	take_notifies(s);
 	s->notified = false; /* what is notified from here on may be after this cycle's reads */
-	s->fail_id[0] = '\0';
 	if (s->unordered) {
 		/* the claim's row locks last until the COMMIT after the marking */
 		o = poll_exec(s, "BEGIN", 0, NULL, "starting the claim's transaction", NULL);
@@ -443,8 +442,10 @@ poll_session_close(struct poller *s, enum publish_end end)
 	relcache_free(s->rc, NULL);
 	for (size_t i = 0; i < s->nrows; i++) {
 		free(s->rows[i].id);
+		free(s->rows[i].key);
 	}
 	free(s->rows);
+	free(s->fail_id);
 }
 
 enum outcome
@@ -641,7 +642,8 @@ should_halt(struct poll_failing *f, const struct config *cfg, const char *id, co
 			 "row id=%s failed %lld sessions in a row (%s); it goes to the dead-letter "
 			 "topic %s on the next poll",
 			 id, (long long)count, why, cfg->dlq_topic);
-		snprintf(f->dead_lettered, sizeof(f->dead_lettered), "%s", id);
+		free(f->dead_lettered);
+		f->dead_lettered = xstrdup(id);
 		snprintf(f->reason, sizeof(f->reason), "%s", why);
 		f->poison = true;
 		return false;
@@ -653,6 +655,39 @@ should_halt(struct poll_failing *f, const struct config *cfg, const char *id, co
 		  "its partition stay unpublished; fix the cause (or set "
 		  "outboxd.errors.deadletterqueue.topic.name) and start outboxd poll again",
 		  id, (long long)count, why);
+	return true;
+}
+
+static void
+poll_failing_fini(struct poll_failing *f)
+{
+	free(f->dead_lettered);
+	free(f->unmarkable);
+}
+
+/*
+ * A row published but not marked (poll_int.h's unmarkable): left, it would be published every
+ * cycle. Its dead letter on the next session when a dead-letter topic is set; the same row
+ * unmarkable again (its dead letter cannot be marked either) or no such topic: halt.
+ */
+static bool
+unmarkable_halts(struct poll_failing *f, const struct config *cfg, const char *id, const char *why)
+{
+	if (cfg->dlq_topic && (!f->unmarkable || strcmp(f->unmarkable, id) != 0)) {
+		log_warn(MOD, "%s; it goes to the dead-letter topic %s on the next poll", why,
+			 cfg->dlq_topic);
+		free(f->dead_lettered);
+		f->dead_lettered = xstrdup(id);
+		free(f->unmarkable);
+		f->unmarkable = xstrdup(id);
+		snprintf(f->reason, sizeof(f->reason), "%s", why);
+		f->poison = true;
+		return false;
+	}
+	log_error(MOD,
+		  "halt: %s; fix the table (a NOT NULL unique id the mark reaches) and start "
+		  "outboxd poll again",
+		  why);
 	return true;
 }
 
@@ -692,9 +727,15 @@ poll_run(const struct poll_params *p)
 						.metrics = p->metrics };
 		metrics_set_state(p->metrics, METRICS_STATE_STARTING, NULL);
 		o = session_run(&s);
-		if (o == OUTCOME_RESTART && should_halt(&fail, cfg, s.fail_id, s.why)) {
-			metrics_halted(p->metrics, METRICS_HALT_DELIVERY_REFUSED, s.why);
+		if (o == OUTCOME_RESTART &&
+		    (s.unmarkable ? unmarkable_halts(&fail, cfg, s.fail_id, s.why) :
+				    should_halt(&fail, cfg, s.fail_id, s.why))) {
+			metrics_halted(p->metrics,
+				       s.unmarkable ? METRICS_HALT_POISON_ROW :
+						      METRICS_HALT_DELIVERY_REFUSED,
+				       s.why);
 			poll_session_close(&s, PUBLISH_END_FINAL);
+			poll_failing_fini(&fail);
 			return OUTCOME_HALT;
 		}
 		if (o != OUTCOME_RESTART) {
@@ -712,6 +753,7 @@ poll_run(const struct poll_params *p)
 					       s.why);
 			}
 			poll_session_close(&s, PUBLISH_END_FINAL);
+			poll_failing_fini(&fail);
 			return o;
 		}
 		backoff = supervise_wait_ms(&fail.sv, now_monotonic_us() - started);
@@ -723,6 +765,7 @@ poll_run(const struct poll_params *p)
 		metrics_set_state(p->metrics, METRICS_STATE_RESTARTING, s.why);
 		metrics_count(p->metrics, METRICS_PIPELINE_RESTARTS, 1);
 		if (!loop_sleep(p->loop, backoff)) {
+			poll_failing_fini(&fail);
 			return OUTCOME_STOP;
 		}
 	}

@@ -115,6 +115,22 @@ index_and_trigger(struct poller *s, const struct poll_table *t, poll_check_diag 
 	buf_fini(&d);
 }
 
+/* The columns the mark reaches a row by (poll_key.c; none is exit 2 before this). */
+static void
+mark_key(const struct poll_table *t, poll_check_diag diag, void *arg)
+{
+	struct buf d = BUF_INIT;
+
+	buf_add_fmt(&d, "%s%s: rows marked by (", buf_cstr(&t->name),
+		    t->partitioned ? " (partitioned: every partition through it)" : "");
+	for (int k = 0; k < t->nkey; k++) {
+		buf_add_fmt(&d, "%s%s", k ? ", " : "", t->rel->cols[t->key[k]].name);
+	}
+	buf_add_str(&d, "), unique and NOT NULL");
+	diag(arg, 0, "id", buf_cstr(&d));
+	buf_fini(&d);
+}
+
 bool
 poll_check(const struct poll_params *p, poll_check_diag diag, void *arg)
 {
@@ -146,6 +162,7 @@ poll_check(const struct poll_params *p, poll_check_diag diag, void *arg)
 		diag(arg, 0, "cleanup", buf_cstr(&d));
 		buf_fini(&d);
 		for (int i = 0; i < s.ntables; i++) {
+			mark_key(&s.tables[i], diag, arg);
 			ok &= privileges(&s, &s.tables[i], diag, arg);
 			index_and_trigger(&s, &s.tables[i], diag, arg);
 		}

@@ -22,17 +22,21 @@
 #include "outboxd/poll/poll_metrics.h"
 #include "outboxd/util/buf.h"
 
-/* One row produced in this cycle: its table, partition, id, and what its report said. */
+/*
+ * One row produced in this cycle: its table, partition, id, its mark key (its part of the mark's
+ * array literal; NULL when a key column is NULL: it cannot be marked), what its report said.
+ */
 struct poll_pending {
 	int table, part;
-	char *id;
+	char *id, *key;
 	bool produced, acked;
 };
 
 /* Rows whose delivery failed in consecutive sessions (outboxd.halt.after.failures). */
 struct poll_failing {
-	struct supervise sv;	 /* the backoff, the count, dead letter once */
-	char dead_lettered[256]; /* the row handed to the dead-letter topic */
+	struct supervise sv; /* the backoff, the count, dead letter once */
+	char *dead_lettered; /* the row handed to the dead-letter topic (any length), or NULL */
+	char *unmarkable;    /* the row dead-lettered because it could not be marked, or NULL */
 	char reason[2048];
 	bool poison; /* the next session sends dead_lettered's dead letter */
 };
@@ -47,11 +51,17 @@ struct poll_table {
 	struct buf name;   /* schema.table, for messages and the lock key */
 	struct buf quoted; /* "schema"."table", for statements */
 	struct buf where;  /* "of schema.table, polled, at" */
+	bool partitioned;  /* a partitioned root: read through it (every leaf), never ONLY */
+	const char *only;  /* "ONLY " for a plain table (not its inheritance children), else "" */
 	struct buf select; /* the batch of one partition (or a claim), oldest unpublished first */
-	struct buf mark;   /* UPDATE (or DELETE) of acknowledged rows by id */
-	struct buf stats;  /* count and age of the unpublished rows */
-	struct buf clean;  /* one batch of the cleanup; empty without outboxd.poll.retention */
-	bool *owned;	   /* per partition: this session holds its advisory lock */
+	int *key;	   /* the mark key: the columns of a unique NOT NULL index with the id */
+	int nkey;
+	struct buf match; /* WHERE's condition: the rows whose mark key is in $1 */
+	struct buf mark;  /* UPDATE (or DELETE) of acknowledged rows by their mark key */
+	struct buf left;  /* of the rows of $1, the id of one the mark left unpublished */
+	struct buf stats; /* count and age of the unpublished rows */
+	struct buf clean; /* one batch of the cleanup; empty without outboxd.poll.retention */
+	bool *owned;	  /* per partition: this session holds its advisory lock */
 	int nowned;
 };
 
@@ -83,8 +93,9 @@ struct poller {
 	struct poll_pending *rows;
 	size_t nrows, cap;
 	uint64_t produced, reported, acked, marked;
-	bool notified;	   /* a NOTIFY arrived since the current cycle started */
-	char fail_id[256]; /* the first row whose delivery failed in this session, or "" */
+	bool notified;	 /* a NOTIFY arrived since the current cycle started */
+	char *fail_id;	 /* the first row whose delivery failed in this session, or NULL */
+	bool unmarkable; /* fail_id was published but its mark matched no row */
 	char why[2048];
 };
 
@@ -113,6 +124,32 @@ int poll_column(const struct poll_table *t, const char *name);
 
 /* poll_add_ident() - append @name to @q as a quoted identifier. */
 void poll_add_ident(struct poller *s, struct buf *q, const char *name);
+
+/*
+ * poll_key_prepare() - find @t's mark key (a unique, valid, non-partial index whose columns
+ * include the id column @id, all NOT NULL; the fewest columns) and build t->match, t->mark
+ * and t->left. None: OUTCOME_PRECONDITION, s->why naming the table, the column and the fix.
+ */
+enum outcome poll_key_prepare(struct poller *s, struct poll_table *t, const char *id);
+
+/*
+ * poll_key_of() - row @row of @r (a batch of @t) as its part of the mark's array literal, a
+ * new string; NULL when a key column is NULL (such a row matches no mark).
+ */
+char *poll_key_of(const struct poll_table *t, const PGresult *r, int row);
+
+/*
+ * poll_key_unmarkable() - the row @id of table @ti was published and cannot be marked:
+ * s->unmarkable, s->fail_id and s->why say so; OUTCOME_RESTART, for poll_run() to judge it.
+ */
+enum outcome poll_key_unmarkable(struct poller *s, int ti, const char *id);
+
+/*
+ * poll_key_missed() - after a mark of table @ti that reached fewer rows than its array
+ * @arr (one parameter) named: one it left unpublished is unmarkable (poll_key_unmarkable());
+ * none (deleted meanwhile, nothing to publish again) is OUTCOME_OK.
+ */
+enum outcome poll_key_missed(struct poller *s, int ti, const char *const *arr);
 
 /*
  * poll_tables_find() - the tables table.include.list selects into s->tables, each described

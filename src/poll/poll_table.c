@@ -92,7 +92,7 @@ build_select(struct poller *s, struct poll_table *t, const char *key)
 		buf_add_str(&t->select, ", ");
 		add_partition_expr(s, &t->select, key);
 	}
-	buf_add_fmt(&t->select, " FROM ONLY %s WHERE ", buf_cstr(&t->quoted));
+	buf_add_fmt(&t->select, " FROM %s%s WHERE ", t->only, buf_cstr(&t->quoted));
 	poll_add_ident(s, &t->select, cfg->poll_published_column);
 	if (s->unordered) {
 		/* a claim: the rows stay locked until the transaction that marks them commits */
@@ -118,10 +118,6 @@ build_sql(struct poller *s, struct poll_table *t)
 	const struct config *cfg = s->cfg;
 	const char *id = transform_column(cfg, "table.field.event.id", "id");
 	const char *key = transform_column(cfg, "table.field.event.key", "aggregateid");
-	PGresult *r = NULL;
-	char oid[16];
-	const char *params[1] = { oid };
-	enum outcome o;
 
 	if (!require_column(s, t, cfg->poll_order_column, "outboxd.poll.order.column",
 			    "bigint GENERATED ALWAYS AS IDENTITY") ||
@@ -131,23 +127,9 @@ build_sql(struct poller *s, struct poll_table *t)
 	    !require_column(s, t, key, "table.field.event.key", "varchar(255)")) {
 		return OUTCOME_PRECONDITION;
 	}
-	snprintf(oid, sizeof(oid), "%u", t->rel->cols[poll_column(t, id)].type_oid);
-	if ((o = poll_exec(s, "SELECT format_type($1::oid, NULL)", 1, params,
-			   "the id column's type", &r)) != OUTCOME_OK) {
-		return o;
-	}
 	build_select(s, t, key);
-	if (strcmp(cfg->poll_after, "delete") == 0) {
-		buf_add_fmt(&t->mark, "DELETE FROM ONLY %s WHERE ", buf_cstr(&t->quoted));
-	} else {
-		buf_add_fmt(&t->mark, "UPDATE ONLY %s SET ", buf_cstr(&t->quoted));
-		poll_add_ident(s, &t->mark, cfg->poll_published_column);
-		buf_add_str(&t->mark, " = statement_timestamp() WHERE ");
-	}
-	poll_add_ident(s, &t->mark, id);
-	buf_add_fmt(&t->mark, " = ANY($1::%s[])", PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return OUTCOME_OK;
+	s->stage = "id";
+	return poll_key_prepare(s, t, id);
 }
 
 /* One selected table: named, described, its statements built. */
@@ -156,6 +138,12 @@ prepare(struct poller *s, struct poll_table *t, const char *schema, const char *
 {
 	enum outcome o;
 
+	/*
+	 * ONLY keeps a plain table's inheritance children out; on a partitioned root it would
+	 * read no row at all (its rows are its partitions'), so the root is read whole: every
+	 * partition in one statement, in one order.
+	 */
+	t->only = t->partitioned ? "" : "ONLY ";
 	buf_add_fmt(&t->name, "%s.%s", schema, table);
 	buf_add_fmt(&t->where, "of %s, polled, at", buf_cstr(&t->name));
 	poll_add_ident(s, &t->quoted, schema);
@@ -170,6 +158,30 @@ prepare(struct poller *s, struct poll_table *t, const char *schema, const char *
 		o = poll_upkeep_prepare(s, t, schema);
 	}
 	return o;
+}
+
+/* Row @i of the table list is a partition whose root the list selects too: read through it. */
+static bool
+read_by_root(struct poller *s, const PGresult *r, int i)
+{
+	return !PQgetisnull(r, i, 5) &&
+	       router_selects(s->p->router, PQgetvalue(r, i, 4), PQgetvalue(r, i, 5));
+}
+
+/*
+ * A partition selected without its root: polled alone it would be one "table" per partition,
+ * each with its own order, and an aggregate whose rows span two partitions would lose its order.
+ */
+static enum outcome
+leaf_refused(struct poller *s, const PGresult *r, int i)
+{
+	errbuf_set(s->why, sizeof(s->why),
+		   "table.include.list selects %s.%s, a partition of %s.%s: list the partitioned "
+		   "table %s.%s instead (outboxd poll reads every partition through it, in one "
+		   "order, so an aggregate whose rows span partitions keeps its order)",
+		   PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 4),
+		   PQgetvalue(r, i, 5), PQgetvalue(r, i, 4), PQgetvalue(r, i, 5));
+	return OUTCOME_PRECONDITION;
 }
 
 enum outcome
@@ -187,8 +199,10 @@ poll_tables_find(struct poller *s)
 	}
 	o = poll_exec(
 		s,
-		"SELECT n.nspname, c.relname, c.oid FROM pg_class c JOIN pg_namespace n ON "
-		"n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN "
+		"SELECT n.nspname, c.relname, c.oid, c.relkind = 'p', rn.nspname, r.relname FROM "
+		"pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_class r ON "
+		"c.relispartition AND r.oid = pg_partition_root(c.oid) LEFT JOIN pg_namespace rn ON "
+		"rn.oid = r.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN "
 		"('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' ORDER BY 1, 2",
 		0, NULL, "listing the tables", &r);
 	if (o != OUTCOME_OK) {
@@ -199,11 +213,16 @@ poll_tables_find(struct poller *s)
 		const char *schema = PQgetvalue(r, i, 0), *table = PQgetvalue(r, i, 1);
 		struct poll_table *t = &s->tables[s->ntables];
 
-		if (!router_selects(s->p->router, schema, table)) {
+		if (!router_selects(s->p->router, schema, table) || read_by_root(s, r, i)) {
 			continue;
+		}
+		if (!PQgetisnull(r, i, 5)) {
+			o = leaf_refused(s, r, i);
+			break;
 		}
 		s->ntables++;
 		t->oid = (uint32_t)strtoul(PQgetvalue(r, i, 2), NULL, 10);
+		t->partitioned = strcmp(PQgetvalue(r, i, 3), "t") == 0;
 		o = prepare(s, t, schema, table);
 		buf_add_fmt(&s->names, "%s%s", s->ntables > 1 ? ", " : "", buf_cstr(&t->name));
 	}
@@ -232,6 +251,9 @@ poll_tables_free(struct poller *s)
 		buf_fini(&t->where);
 		buf_fini(&t->select);
 		buf_fini(&t->mark);
+		buf_fini(&t->match);
+		buf_fini(&t->left);
+		free(t->key);
 		buf_fini(&t->stats);
 		buf_fini(&t->clean);
 	}

@@ -99,7 +99,7 @@ poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema)
 			 buf_cstr(&t->name), created);
 		buf_add_str(&t->stats, "-1");
 	}
-	buf_add_fmt(&t->stats, " FROM ONLY %s WHERE ", buf_cstr(&t->quoted));
+	buf_add_fmt(&t->stats, " FROM %s%s WHERE ", t->only, buf_cstr(&t->quoted));
 	poll_add_ident(s, &t->stats, cfg->poll_published_column);
 	buf_add_str(&t->stats, " IS NULL");
 	if (!cfg->poll_retention) {
@@ -108,12 +108,20 @@ poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema)
 	if ((o = check_retention(s)) != OUTCOME_OK) {
 		return o;
 	}
-	/* ctid: the batch's rows by their physical address, the cheapest way back to them */
-	buf_add_str(&t->clean, "DELETE FROM ONLY ");
-	buf_add_fmt(&t->clean, "%s WHERE ctid = ANY(ARRAY(SELECT ctid FROM ONLY %s WHERE ",
-		    buf_cstr(&t->quoted), buf_cstr(&t->quoted));
+	/*
+	 * ctid: the batch's rows by their physical address, the cheapest way back to them. On a
+	 * partitioned root a ctid names a row in each partition that has it, so the outer
+	 * statement asks the retention again: a row of another partition at the same address is
+	 * deleted only if it is due too, and an unpublished one never.
+	 */
+	buf_add_fmt(&t->clean,
+		    "DELETE FROM %s%s WHERE ctid = ANY(ARRAY(SELECT ctid FROM %s%s WHERE ", t->only,
+		    buf_cstr(&t->quoted), t->only, buf_cstr(&t->quoted));
 	poll_add_ident(s, &t->clean, cfg->poll_published_column);
-	buf_add_str(&t->clean, " < now() - $1::interval LIMIT $2::int FOR UPDATE SKIP LOCKED))");
+	buf_add_str(&t->clean,
+		    " < now() - $1::interval LIMIT $2::int FOR UPDATE SKIP LOCKED)) AND ");
+	poll_add_ident(s, &t->clean, cfg->poll_published_column);
+	buf_add_str(&t->clean, " < now() - $1::interval");
 	if (cfg->poll_archive_table) {
 		struct buf del = BUF_INIT;
 

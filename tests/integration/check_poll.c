@@ -1049,6 +1049,193 @@ START_TEST(test_check_poll_names_what_is_missing)
 }
 END_TEST
 
+/*
+ * A range-partitioned outbox (by seq, three partitions, the id unique with the partition key)
+ * listed by its root: every row of every partition published through it, each aggregate's rows
+ * (which span the partitions) in order, and marked; `check --poll` passes on the root and
+ * fails on a listed partition, naming the root.
+ */
+START_TEST(test_partitioned_outbox_is_published_through_its_root)
+{
+	struct relayfix f;
+	struct itest_record *recs;
+	char out[8192], *topic, *log;
+	struct buf w = BUF_INIT, c = BUF_INIT;
+	size_t n;
+
+	poll_fixture(&f, "outboxd.poll.batch.size=7\n", &topic);
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox RENAME TO outbox_plain", f.name);
+	itest_sqlf(f.pg,
+		   "CREATE TABLE %s.outbox (id uuid NOT NULL, aggregatetype varchar(255) NOT NULL, "
+		   "aggregateid varchar(255) NOT NULL, type varchar(255) NOT NULL, payload jsonb, "
+		   "created_at timestamptz NOT NULL DEFAULT now(), seq bigint GENERATED ALWAYS AS "
+		   "IDENTITY (CACHE 1), published_at timestamptz NULL, PRIMARY KEY (id, seq)) "
+		   "PARTITION BY RANGE (seq)",
+		   f.name);
+	itest_sqlf(f.pg,
+		   "CREATE TABLE %s.outbox_a PARTITION OF %s.outbox FOR VALUES FROM (1) TO "
+		   "(101)",
+		   f.name, f.name);
+	itest_sqlf(f.pg,
+		   "CREATE TABLE %s.outbox_b PARTITION OF %s.outbox FOR VALUES FROM (101) TO "
+		   "(201)",
+		   f.name, f.name);
+	itest_sqlf(f.pg,
+		   "CREATE TABLE %s.outbox_c PARTITION OF %s.outbox FOR VALUES FROM (201) TO "
+		   "(MAXVALUE)",
+		   f.name, f.name);
+	itest_sqlf(f.pg, "CREATE INDEX ON %s.outbox (seq) WHERE published_at IS NULL", f.name);
+	itest_sqlf(f.pg,
+		   "CREATE TRIGGER outbox_notify AFTER INSERT ON %s.outbox FOR EACH STATEMENT "
+		   "EXECUTE FUNCTION %s.outbox_notify()",
+		   f.name, f.name);
+	insert_rows(&f, f.pg, 0, 30, 10); /* seq 1..300: every aggregate in all three */
+	ck_assert_int_eq(intf(f.pg, "SELECT count(*) FROM %s.outbox_b", f.name), 100);
+	ck_assert_msg(check_poll(&f, out, sizeof(out)) == 0, "%.3000s", out);
+	ck_assert_msg(strstr(out, "ok   table") && strstr(out, ".outbox (selected"), "%.3000s",
+		      out);
+	relayfix_start_command(&f, "poll");
+	ck_assert_msg(wait_published(&f, 300, false, 60) >= 0, "%.2000s", relayfix_log(&f));
+	n = itest_consume_all(topic, 300, 60000, &recs);
+	ck_assert_uint_eq(n, 300);
+	ck_assert_int_eq(first_copies_in_order(recs, n, 300), 300);
+	itest_records_free(recs, n);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	/* the cleanup through the root: every partition's published rows, none twice */
+	buf_add_fmt(&w,
+		    "outboxd.poll.notify.channel=%s\noutboxd.poll.retention=1 millisecond\n"
+		    "outboxd.poll.cleanup.interval.ms=100\noutboxd.poll.cleanup.batch.size=7\n",
+		    f.name);
+	relayfix_config(&f, buf_cstr(&w), NULL);
+	relayfix_start_command(&f, "poll");
+	for (int i = 0; i < 300 && intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name); i++) {
+		usleep(100 * 1000);
+	}
+	ck_assert_int_eq(intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name), 0);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_reset(&w);
+	/* a partition listed alone would be a "table" of its own, with an order of its own */
+	buf_add_fmt(&w, "outboxd.poll.notify.channel=%s\n", f.name);
+	buf_add_fmt(&c, "table.include.list=%s.outbox_b\n", f.name);
+	relayfix_config(&f, buf_cstr(&w), buf_cstr(&c));
+	ck_assert_msg(check_poll(&f, out, sizeof(out)) == 2, "%.3000s", out);
+	ck_assert_msg(strstr(out, "a partition of ") && strstr(out, "list the partitioned table"),
+		      "%.3000s", out);
+	relayfix_start_command(&f, "poll");
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	log = relayfix_log(&f);
+	ck_assert_msg(strstr(log, ".outbox_b, a partition of "), "%s", log);
+	free(log);
+	note("# partitioned outbox: 300 rows over 3 partitions through the root, in order\n");
+	buf_fini(&w);
+	buf_fini(&c);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/*
+ * The mark needs a key that reaches the row read and no other: a nullable, non-unique id is
+ * refused at start and by check --poll (naming table, column and fix); a row whose mark reaches
+ * nothing (a trigger skips its UPDATE) is published once and halts naming it, not every cycle.
+ */
+START_TEST(test_a_row_that_cannot_be_marked_is_not_republished)
+{
+	struct relayfix f;
+	char out[8192], *topic, *log;
+
+	poll_fixture(&f, "outboxd.restart.backoff.max.ms=200\n", &topic);
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox DROP CONSTRAINT outbox_pkey", f.name);
+	itest_sqlf(f.pg,
+		   "ALTER TABLE %s.outbox ALTER COLUMN id TYPE text, ALTER COLUMN id DROP "
+		   "NOT NULL",
+		   f.name);
+	ck_assert_msg(check_poll(&f, out, sizeof(out)) == 2, "%.3000s", out);
+	ck_assert_msg(strstr(out, "FAIL id ") && strstr(out, "the id column \"id\"") &&
+			      strstr(out, "is nullable") && strstr(out, "SET NOT NULL") &&
+			      strstr(out, "ADD PRIMARY KEY (id)"),
+		      "%.3000s", out);
+	relayfix_start_command(&f, "poll");
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	ck_assert(relayfix_wait_log(&f, "is nullable and is in no unique index", 1));
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox ADD PRIMARY KEY (id)", f.name);
+	itest_sqlf(f.pg,
+		   "CREATE FUNCTION %s.skip() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF "
+		   "OLD.id = 'stuck' THEN RETURN NULL; END IF; RETURN NEW; END; $$",
+		   f.name);
+	itest_sqlf(f.pg,
+		   "CREATE TRIGGER skip BEFORE UPDATE ON %s.outbox FOR EACH ROW EXECUTE FUNCTION "
+		   "%s.skip()",
+		   f.name, f.name);
+	insert_rows(&f, f.pg, 0, 1, 5);
+	itest_sqlf(f.pg,
+		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+		   "('stuck', '%s_order', 'agg-stuck', 'Created', '{\"k\": 5}')",
+		   f.name, f.name);
+	relayfix_start_command(&f, "poll");
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 1);
+	log = relayfix_log(&f);
+	ck_assert_msg(strstr(log, "halt: row id=stuck of ") &&
+			      strstr(log, "was published but its mark matched no row"),
+		      "%s", log);
+	free(log);
+	sleep(1);
+	ck_assert_int_eq(itest_topic_count(topic), 6); /* the row once, not once per cycle */
+	ck_assert_int_eq(
+		intf(f.pg, "SELECT count(*) FROM %s.outbox WHERE published_at IS NULL", f.name), 1);
+	note("# an id that is nullable and not unique: exit 2; a row the mark misses: halt\n");
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/*
+ * An id of 400 characters whose record the broker refuses: its dead letter goes to the
+ * dead-letter topic once (the poller remembers the id whole) and is marked; not a halt.
+ */
+START_TEST(test_a_long_id_goes_to_the_dead_letter_topic_once)
+{
+	struct relayfix f;
+	struct buf w = BUF_INIT, c = BUF_INIT;
+	char *topic, *dlq;
+
+	poll_fixture(&f, NULL, &topic);
+	dlq = relayfix_aggtype(&f, "dlq");
+	buf_add_fmt(&w,
+		    "outboxd.poll.notify.channel=%s\noutboxd.halt.after.failures=2\n"
+		    "outboxd.restart.backoff.max.ms=200\n",
+		    f.name);
+	buf_add_fmt(&c, "outboxd.errors.deadletterqueue.topic.name=%s\n", dlq);
+	relayfix_config(&f, buf_cstr(&w), buf_cstr(&c));
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox ALTER COLUMN id TYPE text", f.name);
+	itest_topic_config(topic, true, "max.message.bytes", "2000");
+	relayfix_start_command(&f, "poll");
+	insert_rows(&f, f.pg, 0, 1, 5);
+	ck_assert_msg(wait_published(&f, 5, false, 30) >= 0, "%s", relayfix_log(&f));
+	itest_sqlf(f.pg,
+		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) VALUES "
+		   "(repeat('L', 400), '%s_order', 'agg-big', 'Created', "
+		   "jsonb_build_object('k', 5, 'pad', repeat('x', 5000)))",
+		   f.name, f.name);
+	if (wait_published(&f, 6, false, 60) < 0) {
+		char *log = relayfix_log(&f);
+		size_t len = strlen(log);
+
+		ck_abort_msg("not published: %s", log + (len > 3000 ? len - 3000 : 0));
+	}
+	sleep(2);
+	ck_assert_int_eq(itest_topic_count(dlq), 1);
+	ck_assert_int_eq(itest_topic_count(topic), 5);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	note("# a 400-character id refused by the broker: one dead letter, marked, no halt\n");
+	buf_fini(&w);
+	buf_fini(&c);
+	free(dlq);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1075,6 +1262,13 @@ main(void)
 	tcase_add_test(t, test_refused_row_halts_naming_it);
 	tcase_add_test(t, test_check_poll_names_what_is_missing);
 	tcase_add_test(t, test_several_tables_publish_what_run_publishes);
+	suite_add_tcase(s, t);
+	/* what the mark reaches: a partitioned root's rows, a key it can match, an id of any length */
+	t = tcase_create("mark");
+	tcase_set_timeout(t, 300);
+	tcase_add_test(t, test_partitioned_outbox_is_published_through_its_root);
+	tcase_add_test(t, test_a_row_that_cannot_be_marked_is_not_republished);
+	tcase_add_test(t, test_a_long_id_goes_to_the_dead_letter_topic_once);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -24,7 +24,10 @@
  * only after its delivery report, and only for the acknowledged rows that precede the first
  * unacknowledged one of their partition's batch; a failure restarts from the oldest
  * unpublished row (duplicates, never loss). LISTEN on outboxd.poll.notify.channel wakes the
- * poll at once; the interval is the fallback.
+ * poll at once; the interval is the fallback. A row is marked by its mark key (a unique index
+ * of NOT NULL columns with the id; none is a precondition) and a mark that misses a row still
+ * there is that row's poison verdict. A partitioned table is read, marked and cleaned through
+ * its root: every partition in one order.
  */
 
 #include <stdbool.h>
