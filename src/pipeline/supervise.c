@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "outboxd/util/hash.h"
+
 void
 supervise_init(struct supervise *sv, int64_t backoff_max_ms, int64_t halt_after, bool dead_letter)
 {
@@ -23,15 +25,32 @@ supervise_wait_ms(struct supervise *sv, int64_t ran_us)
 	return sv->last_ms;
 }
 
+static bool
+key_is(const struct supervise_key *k, const char *s)
+{
+	size_t len = strlen(s);
+
+	return k->len == len && k->hash == hash_fnv1a(s, len) &&
+	       strncmp(k->text, s, sizeof(k->text) - 1) == 0;
+}
+
+static void
+key_set(struct supervise_key *k, const char *s)
+{
+	k->len = strlen(s);
+	k->hash = hash_fnv1a(s, k->len);
+	snprintf(k->text, sizeof(k->text), "%s", s);
+}
+
 enum supervise_verdict
 supervise_failed(struct supervise *sv, const char *culprit, const char *row, int64_t *ret_count)
 {
 	if (!culprit || !*culprit) {
-		sv->culprit[0] = '\0';
+		key_set(&sv->culprit, "");
 		sv->count = 0;
 	} else {
-		if (strcmp(sv->culprit, culprit) != 0) {
-			snprintf(sv->culprit, sizeof(sv->culprit), "%s", culprit);
+		if (!key_is(&sv->culprit, culprit)) {
+			key_set(&sv->culprit, culprit);
 			sv->count = 0;
 		}
 		sv->count++;
@@ -43,10 +62,10 @@ supervise_failed(struct supervise *sv, const char *culprit, const char *row, int
 		return SUPERVISE_RETRY;
 	}
 	row = row ? row : culprit;
-	if (!sv->dead_letter || strcmp(sv->dead_lettered, row) == 0) {
+	if (!sv->dead_letter || key_is(&sv->dead_lettered, row)) {
 		return SUPERVISE_HALT;
 	}
-	snprintf(sv->dead_lettered, sizeof(sv->dead_lettered), "%s", row);
+	key_set(&sv->dead_lettered, row);
 	sv->count = 0;
 	return SUPERVISE_DEAD_LETTER;
 }

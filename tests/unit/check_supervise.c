@@ -2,6 +2,7 @@
 /* The supervisor's rules (supervise.h): the restart backoff and halt-after-failures. */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "outboxd/pipeline/supervise.h"
 
@@ -126,6 +127,35 @@ START_TEST(test_halt_after_one)
 }
 END_TEST
 
+/*
+ * Row ids of any length (a text id is not bounded): one of 600 bytes is dead-lettered once and
+ * then halts, as a short one does; another alike in its first 599 bytes is another row.
+ */
+START_TEST(test_long_ids_are_told_apart_whole)
+{
+	struct supervise sv;
+	char a[601], b[601];
+	int64_t n = -1;
+
+	memset(a, 'L', 600);
+	a[600] = '\0';
+	memcpy(b, a, sizeof(a));
+	b[599] = 'M';
+	supervise_init(&sv, 30000, 1, true);
+	ck_assert_int_eq(supervise_failed(&sv, a, NULL, &n), SUPERVISE_DEAD_LETTER);
+	ck_assert_int_eq(supervise_failed(&sv, a, NULL, &n), SUPERVISE_HALT);
+	supervise_init(&sv, 30000, 1, true);
+	ck_assert_int_eq(supervise_failed(&sv, a, NULL, &n), SUPERVISE_DEAD_LETTER);
+	ck_assert_int_eq(supervise_failed(&sv, b, NULL, &n), SUPERVISE_DEAD_LETTER);
+	ck_assert_int_eq(supervise_failed(&sv, b, NULL, &n), SUPERVISE_HALT);
+	/* the count, too, tells them apart */
+	supervise_init(&sv, 30000, 2, false);
+	ck_assert_int_eq(supervise_failed(&sv, a, NULL, &n), SUPERVISE_RETRY);
+	ck_assert_int_eq(supervise_failed(&sv, b, NULL, &n), SUPERVISE_RETRY);
+	ck_assert_int_eq(n, 1);
+}
+END_TEST
+
 static Suite *
 supervise_suite(void)
 {
@@ -139,6 +169,7 @@ supervise_suite(void)
 	tcase_add_test(t, test_other_failures_start_the_count_over);
 	tcase_add_test(t, test_dead_letter_once_then_halt);
 	tcase_add_test(t, test_halt_after_one);
+	tcase_add_test(t, test_long_ids_are_told_apart_whole);
 	suite_add_tcase(s, t);
 	return s;
 }

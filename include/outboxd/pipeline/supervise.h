@@ -18,6 +18,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* A session that ran this long was healthy: a failure after it starts the backoff over. */
@@ -32,14 +33,26 @@ enum supervise_verdict {
 	SUPERVISE_HALT,	       /* halt: the culprit failed too often */
 };
 
+/*
+ * A key as the supervisor compares it: a row id may be of any length, so beside its first 511
+ * bytes go its length and a hash of the whole (two ids over 511 bytes alike in those, in length
+ * and in hash are taken for one: the cost is a halt where a dead letter was due, never a loss).
+ * Kept in place, so a supervisor needs no freeing.
+ */
+struct supervise_key {
+	char text[512]; /* "" = none */
+	size_t len;
+	uint32_t hash;
+};
+
 struct supervise {
-	int64_t max_ms;		 /* outboxd.restart.backoff.max.ms */
-	int64_t halt_after;	 /* outboxd.halt.after.failures */
-	bool dead_letter;	 /* a dead-letter topic is set */
-	int64_t last_ms;	 /* the last wait, 0 = none yet */
-	char culprit[512];	 /* the key of what failed last; "" = nothing */
-	int64_t count;		 /* sessions in a row the culprit failed */
-	char dead_lettered[512]; /* the row once sent to the dead-letter topic */
+	int64_t max_ms;			    /* outboxd.restart.backoff.max.ms */
+	int64_t halt_after;		    /* outboxd.halt.after.failures */
+	bool dead_letter;		    /* a dead-letter topic is set */
+	int64_t last_ms;		    /* the last wait, 0 = none yet */
+	struct supervise_key culprit;	    /* what failed last */
+	int64_t count;			    /* sessions in a row the culprit failed */
+	struct supervise_key dead_lettered; /* the row once sent to the dead-letter topic */
 };
 
 /**
