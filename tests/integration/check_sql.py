@@ -37,15 +37,21 @@ def value(sql):
     return r.stdout.strip() if r.returncode == 0 else f"ERROR {r.stderr.strip()}"
 
 
+def files_and_env(d, worker, cfg):
+    """The worker and connector files with their texts in @d, and outboxd's environment (none
+    of the test stack's variables)."""
+    paths = []
+    for name, text in (("worker.properties", worker), ("connector.properties", cfg)):
+        paths.append(os.path.join(d, name))
+        with open(paths[-1], "w") as f:
+            f.write(text)
+    return paths, {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_TEST")}
+
+
 def run_outboxd(args, worker, cfg):
     """outboxd ARGS... WORKER CONNECTOR with the two files' text; (exit status, output)."""
     with tempfile.TemporaryDirectory() as d:
-        paths = []
-        for name, text in (("worker.properties", worker), ("connector.properties", cfg)):
-            paths.append(os.path.join(d, name))
-            with open(paths[-1], "w") as f:
-                f.write(text)
-        e = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_TEST")}
+        paths, e = files_and_env(d, worker, cfg)
         r = subprocess.run([BIN] + args + paths, capture_output=True, text=True, timeout=120,
                            env=e)
         return r.returncode, r.stdout + r.stderr
@@ -55,12 +61,7 @@ def run_until(args, worker, cfg, needle, timeout=30):
     """outboxd ARGS... as run_outboxd() does, until @needle is in its output (@timeout s at
     most), then SIGTERM; its output."""
     with tempfile.TemporaryDirectory() as d:
-        paths = []
-        for name, text in (("worker.properties", worker), ("connector.properties", cfg)):
-            paths.append(os.path.join(d, name))
-            with open(paths[-1], "w") as f:
-                f.write(text)
-        e = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_TEST")}
+        paths, e = files_and_env(d, worker, cfg)
         log = os.path.join(d, "out")
         with open(log, "w") as f:
             p = subprocess.Popen([BIN] + args + paths, stdout=f, stderr=subprocess.STDOUT, env=e)
