@@ -116,7 +116,9 @@ def object_sources(root):
     return {rel(root, p).replace("/", "_") + ".o": rel(root, p) for p in src_files(root, (".c",))}
 
 
-def mutual_calls(root, lib):
+def symbols(root, lib):
+    """From `nm` of the library's objects: symbol -> the source defining it, and source -> the
+    symbols it uses."""
     names = object_sources(root)
     out = subprocess.run(["nm", "-P", "-A", lib], check=True, capture_output=True,
                          text=True).stdout
@@ -131,6 +133,11 @@ def mutual_calls(root, lib):
             used.setdefault(src, set()).add(sym)
         elif kind.isupper():
             defined[sym] = src
+    return defined, used
+
+
+def mutual_calls(root, lib):
+    defined, used = symbols(root, lib)
     calls = {}  # (user, definer) -> symbols
     for user, syms in used.items():
         for sym in syms:
@@ -184,20 +191,7 @@ def folder_rules(root, lib):
                         read_lines(os.path.join(root, r))), re.M):
                     if b in FOLDERS and not may_call(a, b):
                         found.append(f"{r}: {line}: {a}/ may not call {b}/")
-    names = object_sources(root)
-    out = subprocess.run(["nm", "-P", "-A", lib], check=True, capture_output=True,
-                         text=True).stdout
-    defined, used = {}, {}
-    for line in out.splitlines():
-        m = re.match(r"[^\[]*\[([^\]]+)\]: (\S+) (\S)", line)
-        if not m:
-            continue
-        member, sym, kind = m.groups()
-        src = names.get(os.path.basename(member), os.path.basename(member))
-        if kind == "U":
-            used.setdefault(src, set()).add(sym)
-        elif kind.isupper():
-            defined[sym] = src
+    defined, used = symbols(root, lib)
     for user, syms in sorted(used.items()):
         for sym in sorted(syms):
             definer = defined.get(sym)
