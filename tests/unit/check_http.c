@@ -398,8 +398,9 @@ trickle(int fd)
 /*
  * Sixteen clients trickling bytes from one address hold some of the slots, never all: a probe
  * from another address answers within 1 s. (Sixteen such connections used to take every
- * connection the endpoint had, and the kubelet's probes failed.) From the slow clients' own
- * address the probe is refused while they hold their eight: the per-client limit's price.
+ * connection the endpoint had, and the kubelet's probes failed.) What a probe from the slow
+ * clients' own address gets depends on whether the deadline has reaped their eight yet, so it is
+ * not asserted (README says what the per-client limit costs).
  */
 START_TEST(test_slow_clients_on_one_address_never_delay_a_probe_from_another)
 {
@@ -423,7 +424,6 @@ START_TEST(test_slow_clients_on_one_address_never_delay_a_probe_from_another)
 			(void)(fds[i] >= 0 && trickle(fds[i]));
 		}
 	}
-	ck_assert_int_eq(probe("127.0.0.1", port, 1000), 0);
 	for (int i = 0; i < SLOW; i++) {
 		if (fds[i] >= 0) {
 			close(fds[i]);
