@@ -6,7 +6,8 @@
  * Private to the configuration loader: the state of one config_load() and its helpers
  * (config_ctx.c), which config.c (the PostgreSQL connector and outboxd keys) and config_kafka.c
  * (worker, converters, the EventRouter transform, producer settings, Server formats) both use.
- * Calls go one way: config.c -> config_kafka.c, config_http.c -> config_ctx.c.
+ * Calls go one way: config.c -> config_kafka.c, config_http.c -> config_ctx.c; config_keys.c
+ * holds the key tables (data only).
  */
 
 #include <stdbool.h>
@@ -75,5 +76,45 @@ extern const struct refusal config_refusals[];
 extern const size_t config_nrefusals;
 extern const struct refusal config_notes[];
 extern const size_t config_nnotes;
+
+enum cf_type {
+	CF_STR,	 /* char *; an empty value counts as unset */
+	CF_INT,	 /* int64_t within [min, max] */
+	CF_BOOL, /* bool; "true"/"false", any case, trimmed (as ConfigDef) */
+	CF_ENUM, /* char *, lower case, one of the '|'-separated values in .extra */
+	CF_PG,	 /* a libpq keyword (.extra) in pg_conn */
+};
+
+/* One honoured key, pgbouncer CF_ABS style, pointing into struct config with offsetof. */
+struct cf_key {
+	const char *name;
+	enum cf_type type;
+	size_t off;
+	const char *def; /* default as text; NULL = none */
+	const char *extra;
+	int64_t min, max;
+};
+
+#define CF_ABS(n, t, field, def, extra, min, max)                                                  \
+	{                                                                                          \
+		n, t, offsetof(struct config, field), def, extra, min, max                         \
+	}
+#define CF_PGKEY(n, kw, def)                                                                       \
+	{                                                                                          \
+		n, CF_PG, 0, def, kw, 0, 0                                                         \
+	}
+/* The fields no single row sets (config_assembled): a struct kv, else a char *. */
+struct cf_assembled {
+	size_t off;
+	bool kv;
+};
+
+/* config_keys.c: the honoured keys' tables, and the fields assembled from several keys. */
+extern const struct cf_key config_connector_keys[];
+extern const size_t config_nconnector_keys;
+extern const struct cf_key config_outboxd_keys[];
+extern const size_t config_noutboxd_keys;
+extern const struct cf_assembled config_assembled[];
+extern const size_t config_nassembled;
 
 #endif
