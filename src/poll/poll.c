@@ -182,6 +182,11 @@ wait_events(struct poller *s, int64_t us)
 		watch -= now_monotonic_us();
 		w.max_us = watch < w.max_us ? (watch > 0 ? watch : 0) : w.max_us;
 	}
+	if (s->claim_until) {
+		int64_t left = s->claim_until - now_monotonic_us();
+
+		w.max_us = left < w.max_us ? (left > 0 ? left : 0) : w.max_us;
+	}
 	if (loop_wait(s->p->loop, &w, s->why, sizeof(s->why)) < 0) {
 		return OUTCOME_HALT;
 	}
@@ -193,7 +198,8 @@ wait_events(struct poller *s, int64_t us)
 		return OUTCOME_RESTART;
 	}
 	take_notifies(s);
-	return publish_serve(s->pub, s->why, sizeof(s->why));
+	o = publish_serve(s->pub, s->why, sizeof(s->why));
+	return o == OUTCOME_OK ? poll_claim_check(s) : o;
 }
 
 /* One fetched row through the publish path, waiting for queue space. */
@@ -247,78 +253,6 @@ publish_fetched(struct poller *s, PGresult *r, int row, int ti, int part, struct
 	return o;
 }
 
-/*
- * Marks (or deletes) the acknowledged rows of this cycle of @ti in one statement: per partition,
- * the rows before its first unacknowledged one, so a partition never has a published row after
- * an unpublished one of its batch.
- */
-static enum outcome
-mark_table(struct poller *s, int ti, bool *blocked)
-{
-	struct buf arr = BUF_INIT;
-	const char *params[1];
-	PGresult *r = NULL;
-	enum outcome o = OUTCOME_OK;
-	uint64_t n = 0;
-
-	memset(blocked, 0, (size_t)s->cfg->poll_partitions * sizeof(bool));
-	buf_add_char(&arr, '{');
-	for (size_t i = 0; i < s->nrows; i++) {
-		struct poll_pending *pe = &s->rows[i];
-
-		if (pe->table != ti) {
-			continue;
-		}
-		/* unordered: no order to keep, every acknowledged row is marked */
-		blocked[pe->part] |= !pe->acked && !s->unordered;
-		if (pe->acked && !blocked[pe->part] && !pe->key) {
-			o = poll_key_unmarkable(s, ti, pe->id);
-			break;
-		}
-		if (pe->acked && !blocked[pe->part]) {
-			buf_add_fmt(&arr, "%s%s", n ? "," : "", pe->key);
-			n++;
-		}
-	}
-	buf_add_char(&arr, '}');
-	params[0] = buf_cstr(&arr);
-	if (n && o == OUTCOME_OK) {
-		o = poll_exec(s, buf_cstr(&s->tables[ti].mark), 1, params,
-			      "marking the published rows", &r);
-		/* the count: a row the mark did not reach stays unpublished, read again */
-		if (o == OUTCOME_OK && strtoull(PQcmdTuples(r), NULL, 10) < n) {
-			o = poll_key_missed(s, ti, params);
-		}
-		PQclear(r);
-	}
-	if (o == OUTCOME_OK) {
-		s->marked += n;
-		poll_metrics_done(s->pm, n);
-	}
-	buf_fini(&arr);
-	return o;
-}
-
-/* Marks every table's acknowledged rows of this cycle; the cycle's rows are forgotten. */
-static enum outcome
-mark(struct poller *s)
-{
-	bool *blocked = xcalloc((size_t)s->cfg->poll_partitions, sizeof(bool));
-	enum outcome o = OUTCOME_OK;
-
-	for (int ti = 0; ti < s->ntables && o == OUTCOME_OK; ti++) {
-		o = mark_table(s, ti, blocked);
-	}
-	for (size_t i = 0; i < s->nrows; i++) {
-		free(s->rows[i].id);
-		free(s->rows[i].key);
-	}
-	s->nrows = 0;
-	s->produced = s->reported = 0;
-	free(blocked);
-	return o;
-}
-
 /* one flush's bound while a cycle waits: how soon a stop or a NOTIFY is seen meanwhile */
 #define AWAIT_FLUSH_SLICE_MS 100
 
@@ -347,65 +281,87 @@ await_reports(struct poller *s)
 	return o;
 }
 
+/* The owned partitions of @t as an int[] literal. */
+static void
+owned_array(const struct poller *s, const struct poll_table *t, struct buf *owned)
+{
+	buf_add_char(owned, '{');
+	for (int p = 0; p < s->cfg->poll_partitions; p++) {
+		if (t->owned[p]) {
+			buf_add_fmt(owned, "%s%d", owned->len > 1 ? "," : "", p);
+		}
+	}
+	buf_add_char(owned, '}');
+}
+
+/*
+ * Table @ti's batch read and published, chunk by chunk (each chunk's result freed once its
+ * rows are in the producer). @ret_more: rows may be left.
+ */
+static enum outcome
+publish_table(struct poller *s, int ti, bool *ret_more)
+{
+	const struct poll_table *t = &s->tables[ti];
+	struct buf owned = BUF_INIT;
+	char limit[32];
+	const char *params[2] = { NULL, limit };
+	int64_t max = s->cfg->poll_batch_size;
+	struct poll_batch b;
+	struct pgoutput_col *cols;
+	enum outcome o;
+
+	if (!s->unordered && !t->nowned) {
+		return OUTCOME_OK;
+	}
+	if (!s->unordered) {
+		owned_array(s, t, &owned);
+		params[0] = buf_cstr(&owned);
+		max *= t->nowned; /* batch.size rows per owned partition */
+	}
+	snprintf(limit, sizeof(limit), "%lld", (long long)max);
+	o = poll_batch_read(s, ti, s->unordered ? 0 : 2, params, max, &b);
+	buf_fini(&owned);
+	*ret_more |= b.more;
+	cols = xcalloc((size_t)t->rel->ncols + 1, sizeof(*cols));
+	for (int k = 0; k < b.nres && o == OUTCOME_OK; k++) {
+		PGresult *r = b.res[k];
+
+		for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK && !s->claim_released; i++) {
+			int part = s->unordered ? 0 : atoi(PQgetvalue(r, i, t->rel->ncols));
+
+			o = publish_fetched(s, r, i, ti, part, cols);
+		}
+		PQclear(r);
+		b.res[k] = NULL;
+	}
+	*ret_more |= s->claim_released; /* the rows not produced are read again */
+	free(cols);
+	poll_batch_free(&b);
+	return o;
+}
+
 /*
  * One cycle: a batch of every owned partition, oldest unpublished first; their reports; the
- * marking. @ret_more: a batch was full, so poll again at once.
+ * marking. @ret_more: a batch was cut by its bounds, so poll again at once.
  */
 static enum outcome
 cycle(struct poller *s, bool *ret_more)
 {
-	struct pgoutput_col *cols = NULL;
 	enum outcome o = OUTCOME_OK, m;
 	bool failed_delivery;
 
 	*ret_more = false;
 	take_notifies(s);
 	s->notified = false; /* what is notified from here on may be after this cycle's reads */
+	s->claim_released = false;
 	if (s->unordered) {
-		/* the claim's row locks last until the COMMIT after the marking */
+		/* the claim's row locks last until the COMMIT after the marking, or its timeout */
 		o = poll_exec(s, "BEGIN", 0, NULL, "starting the claim's transaction", NULL);
+		s->claim_until = now_monotonic_us() + s->cfg->poll_claim_timeout_ms * 1000;
 	}
-	for (int ti = 0; ti < s->ntables && o == OUTCOME_OK; ti++) {
-		const struct poll_table *t = &s->tables[ti];
-
-		struct buf owned = BUF_INIT;
-		char limit[32];
-		const char *params[2] = { NULL, limit };
-		int64_t max = s->cfg->poll_batch_size;
-		PGresult *r = NULL;
-
-		cols = xrealloc(cols, ((size_t)t->rel->ncols + 1) * sizeof(*cols));
-
-		if (!s->unordered) {
-			if (!t->nowned) {
-				continue;
-			}
-			buf_add_char(&owned, '{');
-			for (int p = 0; p < s->cfg->poll_partitions; p++) {
-				if (t->owned[p]) {
-					buf_add_fmt(&owned, "%s%d", owned.len > 1 ? "," : "", p);
-				}
-			}
-			buf_add_char(&owned, '}');
-			params[0] = buf_cstr(&owned);
-			max *= t->nowned; /* batch.size rows per owned partition */
-		}
-		snprintf(limit, sizeof(limit), "%lld", (long long)max);
-		o = poll_exec(s, buf_cstr(&t->select), s->unordered ? 0 : 2, params,
-			      "reading unpublished rows", &r);
-		buf_fini(&owned);
-		if (o != OUTCOME_OK) {
-			break;
-		}
-		*ret_more |= PQntuples(r) >= max;
-		for (int i = 0; i < PQntuples(r) && o == OUTCOME_OK; i++) {
-			int part = s->unordered ? 0 : atoi(PQgetvalue(r, i, t->rel->ncols));
-
-			o = publish_fetched(s, r, i, ti, part, cols);
-		}
-		PQclear(r);
+	for (int ti = 0; ti < s->ntables && o == OUTCOME_OK && !s->claim_released; ti++) {
+		o = publish_table(s, ti, ret_more);
 	}
-	free(cols);
 	/* What was produced before a halt or a failure is delivered and marked first. */
 	m = await_reports(s);
 	if (s->nrows) {
@@ -415,8 +371,9 @@ cycle(struct poller *s, bool *ret_more)
 	for (size_t i = 0; i < s->nrows; i++) {
 		failed_delivery |= !s->rows[i].acked;
 	}
+	s->claim_until = 0;
 	if (m == OUTCOME_OK || m == OUTCOME_STOP) {
-		enum outcome mk = mark(s);
+		enum outcome mk = poll_mark_acked(s);
 
 		if (mk == OUTCOME_OK && s->unordered &&
 		    PQtransactionStatus(s->sql) == PQTRANS_INTRANS) {
@@ -424,6 +381,7 @@ cycle(struct poller *s, bool *ret_more)
 		}
 		m = mk == OUTCOME_OK ? m : mk;
 	}
+	poll_mark_forget(s);
 	if (o == OUTCOME_OK) {
 		o = m;
 	}

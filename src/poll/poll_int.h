@@ -24,12 +24,22 @@
 
 /*
  * One row produced in this cycle: its table, partition, id, its mark key (its part of the mark's
- * array literal; NULL when a key column is NULL: it cannot be marked), what its report said.
+ * array literal; NULL when a key column is NULL: it cannot be marked), what its report said,
+ * whether it is marked already (an unordered claim that ended early marks what it can).
  */
 struct poll_pending {
 	int table, part;
 	char *id, *key;
-	bool produced, acked;
+	bool produced, acked, marked;
+	bool marking; /* in the mark statement under way */
+};
+
+/* One table's batch as read (poll_batch_read()): the chunks' results, oldest row first. */
+struct poll_batch {
+	PGresult **res;
+	int nres, cap;
+	int64_t rows, bytes;
+	bool more; /* rows may be left: the row or byte bound cut the read */
 };
 
 /* Rows whose delivery failed in consecutive sessions (outboxd.halt.after.failures). */
@@ -48,13 +58,14 @@ struct poll_table {
 	bool *notnull;
 	char **defaults;
 	int ncols;
-	struct buf name;   /* schema.table, for messages and the lock key */
-	struct buf quoted; /* "schema"."table", for statements */
-	struct buf where;  /* "of schema.table, polled, at" */
-	bool partitioned;  /* a partitioned root: read through it (every leaf), never ONLY */
-	const char *only;  /* "ONLY " for a plain table (not its inheritance children), else "" */
-	struct buf select; /* the batch of one partition (or a claim), oldest unpublished first */
-	int *key;	   /* the mark key: the columns of a unique NOT NULL index with the id */
+	struct buf name;    /* schema.table, for messages and the lock key */
+	struct buf quoted;  /* "schema"."table", for statements */
+	struct buf where;   /* "of schema.table, polled, at" */
+	bool partitioned;   /* a partitioned root: read through it (every leaf), never ONLY */
+	const char *only;   /* "ONLY " for a plain table (not its inheritance children), else "" */
+	struct buf select;  /* the batch of one partition (or a claim), oldest unpublished first */
+	struct buf declare; /* the cursor outboxd_batch over select */
+	int *key;	    /* the mark key: the columns of a unique NOT NULL index with the id */
 	int nkey;
 	struct buf match; /* WHERE's condition: the rows whose mark key is in $1 */
 	struct buf mark;  /* UPDATE (or DELETE) of acknowledged rows by their mark key */
@@ -93,9 +104,12 @@ struct poller {
 	struct poll_pending *rows;
 	size_t nrows, cap;
 	uint64_t produced, reported, acked, marked;
-	bool notified;	 /* a NOTIFY arrived since the current cycle started */
-	char *fail_id;	 /* the first row whose delivery failed in this session, or NULL */
-	bool unmarkable; /* fail_id was published but its mark matched no row */
+	bool notified;	     /* a NOTIFY arrived since the current cycle started */
+	int64_t largest_row; /* bytes of the largest row this session read: the chunks' size */
+	int64_t claim_until; /* unordered: when the open claim ends (monotonic us); 0 = none */
+	bool claim_released; /* the cycle's claim ended early: it reads no further rows */
+	char *fail_id;	     /* the first row whose delivery failed in this session, or NULL */
+	bool unmarkable;     /* fail_id was published but its mark matched no row */
 	char why[2048];
 };
 
@@ -150,6 +164,31 @@ enum outcome poll_key_unmarkable(struct poller *s, int ti, const char *id);
  * none (deleted meanwhile, nothing to publish again) is OUTCOME_OK.
  */
 enum outcome poll_key_missed(struct poller *s, int ti, const char *const *arr);
+
+/*
+ * poll_batch_read() - read table @ti's batch (its select with @nparams @params, at most @max
+ * rows) in chunks through a cursor into @b, until about outboxd.poll.batch.max.bytes (always
+ * one row at least). Ordered mode reads in a transaction of its own, committed before this
+ * returns; unordered mode within the cycle's claim. poll_batch_free() frees @b's results.
+ */
+enum outcome poll_batch_read(struct poller *s, int ti, int nparams, const char *const *params,
+			     int64_t max, struct poll_batch *b);
+void poll_batch_free(struct poll_batch *b);
+
+/*
+ * poll_mark_acked() - mark (or delete) the acknowledged rows of the cycle not marked yet: per
+ * table one statement, per partition (ordered) only those before its first unacknowledged
+ * row. poll_mark_forget() forgets the cycle's rows.
+ */
+enum outcome poll_mark_acked(struct poller *s);
+void poll_mark_forget(struct poller *s);
+
+/*
+ * poll_claim_check() - unordered mode: once the cycle's claim is older than
+ * outboxd.poll.claim.timeout.ms, mark what is acknowledged and commit, unlocking the rest
+ * (s->claim_released); until then nothing.
+ */
+enum outcome poll_claim_check(struct poller *s);
 
 /*
  * poll_tables_find() - the tables table.include.list selects into s->tables, each described

@@ -128,6 +128,8 @@ build_sql(struct poller *s, struct poll_table *t)
 		return OUTCOME_PRECONDITION;
 	}
 	build_select(s, t, key);
+	buf_add_fmt(&t->declare, "DECLARE outboxd_batch NO SCROLL CURSOR FOR %s",
+		    buf_cstr(&t->select));
 	s->stage = "id";
 	return poll_key_prepare(s, t, id);
 }
@@ -250,6 +252,7 @@ poll_tables_free(struct poller *s)
 		buf_fini(&t->quoted);
 		buf_fini(&t->where);
 		buf_fini(&t->select);
+		buf_fini(&t->declare);
 		buf_fini(&t->mark);
 		buf_fini(&t->match);
 		buf_fini(&t->left);

@@ -1236,6 +1236,128 @@ START_TEST(test_a_long_id_goes_to_the_dead_letter_topic_once)
 }
 END_TEST
 
+/* The peak resident memory of process @pid so far (VmHWM), in KiB; -1 if unreadable. */
+static long
+peak_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(fp = fopen(path, "r"))) {
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		if (strncmp(line, "VmHWM:", 6) == 0) {
+			kb = strtol(line + 6, NULL, 10);
+		}
+	}
+	fclose(fp);
+	return kb;
+}
+
+/*
+ * A backlog of large rows is read in chunks: 400 rows of 100 KB (40 MB), 8 partitions of 500
+ * rows each (one read of every row at once before), outboxd.poll.batch.max.bytes=1 MiB. The
+ * process' peak resident memory stays far below the backlog's size, and every row is published.
+ */
+START_TEST(test_a_batch_is_bounded_in_bytes)
+{
+	struct relayfix f;
+	char *topic;
+	long peak;
+
+	poll_fixture(&f,
+		     "outboxd.poll.partitions=8\noutboxd.poll.batch.size=500\n"
+		     "outboxd.poll.batch.max.bytes=1048576\n",
+		     &topic);
+	/* 100 KB of incompressible text per row: what the process holds is what was read */
+	itest_sqlf(f.pg,
+		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload) "
+		   "SELECT gen_random_uuid(), '%s_order', 'agg-' || (k %% %d), 'Created', "
+		   "jsonb_build_object('k', k, 'blob', (SELECT string_agg(md5(random()::text || "
+		   "k || j), '') FROM generate_series(1, 3200) AS j)) FROM generate_series(0, 399) "
+		   "AS k",
+		   f.name, f.name, N_AGGS);
+	relayfix_start_command(&f, "poll");
+	ck_assert_msg(wait_published(&f, 400, false, 90) >= 0, "%s", relayfix_log(&f));
+	peak = peak_rss_kb(f.pid);
+	note("# 400 rows of 100 KB, 8 partitions, batch.max.bytes 1 MiB: peak RSS %ld KiB\n", peak);
+	ck_assert_int_gt(peak, 0);
+	ck_assert_msg(peak < 32 * 1024, "peak RSS %ld KiB: the batch was not bounded", peak);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	ck_assert_int_eq(itest_topic_count(topic), 400);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/* The oldest running xid of the database (the xmin horizon the open transactions hold). */
+static long long
+horizon(PGconn *c)
+{
+	PGresult *r = itest_sql(c, "SELECT txid_snapshot_xmin(txid_current_snapshot())");
+	long long v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+
+	PQclear(r);
+	return v;
+}
+
+/*
+ * Unordered mode, the broker frozen for 60 s with a claim's records in flight: the claim ends
+ * after outboxd.poll.claim.timeout.ms (5 s here), so the database's xmin horizon keeps
+ * advancing while transactions go on; thawed, every row is published.
+ */
+START_TEST(test_unordered_claim_does_not_hold_the_horizon_through_a_freeze)
+{
+	struct relayfix f;
+	int kpid = itest_kafka_pid();
+	char *topic;
+	long long first, last, held_since_v;
+	double t0, held_since, longest = 0;
+
+	poll_fixture(&f, "outboxd.poll.mode=unordered\noutboxd.poll.claim.timeout.ms=5000\n",
+		     &topic);
+	relayfix_start_command(&f, "poll");
+	ck_assert(relayfix_wait_log(&f, "unordered: batches claimed", 30));
+	insert_rows(&f, f.pg, 0, 1, 10);
+	ck_assert(wait_published(&f, 10, false, 30) >= 0);
+	ck_assert_int_eq(kill(kpid, SIGSTOP), 0);
+	insert_rows(&f, f.pg, 10, 1, 10); /* claimed, produced, never acknowledged while frozen */
+	usleep(500 * 1000);
+	t0 = held_since = now_s();
+	first = held_since_v = horizon(f.pg);
+	last = first;
+	for (int i = 0; now_s() - t0 < 60; i++) {
+		insert_rows(&f, f.pg, 20 + i, 1, 1); /* one xid more each time */
+		last = horizon(f.pg);
+		if (last != held_since_v) {
+			held_since_v = last;
+			held_since = now_s();
+		}
+		longest = now_s() - held_since > longest ? now_s() - held_since : longest;
+		usleep(200 * 1000);
+	}
+	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
+	note("# unordered, broker frozen 60 s, claim.timeout.ms 5000: horizon %lld -> %lld, held at "
+	     "most %.1f s\n",
+	     first, last, longest);
+	ck_assert_msg(longest < 15, "the xmin horizon stood still %.1f s", longest);
+	ck_assert(last > first);
+	ck_assert_msg(relayfix_wait_log(&f, "a claim outlived outboxd.poll.claim.timeout.ms", 1),
+		      "%s", relayfix_log(&f));
+	ck_assert_msg(wait_published(&f, intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name),
+				     false, 90) >= 0,
+		      "%s", relayfix_log(&f));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	ck_assert_int_ge(itest_topic_count_settled(topic, 30),
+			 intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name));
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1269,6 +1391,17 @@ main(void)
 	tcase_add_test(t, test_partitioned_outbox_is_published_through_its_root);
 	tcase_add_test(t, test_a_row_that_cannot_be_marked_is_not_republished);
 	tcase_add_test(t, test_a_long_id_goes_to_the_dead_letter_topic_once);
+	suite_add_tcase(s, t);
+	/* what a batch may hold: bytes, and (unordered) how long its claim locks its rows */
+	t = tcase_create("bounds");
+	tcase_set_timeout(t, 300);
+	tcase_add_test(t, test_a_batch_is_bounded_in_bytes);
+	suite_add_tcase(s, t);
+	/* a broker frozen for a minute: the same on every PostgreSQL major, run on 15 only */
+	t = tcase_create("outage");
+	tcase_set_timeout(t, 300);
+	tcase_set_tags(t, "broker-outage pg-independent");
+	tcase_add_test(t, test_unordered_claim_does_not_hold_the_horizon_through_a_freeze);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

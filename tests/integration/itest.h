@@ -55,6 +55,9 @@ void itest_records_free(struct itest_record *r, size_t n);
 
 /* itest_topic_count() - records in @topic (sum of high watermarks); 0 if it does not exist. */
 long itest_topic_count(const char *topic);
+/* itest_topic_count_settled() - itest_topic_count() once every partition has a leader again
+ * (after a broker outage), waiting at most @timeout_s for that. */
+long itest_topic_count_settled(const char *topic, int timeout_s);
 
 /*
  * itest_topic_config() - with @create, create @topic with one partition and the topic setting

@@ -122,6 +122,8 @@ struct config {
 	int64_t poll_partitions;	  /* 16: rows hashed by aggregateid, one owner each */
 	int64_t poll_interval_ms;	  /* 1000: the fallback poll (NOTIFY wakes at once) */
 	int64_t poll_batch_size;	  /* 500 rows per owned partition per query */
+	int64_t poll_batch_max_bytes;	  /* 16 MiB: a batch read holds about this much */
+	int64_t poll_claim_timeout_ms;	  /* 10 s: unordered, a claim's rows locked at most */
 	char *poll_order_column;	  /* "seq" */
 	char *poll_published_column;	  /* "published_at" */
 	char *poll_after;		  /* "mark" or "delete" */
