@@ -303,8 +303,6 @@ publish_table(struct poller *s, int ti, bool *ret_more)
 {
 	const struct poll_table *t = &s->tables[ti];
 	struct buf owned = BUF_INIT;
-	char limit[32];
-	const char *params[2] = { NULL, limit };
 	int64_t max = s->cfg->poll_batch_size;
 	struct poll_batch b;
 	struct pgoutput_col *cols;
@@ -315,11 +313,9 @@ publish_table(struct poller *s, int ti, bool *ret_more)
 	}
 	if (!s->unordered) {
 		owned_array(s, t, &owned);
-		params[0] = buf_cstr(&owned);
 		max *= t->nowned; /* batch.size rows per owned partition */
 	}
-	snprintf(limit, sizeof(limit), "%lld", (long long)max);
-	o = poll_batch_read(s, ti, s->unordered ? 0 : 2, params, max, &b);
+	o = poll_batch_read(s, ti, s->unordered ? NULL : buf_cstr(&owned), max, &b);
 	buf_fini(&owned);
 	*ret_more |= b.more;
 	cols = xcalloc((size_t)t->rel->ncols + 1, sizeof(*cols));

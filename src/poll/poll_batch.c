@@ -58,9 +58,34 @@ add_result(struct poller *s, struct poll_batch *b, PGresult *r)
 	b->res[b->nres++] = r;
 }
 
+/*
+ * The cursor's first round trip, one simple-query string (which takes no parameters, hence the
+ * integers written into the text): ordered mode's BEGIN, the DECLARE and the first FETCH.
+ */
+static enum outcome
+open_and_fetch(struct poller *s, int ti, const char *owned, int64_t max, int64_t n, PGresult **ret)
+{
+	const struct poll_table *t = &s->tables[ti];
+	struct buf q = BUF_INIT;
+	PGresult *r;
+
+	buf_add_fmt(&q, "%sDECLARE outboxd_batch NO SCROLL CURSOR FOR %s",
+		    s->unordered ? "" : "BEGIN; ", buf_cstr(&t->select));
+	if (owned) {
+		buf_add_fmt(&q, "'%s'%s%lld", owned, buf_cstr(&t->tail), (long long)max);
+	}
+	buf_add_fmt(&q, "; FETCH FORWARD %lld FROM outboxd_batch", (long long)n);
+	r = PQexec(s->sql, buf_cstr(&q));
+	buf_fini(&q);
+	if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
+		return poll_failed(s, r, "reading unpublished rows");
+	}
+	*ret = r;
+	return OUTCOME_OK;
+}
+
 enum outcome
-poll_batch_read(struct poller *s, int ti, int nparams, const char *const *params, int64_t max,
-		struct poll_batch *b)
+poll_batch_read(struct poller *s, int ti, const char *owned, int64_t max, struct poll_batch *b)
 {
 	bool exhausted = false;
 	enum outcome o = OUTCOME_OK;
@@ -71,13 +96,6 @@ poll_batch_read(struct poller *s, int ti, int nparams, const char *const *params
 	 * published, so no snapshot is held while the broker is waited for. Unordered: the
 	 * claim's transaction, begun by the cycle.
 	 */
-	if (!s->unordered) {
-		o = poll_exec(s, "BEGIN", 0, NULL, "starting the batch's read", NULL);
-	}
-	if (o == OUTCOME_OK) {
-		o = poll_exec(s, buf_cstr(&s->tables[ti].declare), nparams, params,
-			      "reading unpublished rows", NULL);
-	}
 	while (o == OUTCOME_OK && !exhausted && b->rows < max &&
 	       b->bytes < s->cfg->poll_batch_max_bytes) {
 		char q[64];
@@ -85,7 +103,9 @@ poll_batch_read(struct poller *s, int ti, int nparams, const char *const *params
 		PGresult *r = NULL;
 
 		snprintf(q, sizeof(q), "FETCH FORWARD %lld FROM outboxd_batch", (long long)n);
-		if ((o = poll_exec(s, q, 0, NULL, "reading unpublished rows", &r)) == OUTCOME_OK) {
+		o = b->nres ? poll_exec(s, q, 0, NULL, "reading unpublished rows", &r) :
+			      open_and_fetch(s, ti, owned, max, n, &r);
+		if (o == OUTCOME_OK) {
 			exhausted = PQntuples(r) < n;
 			add_result(s, b, r);
 		}

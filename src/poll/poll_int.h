@@ -58,14 +58,14 @@ struct poll_table {
 	bool *notnull;
 	char **defaults;
 	int ncols;
-	struct buf name;    /* schema.table, for messages and the lock key */
-	struct buf quoted;  /* "schema"."table", for statements */
-	struct buf where;   /* "of schema.table, polled, at" */
-	bool partitioned;   /* a partitioned root: read through it (every leaf), never ONLY */
-	const char *only;   /* "ONLY " for a plain table (not its inheritance children), else "" */
-	struct buf select;  /* the batch of one partition (or a claim), oldest unpublished first */
-	struct buf declare; /* the cursor outboxd_batch over select */
-	int *key;	    /* the mark key: the columns of a unique NOT NULL index with the id */
+	struct buf name;   /* schema.table, for messages and the lock key */
+	struct buf quoted; /* "schema"."table", for statements */
+	struct buf where;  /* "of schema.table, polled, at" */
+	bool partitioned;  /* a partitioned root: read through it (every leaf), never ONLY */
+	const char *only;  /* "ONLY " for a plain table (not its inheritance children), else "" */
+	struct buf select; /* the batch of one partition (or a claim), oldest unpublished first */
+	struct buf tail;   /* ordered: what follows the owned partitions in select, then a limit */
+	int *key;	   /* the mark key: the columns of a unique NOT NULL index with the id */
 	int nkey;
 	struct buf match; /* WHERE's condition: the rows whose mark key is in $1 */
 	struct buf mark;  /* UPDATE (or DELETE) of acknowledged rows by their mark key */
@@ -166,13 +166,14 @@ enum outcome poll_key_unmarkable(struct poller *s, int ti, const char *id);
 enum outcome poll_key_missed(struct poller *s, int ti, const char *const *arr);
 
 /*
- * poll_batch_read() - read table @ti's batch (its select with @nparams @params, at most @max
- * rows) in chunks through a cursor into @b, until about outboxd.poll.batch.max.bytes (always
- * one row at least). Ordered mode reads in a transaction of its own, committed before this
- * returns; unordered mode within the cycle's claim. poll_batch_free() frees @b's results.
+ * poll_batch_read() - read table @ti's batch (ordered: of the partitions @owned, an int[]
+ * literal; unordered: NULL; at most @max rows) in chunks through a cursor into @b, until about
+ * outboxd.poll.batch.max.bytes (always one row at least). Ordered mode reads in a transaction
+ * of its own, committed before this returns; unordered mode within the cycle's claim.
+ * poll_batch_free() frees @b's results.
  */
-enum outcome poll_batch_read(struct poller *s, int ti, int nparams, const char *const *params,
-			     int64_t max, struct poll_batch *b);
+enum outcome poll_batch_read(struct poller *s, int ti, const char *owned, int64_t max,
+			     struct poll_batch *b);
 void poll_batch_free(struct poll_batch *b);
 
 /*

@@ -73,10 +73,12 @@ add_partition_expr(struct poller *s, struct buf *q, const char *key)
 
 /*
  * The batch's SELECT: every column, the oldest unpublished rows. Ordered: of every partition
- * the session owns ($1, an int[]) in one statement, at most $2 rows, the row's partition as
- * the last column; one statement instead of one per partition keeps an idle poller at one
- * query per interval and a woken one at one round trip. Ordering column order over all the
- * owned partitions is that order within each of them. Unordered: a claim.
+ * the session owns in one statement, the row's partition as the last column; one statement
+ * instead of one per partition keeps an idle poller at one query per interval and a woken one
+ * at one round trip. Ordering column order over all the owned partitions is that order within
+ * each of them. Its text ends where the owned partitions go; t->tail follows them, then the
+ * row limit (both integers the cycle writes: poll_batch.c sends the statement with the
+ * cursor's other statements in one round trip, which takes no parameters). Unordered: a claim.
  */
 static void
 build_select(struct poller *s, struct poll_table *t, const char *key)
@@ -97,18 +99,17 @@ build_select(struct poller *s, struct poll_table *t, const char *key)
 	if (s->unordered) {
 		/* a claim: the rows stay locked until the transaction that marks them commits */
 		buf_add_str(&t->select, " IS NULL ORDER BY ");
-	} else {
-		buf_add_str(&t->select, " IS NULL AND ");
-		add_partition_expr(s, &t->select, key);
-		buf_add_str(&t->select, " = ANY($1::int[]) ORDER BY ");
-	}
-	poll_add_ident(s, &t->select, cfg->poll_order_column);
-	if (s->unordered) {
+		poll_add_ident(s, &t->select, cfg->poll_order_column);
 		buf_add_fmt(&t->select, " LIMIT %lld FOR UPDATE SKIP LOCKED",
 			    (long long)cfg->poll_batch_size);
-	} else {
-		buf_add_str(&t->select, " LIMIT $2::int");
+		return;
 	}
+	buf_add_str(&t->select, " IS NULL AND ");
+	add_partition_expr(s, &t->select, key);
+	buf_add_str(&t->select, " = ANY(");
+	buf_add_str(&t->tail, "::int[]) ORDER BY ");
+	poll_add_ident(s, &t->tail, cfg->poll_order_column);
+	buf_add_str(&t->tail, " LIMIT ");
 }
 
 /* The table's statements, with every identifier quoted. */
@@ -128,8 +129,6 @@ build_sql(struct poller *s, struct poll_table *t)
 		return OUTCOME_PRECONDITION;
 	}
 	build_select(s, t, key);
-	buf_add_fmt(&t->declare, "DECLARE outboxd_batch NO SCROLL CURSOR FOR %s",
-		    buf_cstr(&t->select));
 	s->stage = "id";
 	return poll_key_prepare(s, t, id);
 }
@@ -252,7 +251,7 @@ poll_tables_free(struct poller *s)
 		buf_fini(&t->quoted);
 		buf_fini(&t->where);
 		buf_fini(&t->select);
-		buf_fini(&t->declare);
+		buf_fini(&t->tail);
 		buf_fini(&t->mark);
 		buf_fini(&t->match);
 		buf_fini(&t->left);
