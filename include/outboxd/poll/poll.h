@@ -27,7 +27,10 @@
  * poll at once; the interval is the fallback. A row is marked by its mark key (a unique index
  * of NOT NULL columns with the id; none is a precondition) and a mark that misses a row still
  * there is that row's poison verdict. A partitioned table is read, marked and cleaned through
- * its root: every partition in one order.
+ * its root: every partition in one order. A batch is read through a cursor in chunks up to
+ * outboxd.poll.batch.max.bytes, in a transaction committed before it is published (ordered);
+ * an unordered claim ends after outboxd.poll.claim.timeout.ms even if reports are missing, so
+ * that no transaction holds the database's xmin horizon through a broker outage.
  */
 
 #include <stdbool.h>
