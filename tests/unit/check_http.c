@@ -315,26 +315,44 @@ START_TEST(test_ipv6_loopback_is_served_where_the_host_has_ipv6)
 END_TEST
 
 /*
- * Connects from @from (a loopback address: 127.0.0.2 is another client than 127.0.0.1) to
- * 127.0.0.1:@to_port, with sends and receives bounded by @wait_ms. Return: the socket, or -errno.
+ * Connects from @from (a loopback address: 127.0.0.2 is another client than 127.0.0.1; "::1"
+ * connects to ::1) to the loopback address of its family, port @to_port, with sends and receives
+ * bounded by @wait_ms. Return: the socket, or -errno (-EADDRNOTAVAIL: a host without IPv6).
  */
 static int
 connect_from(const char *from, int to_port, int wait_ms)
 {
+	struct sockaddr_in6 src6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in6 dst6 = { .sin6_family = AF_INET6,
+				     .sin6_port = htons((uint16_t)to_port),
+				     .sin6_addr = IN6ADDR_LOOPBACK_INIT };
 	struct sockaddr_in src = { .sin_family = AF_INET };
 	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons((uint16_t)to_port) };
 	struct timeval tv = { .tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000 };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool v6 = strchr(from, ':') != NULL;
+	int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+	int err;
 
+	if (fd < 0 && v6) {
+		return -EADDRNOTAVAIL;
+	}
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(inet_pton(AF_INET, from, &src.sin_addr), 1);
 	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+	ck_assert_int_eq(v6 ? inet_pton(AF_INET6, from, &src6.sin6_addr) :
+			      inet_pton(AF_INET, from, &src.sin_addr),
+			 1);
+	if (v6 ? bind(fd, (struct sockaddr *)&src6, sizeof(src6)) :
+		 bind(fd, (struct sockaddr *)&src, sizeof(src))) {
+		err = errno;
+		close(fd);
+		ck_assert_msg(v6, "bind to %s: %s", from, strerror(err));
+		return -EADDRNOTAVAIL;
+	}
 	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)), 0);
-	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
-		int err = errno;
-
+	if (v6 ? connect(fd, (struct sockaddr *)&dst6, sizeof(dst6)) :
+		 connect(fd, (struct sockaddr *)&dst, sizeof(dst))) {
+		err = errno;
 		close(fd);
 		return -err;
 	}
@@ -377,15 +395,41 @@ probe(const char *from, int to_port, int wait_ms)
 	return code;
 }
 
-/* Sends @fd's next byte of an endless header; false once the server has cut the connection. */
+/*
+ * A slow client from @from: a well-formed request up to a header's value, the rest to be
+ * trickled. (The whole start at once: libmicrohttpd 1.0 closes a request line that starts with
+ * a space, so a client that trickled its request line from a space was no slow client there.)
+ * Return: the socket (perhaps closed by the server already: trickle() says), or -errno.
+ */
+static int
+slow_from(const char *from, int to_port)
+{
+	static const char start[] = "GET /metrics HTTP/1.1\r\nHost: s\r\nX-Slow: ";
+	int fd = connect_from(from, to_port, 200);
+
+	if (fd >= 0) {
+		(void)send(fd, start, sizeof(start) - 1, MSG_NOSIGNAL);
+	}
+	return fd;
+}
+
+/* The server has not closed @fd (poll says nothing to read: no end of stream, no reset). */
+static bool
+held_open(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return fd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+/* Sends one more byte of a slow client's endless header value; false once the server has cut it. */
 static bool
 trickle(int fd)
 {
-	static const char pad[] = "GET /metrics HTTP/1.1\r\nX-Slow: ";
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	char b;
 
-	if (send(fd, pad + (size_t)fd % (sizeof(pad) - 1), 1, MSG_NOSIGNAL) != 1) {
+	if (send(fd, "a", 1, MSG_NOSIGNAL) != 1) {
 		return false;
 	}
 	/* readable means the server's end: nothing here ever completes a request */
@@ -395,12 +439,57 @@ trickle(int fd)
 	return true;
 }
 
+/* How many of @fds the server still holds open, all of them or those from @n at @first. */
+static int
+count_held(const int *fds, int first, int n)
+{
+	int held = 0;
+
+	for (int i = first; i < first + n; i++) {
+		held += held_open(fds[i]);
+	}
+	return held;
+}
+
+/* Trickles a byte on each of @fds the server still holds. */
+static void
+trickle_all(const int *fds, int n)
+{
+	for (int i = 0; i < n; i++) {
+		(void)(fds[i] >= 0 && trickle(fds[i]));
+	}
+}
+
+static void
+close_all(const int *fds, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (fds[i] >= 0) {
+			close(fds[i]);
+		}
+	}
+}
+
 /*
- * Sixteen clients trickling bytes from one address hold some of the slots, never all: a probe
- * from another address answers within 1 s. (Sixteen such connections used to take every
- * connection the endpoint had, and the kubelet's probes failed.) What a probe from the slow
- * clients' own address gets depends on whether the deadline has reaped their eight yet, so it is
- * not asserted (README says what the per-client limit costs).
+ * A probe from @from is refused at once: closed without a status line, well before the 2 s
+ * it is given (a connection held open would time out instead).
+ */
+static void
+assert_refused(const char *from, int to_port)
+{
+	int64_t t0 = now_monotonic_us();
+	int code = probe(from, to_port, 2000);
+	int64_t ms = (now_monotonic_us() - t0) / 1000;
+
+	ck_assert_msg(code == 0 && ms < 1000, "a probe from %s got %d after %lld ms, not refused",
+		      from, code, (long long)ms);
+}
+
+/*
+ * Twenty-four clients trickling bytes from one address hold eight connections, never more: the
+ * others are refused at once, so is a probe from that address while they hold their eight, and a
+ * probe from another address answers within 1 s. (Sixteen such connections used to take every
+ * connection the endpoint had, and the kubelet's probes failed.)
  */
 START_TEST(test_slow_clients_on_one_address_never_delay_a_probe_from_another)
 {
@@ -408,27 +497,109 @@ START_TEST(test_slow_clients_on_one_address_never_delay_a_probe_from_another)
 	int fds[SLOW];
 	int code;
 
-	int held = 0;
-
 	for (int i = 0; i < SLOW; i++) {
-		/* a connection the server does not take holds nothing: only the probes count */
-		fds[i] = connect_from("127.0.0.1", port, 200);
-		held += fds[i] >= 0 && trickle(fds[i]);
+		fds[i] = slow_from("127.0.0.1", port);
 	}
-	ck_assert_int_gt(held, 0);
 	for (int round = 0; round < 3; round++) {
 		code = probe("127.0.0.2", port, 1000);
 		ck_assert_msg(code == 200, "round %d: the probe from 127.0.0.2 got %d within 1 s",
 			      round, code);
-		for (int i = 0; i < SLOW; i++) {
-			(void)(fds[i] >= 0 && trickle(fds[i]));
-		}
+		trickle_all(fds, SLOW);
 	}
-	for (int i = 0; i < SLOW; i++) {
-		if (fds[i] >= 0) {
-			close(fds[i]);
+	/* the kernel queues accepts in order: all 24 were taken or refused before the probe */
+	ck_assert_int_eq(count_held(fds, 0, SLOW), 8);
+	assert_refused("127.0.0.1", port);
+	close_all(fds, SLOW);
+}
+END_TEST
+
+/*
+ * Eighty slow clients, eight from each of ten addresses, are more than the 64 connections the
+ * endpoint holds: a probe from an eleventh address still answers within 1 s (it takes the place
+ * of the oldest connection of an address holding the most), and no address holds more than 8.
+ * (The first 64 used to take every place until the deadline cut them.)
+ */
+START_TEST(test_more_slow_clients_than_places_never_delay_a_probe_from_a_fresh_address)
+{
+	enum { ADDRS = 10, EACH = 8 };
+	int fds[ADDRS * EACH];
+	char from[16];
+	int code, held = 0;
+
+	for (int a = 0; a < ADDRS; a++) {
+		snprintf(from, sizeof(from), "127.0.0.%d", 10 + a);
+		for (int i = 0; i < EACH; i++) {
+			fds[a * EACH + i] = slow_from(from, port);
 		}
+		/* its share, full or not; the refusal also paces the connections to the server */
+		assert_refused(from, port);
 	}
+	for (int round = 0; round < 3; round++) {
+		code = probe("127.0.0.2", port, 1000);
+		ck_assert_msg(code == 200, "round %d: the probe from 127.0.0.2 got %d within 1 s",
+			      round, code);
+		trickle_all(fds, ADDRS * EACH);
+	}
+	for (int a = 0; a < ADDRS; a++) {
+		int n = count_held(fds, a * EACH, EACH);
+
+		ck_assert_int_le(n, 8);
+		held += n;
+	}
+	ck_assert_int_le(held, 64);
+	ck_assert_int_ge(held, 56); /* the places probes took, not more, were made */
+	close_all(fds, ADDRS * EACH);
+}
+END_TEST
+
+/*
+ * Every way a connection ends gives its place back: the client's close before any request, an
+ * answered request, the deadline's cut, and the cut that makes room for another client. After
+ * two hundred of them one address still gets its eight, and a ninth is refused.
+ */
+START_TEST(test_every_way_a_connection_ends_gives_its_place_back)
+{
+	const struct http_limits lim = { 8, 8, 400 };
+	struct http *h2 = NULL;
+	char err[256] = "";
+	int fds[12], p2, fd, left;
+	int64_t t0;
+
+	ck_assert_int_eq(http_start("127.0.0.1", 0, &lim, m, &h2, err, sizeof(err)), 0);
+	p2 = http_port(h2);
+	/* three closes to an answered request: the answer paces them to the server's thread */
+	for (int i = 0; i < 50; i++) {
+		for (int j = 0; j < 3; j++) {
+			fd = connect_from("127.0.0.1", p2, 1000);
+			ck_assert_int_ge(fd, 0);
+			close(fd);
+		}
+		ck_assert_int_eq(probe("127.0.0.1", p2, 1000), 200);
+	}
+	/* eight slow from .1, then four from .3 take places from them: the endpoint holds eight */
+	for (int i = 0; i < 12; i++) {
+		fds[i] = slow_from(i < 8 ? "127.0.0.1" : "127.0.0.3", p2);
+	}
+	ck_assert_int_eq(probe("127.0.0.4", p2, 1000), 200);
+	ck_assert_int_eq(count_held(fds, 0, 8), 3);
+	ck_assert_int_eq(count_held(fds, 8, 4), 4);
+	/* the rest reach the 400 ms deadline; bounded by 2 s */
+	t0 = now_monotonic_us();
+	do {
+		usleep(50 * 1000);
+		trickle_all(fds, 12);
+		left = count_held(fds, 0, 12);
+	} while (left > 0 && now_monotonic_us() - t0 < 2000000);
+	ck_assert_int_eq(left, 0);
+	close_all(fds, 12);
+
+	for (int i = 0; i < 8; i++) {
+		fds[i] = slow_from("127.0.0.1", p2);
+	}
+	assert_refused("127.0.0.1", p2);
+	ck_assert_int_eq(count_held(fds, 0, 8), 8);
+	close_all(fds, 8);
+	http_stop(h2);
 }
 END_TEST
 
@@ -446,7 +617,7 @@ START_TEST(test_a_request_trickled_past_its_deadline_is_cut)
 	int fd;
 
 	ck_assert_int_eq(http_start("127.0.0.1", 0, &lim, m, &h2, err, sizeof(err)), 0);
-	fd = connect_from("127.0.0.1", http_port(h2), 1000);
+	fd = slow_from("127.0.0.1", http_port(h2));
 	ck_assert_int_ge(fd, 0);
 	t0 = now_monotonic_us();
 	/* bounded: 3 s of trickling, six times the deadline (Check's own limit is 4 s) */
@@ -483,6 +654,33 @@ START_TEST(test_bind_any_ipv6_also_serves_ipv4)
 }
 END_TEST
 
+/*
+ * On "::" an IPv4 client arrives as an IPv4-mapped IPv6 address and is still one client: eight
+ * slow connections from 127.0.0.1 are its share, a ninth is refused, and probes from 127.0.0.2
+ * and (where the host has IPv6) ::1 answer within 1 s.
+ */
+START_TEST(test_on_every_address_the_per_client_limit_holds_for_each_family)
+{
+	struct http *h6 = NULL;
+	char err[256] = "";
+	int fds[8], p6, code;
+
+	ck_assert_int_eq(http_start("::", 0, NULL, m, &h6, err, sizeof(err)), 0);
+	p6 = http_port(h6);
+	for (int i = 0; i < 8; i++) {
+		fds[i] = slow_from("127.0.0.1", p6);
+	}
+	assert_refused("127.0.0.1", p6);
+	ck_assert_int_eq(count_held(fds, 0, 8), 8);
+	ck_assert_int_eq(probe("127.0.0.2", p6, 1000), 200);
+	code = probe("::1", p6, 1000);
+	ck_assert_msg(code == 200 || connect_from("::1", p6, 1000) == -EADDRNOTAVAIL,
+		      "the probe from ::1 got %d within 1 s", code);
+	close_all(fds, 8);
+	http_stop(h6);
+}
+END_TEST
+
 static Suite *
 http_suite(void)
 {
@@ -497,6 +695,9 @@ http_suite(void)
 	tcase_add_test(serve, test_methods_other_than_get_and_head_are_405_with_allow);
 	tcase_add_test(serve, test_head_answers_the_headers_without_a_body);
 	tcase_add_test(serve, test_slow_clients_on_one_address_never_delay_a_probe_from_another);
+	tcase_add_test(serve,
+		       test_more_slow_clients_than_places_never_delay_a_probe_from_a_fresh_address);
+	tcase_add_test(serve, test_every_way_a_connection_ends_gives_its_place_back);
 	tcase_add_test(serve, test_a_request_trickled_past_its_deadline_is_cut);
 	tcase_add_checked_fixture(start, setup, teardown);
 	tcase_add_test(start, test_port_in_use_is_eaddrinuse_naming_the_setting);
@@ -504,6 +705,7 @@ http_suite(void)
 	tcase_add_test(start, test_stop_closes_socket);
 	tcase_add_test(start, test_ipv6_loopback_is_served_where_the_host_has_ipv6);
 	tcase_add_test(start, test_bind_any_ipv6_also_serves_ipv4);
+	tcase_add_test(start, test_on_every_address_the_per_client_limit_holds_for_each_family);
 	suite_add_tcase(s, serve);
 	suite_add_tcase(s, start);
 	return s;

@@ -9,10 +9,11 @@
  * path. Logs at debug level only; start-up failures come back as text.
  *
  * Slow or idle clients cannot starve the probes: each client address holds a few connections
- * at most, and every connection serves one request (Connection: close) that must be answered
- * within a deadline from its accept, however slowly its bytes trickle in; past it the socket is
- * shut down. So one address trickling bytes leaves room for every other (the kubelet's, the
- * scraper's).
+ * at most, a full endpoint makes room for an address holding fewer than the heaviest one
+ * (http_clients.h), and every connection serves one request (Connection: close) that must be
+ * answered within a deadline from its accept, however slowly its bytes trickle in; past it the
+ * socket is shut down. So addresses trickling bytes leave room for every other (the kubelet's,
+ * the scraper's).
  */
 
 #include <stddef.h>
@@ -24,7 +25,7 @@ struct http;
 
 /* How much the clients may hold. */
 struct http_limits {
-	unsigned connections; /* at once, every client together */
+	unsigned connections; /* at once, every client together (the shut-down ones not counted) */
 	unsigned per_client;  /* at once, from one client address */
 	int64_t request_ms;   /* from a connection's accept to its response's last byte */
 };
