@@ -22,6 +22,36 @@ due(const struct periodic *p, int i, int64_t now)
 	return p->job[i].every_us > 0 && (p->left[i] != PERIODIC_DONE || now >= p->next_us[i]);
 }
 
+/* The wait after @failures failed steps in a row: the cadence, doubled at each further one. */
+static int64_t
+backoff_us(const struct periodic *p, int i, int failures)
+{
+	int64_t wait = p->job[i].every_us,
+		cap = p->backoff_max_us[i] > wait ? p->backoff_max_us[i] : wait;
+
+	for (int k = 1; k < failures && wait < cap; k++) {
+		wait = wait > cap / 2 ? cap : wait * 2;
+	}
+	return wait;
+}
+
+void
+periodic_backoff(struct periodic *p, int i, int64_t max_us)
+{
+	if (i >= 0 && i < p->njobs) {
+		p->backoff_max_us[i] = max_us;
+	}
+}
+
+int64_t
+periodic_retry_us(const struct periodic *p, int i)
+{
+	if (i < 0 || i >= p->njobs) {
+		return 0;
+	}
+	return backoff_us(p, i, p->failures[i] + 1);
+}
+
 /* Job @i's step, if it is due at *@now; *@now becomes the step's end (one clock read a step). */
 static enum outcome
 run(struct periodic *p, int i, int64_t *now)
@@ -34,9 +64,13 @@ run(struct periodic *p, int i, int64_t *now)
 	}
 	o = p->job[i].step(p->job[i].arg, *now, &left);
 	*now = p->clock();
-	p->left[i] = left;
-	if (left == PERIODIC_DONE) {
+	p->left[i] = left == PERIODIC_FAILED ? PERIODIC_DONE : left;
+	if (left == PERIODIC_FAILED) {
+		p->failures[i]++;
+		p->next_us[i] = *now + backoff_us(p, i, p->failures[i]);
+	} else if (left == PERIODIC_DONE) {
 		/* from the step's end: a long step does not make the next one come sooner */
+		p->failures[i] = 0;
 		p->next_us[i] = *now + p->job[i].every_us;
 	}
 	return o;

@@ -20,11 +20,11 @@
 
 #define MOD "poll"
 
-/* The poller's periodic jobs (jobs_start() declares them), in the order a turn runs them. */
-enum poll_job { JOB_LOCKS, JOB_CYCLE, JOB_COUNT, JOB_CLEAN, JOB_WATCHDOG, POLL_NJOBS };
-
 /* The stall watchdog looks this often. */
 #define WATCHDOG_US INT64_C(1000000)
+
+/* The longest a failing side job (the count, the cleanup) waits between attempts. */
+#define UPKEEP_BACKOFF_MAX_US (INT64_C(5) * 60 * 1000000)
 
 static void
 on_produced(void *opaque, uint64_t token)
@@ -484,8 +484,8 @@ poll_cycle(void *arg, int64_t now, enum periodic_left *ret_left)
  * The poller's work, its cadences in one place: the partitions' locks (ordered mode) and the
  * cycle at once, then every outboxd.poll.interval.ms (the cycle at once on a NOTIFY, too); the
  * count and the cleanup from the first turn, every outboxd.poll.stats.interval.ms and
- * outboxd.poll.cleanup.interval.ms; the stall watchdog every second, in the waits within a
- * cycle too.
+ * outboxd.poll.cleanup.interval.ms (a failing one backs off, up to UPKEEP_BACKOFF_MAX_US); the
+ * stall watchdog every second, in the waits within a cycle too.
  */
 static void
 jobs_start(struct poller *s)
@@ -505,6 +505,8 @@ jobs_start(struct poller *s)
 	};
 
 	periodic_start(&s->jobs, jobs, POLL_NJOBS, now_monotonic_us);
+	periodic_backoff(&s->jobs, JOB_COUNT, UPKEEP_BACKOFF_MAX_US);
+	periodic_backoff(&s->jobs, JOB_CLEAN, UPKEEP_BACKOFF_MAX_US);
 }
 
 /*

@@ -22,6 +22,9 @@
 #include "outboxd/poll/poll_metrics.h"
 #include "outboxd/util/buf.h"
 
+/* The poller's periodic jobs (poll.c's jobs_start() declares them), in a turn's order. */
+enum poll_job { JOB_LOCKS, JOB_CYCLE, JOB_COUNT, JOB_CLEAN, JOB_WATCHDOG, POLL_NJOBS };
+
 /*
  * One row produced in this cycle: its table, partition, id, its mark key (its part of the mark's
  * array literal; NULL when a key column is NULL: it cannot be marked), what its report said,
@@ -100,6 +103,7 @@ struct poller {
 	struct periodic jobs;  /* locks, the cycle, the count, the cleanup, the watchdog */
 	int clean_at;	       /* the table a cleanup under way is at; -1 = none under way */
 	long long clean_total; /* the rows that cleanup removed so far */
+	bool clean_failed;     /* a table of that cleanup failed: the job backs off at its end */
 	uint64_t tick_acked;   /* successful reports the watchdog has seen */
 	struct poll_pending *rows;
 	size_t nrows, cap;
@@ -207,6 +211,13 @@ void poll_tables_free(struct poller *s);
 enum outcome poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema);
 
 /*
+ * The side jobs below fail without ending the session: a failed statement is a warning naming
+ * the job, the table, the error and the fix, counted in outboxd_poll_upkeep_failures_total, and
+ * the job backs off (PERIODIC_FAILED) while publishing goes on. Only a connection that is gone
+ * (or left inside a transaction) ends the session, as the cycle's next statement would anyway.
+ */
+
+/*
  * poll_upkeep_count() - the poller's periodic job (periodic_step_fn, @arg the poller) every
  * outboxd.poll.stats.interval.ms: every table's unpublished rows counted, the oldest's age.
  */
@@ -216,7 +227,8 @@ enum outcome poll_upkeep_count(void *arg, int64_t now_us, enum periodic_left *re
  * poll_upkeep_clean() - the poller's periodic job (periodic_step_fn, @arg the poller) every
  * outboxd.poll.cleanup.interval.ms: one batch of the cleanup, its own short transaction; more
  * is left (PERIODIC_MORE) until every table is done, so that the loop goes on between batches
- * (publishing, signals, the liveness clock) however many rows a cleanup has to remove.
+ * (publishing, signals, the liveness clock) however many rows a cleanup has to remove. A table
+ * whose batch fails is left for the next cleanup, which starts again from the first table.
  */
 enum outcome poll_upkeep_clean(void *arg, int64_t now_us, enum periodic_left *ret_left);
 

@@ -5,6 +5,9 @@
 
 #include "outboxd/util/prom.h"
 
+/* The label of each poll_upkeep_job. */
+static const char *const upkeep_names[POLL_UPKEEP_NJOBS] = { "count", "cleanup" };
+
 /* The section's render (struct metrics_section): on the HTTP thread, from the copy. */
 static void
 render(const void *data, int64_t now_us, int64_t set_us, struct buf *out)
@@ -37,6 +40,13 @@ render(const void *data, int64_t now_us, int64_t set_us, struct buf *out)
 		    "Published rows the cleanup deleted or moved to the archive "
 		    "(outboxd.poll.retention).");
 	buf_add_fmt(out, "outboxd_poll_rows_cleaned_total %" PRIu64 "\n", v->cleaned);
+	prom_family(out, "outboxd_poll_upkeep_failures_total", "counter",
+		    "Statements of the side jobs (the count, the cleanup) that failed; publishing "
+		    "went on and the job was tried again with backoff.");
+	for (int i = 0; i < POLL_UPKEEP_NJOBS; i++) {
+		buf_add_fmt(out, "outboxd_poll_upkeep_failures_total{job=\"%s\"} %" PRIu64 "\n",
+			    upkeep_names[i], v->upkeep_failures[i]);
+	}
 }
 
 static const struct metrics_section section = {
@@ -81,5 +91,12 @@ void
 poll_metrics_cleaned(struct poll_metrics *pm, uint64_t n)
 {
 	pm->v.cleaned += n;
+	metrics_section_set(pm->m, pm->id, &pm->v);
+}
+
+void
+poll_metrics_upkeep_failed(struct poll_metrics *pm, enum poll_upkeep_job job)
+{
+	pm->v.upkeep_failures[job]++;
 	metrics_section_set(pm->m, pm->id, &pm->v);
 }

@@ -5,7 +5,8 @@
  * outboxd.poll.retention, deleted or moved to outboxd.poll.archive.table. The cleanup goes in
  * batches of outboxd.poll.cleanup.batch.size, each statement its own short transaction, so it
  * never holds many row locks or a long snapshot; the rows of a batch are claimed with SKIP
- * LOCKED, so two pollers cleaning at once never wait on each other.
+ * LOCKED, so two pollers cleaning at once never wait on each other. Neither job's failure stops
+ * the publishing (poll_int.h): an archive that refuses the rows must not throttle it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,30 @@ poll_upkeep_prepare(struct poller *s, struct poll_table *t, const char *schema)
 	return o;
 }
 
+/*
+ * The statement of the side job @job failed on @table (its outcome @o, its error in s->why,
+ * then @fix): OUTCOME_OK, the failure told and counted, publishing goes on while the job backs
+ * off; or @o when the connection is gone or was left in a transaction, which ends the session.
+ */
+static enum outcome
+upkeep_failed(struct poller *s, enum poll_job job, enum outcome o, const char *table,
+	      const char *fix)
+{
+	bool clean = job == JOB_CLEAN;
+
+	if (PQstatus(s->sql) != CONNECTION_OK || PQtransactionStatus(s->sql) != PQTRANS_IDLE) {
+		return o;
+	}
+	poll_metrics_upkeep_failed(s->pm, clean ? POLL_UPKEEP_CLEANUP : POLL_UPKEEP_COUNT);
+	log_warn(MOD,
+		 "%s of %s failed: %s; %s; publishing goes on, the %s is tried again in %lld ms "
+		 "(its wait doubling while it fails)",
+		 clean ? "cleanup" : "count of the unpublished rows", table, s->why, fix,
+		 clean ? "cleanup" : "count", (long long)(periodic_retry_us(&s->jobs, job) / 1000));
+	s->why[0] = '\0';
+	return OUTCOME_OK;
+}
+
 /* Every table's unpublished rows: their sum and the oldest's age over all tables. */
 enum outcome
 poll_upkeep_count(void *arg, int64_t now_us, enum periodic_left *ret_left)
@@ -155,7 +180,8 @@ poll_upkeep_count(void *arg, int64_t now_us, enum periodic_left *ret_left)
 	enum outcome o = OUTCOME_OK;
 	int64_t rows = 0, oldest = -1;
 
-	for (int i = 0; i < s->ntables && o == OUTCOME_OK; i++) {
+	*ret_left = PERIODIC_DONE;
+	for (int i = 0; i < s->ntables && *ret_left == PERIODIC_DONE; i++) {
 		PGresult *r = NULL;
 
 		o = poll_exec(s, buf_cstr(&s->tables[i].stats), 0, NULL,
@@ -165,22 +191,31 @@ poll_upkeep_count(void *arg, int64_t now_us, enum periodic_left *ret_left)
 
 			rows += strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 			oldest = age > oldest ? age : oldest;
+		} else {
+			/* a partial sum would be wrong: the gauges keep the last whole count */
+			*ret_left = PERIODIC_FAILED;
+			o = upkeep_failed(s, JOB_COUNT, o, buf_cstr(&s->tables[i].name),
+					  "outboxd_poll_unpublished_rows keeps its last count; see "
+					  "that outboxd's role may read the table");
 		}
 		PQclear(r);
 	}
-	if (o == OUTCOME_OK) {
+	if (*ret_left == PERIODIC_DONE) {
 		poll_metrics_stats(s->pm, rows, oldest);
 	}
-	*ret_left = PERIODIC_DONE;
 	return o;
 }
 
-/* One batch of the cleanup of the table it is at: a short batch moves it to the next table. */
+/*
+ * One batch of the cleanup of the table it is at: a short batch moves it to the next table, and
+ * so does a failed one (told, and the cleanup backs off at its end).
+ */
 static enum outcome
 clean_batch(struct poller *s)
 {
 	const struct poll_table *t = &s->tables[s->clean_at];
-	char batch[24];
+	const char *arch = s->cfg->poll_archive_table;
+	char batch[24], fix[1024];
 	const char *params[2] = { s->cfg->poll_retention, batch };
 	PGresult *r = NULL;
 	enum outcome o;
@@ -188,8 +223,7 @@ clean_batch(struct poller *s)
 
 	snprintf(batch, sizeof(batch), "%lld", (long long)s->cfg->poll_cleanup_batch_size);
 	o = poll_exec(s, buf_cstr(&t->clean), 2, params,
-		      s->cfg->poll_archive_table ? "moving published rows to the archive" :
-						   "deleting published rows",
+		      arch ? "moving published rows to the archive" : "deleting published rows",
 		      &r);
 	n = o == OUTCOME_OK ? strtoll(PQcmdTuples(r), NULL, 10) : 0;
 	PQclear(r);
@@ -198,7 +232,25 @@ clean_batch(struct poller *s)
 	if (o == OUTCOME_OK && n < s->cfg->poll_cleanup_batch_size) {
 		s->clean_at++; /* nothing older left in this table */
 	}
-	return o;
+	if (o == OUTCOME_OK) {
+		return o;
+	}
+	if (arch) {
+		snprintf(fix, sizeof(fix),
+			 "the rows stay in %s until outboxd.poll.archive.table=%s takes them: give "
+			 "it the outbox's columns (as CREATE TABLE %s (LIKE %s) does) and no "
+			 "constraint or trigger that refuses them, and GRANT INSERT on it to "
+			 "outboxd's role",
+			 buf_cstr(&t->name), arch, arch, buf_cstr(&t->name));
+	} else {
+		snprintf(fix, sizeof(fix),
+			 "the rows stay in %s; see that outboxd's role may DELETE from it and "
+			 "that no trigger or foreign key refuses the DELETE",
+			 buf_cstr(&t->name));
+	}
+	s->clean_failed = true;
+	s->clean_at++; /* the next table's turn; this one's at the next cleanup */
+	return upkeep_failed(s, JOB_CLEAN, o, buf_cstr(&t->name), fix);
 }
 
 /* The cleanup's next batch; at its end the total. */
@@ -212,6 +264,7 @@ poll_upkeep_clean(void *arg, int64_t now_us, enum periodic_left *ret_left)
 	if (s->clean_at < 0) {
 		s->clean_at = 0;
 		s->clean_total = 0;
+		s->clean_failed = false;
 	}
 	o = s->clean_at < s->ntables ? clean_batch(s) : OUTCOME_OK;
 	if (o == OUTCOME_OK && s->clean_at < s->ntables) {
@@ -223,6 +276,7 @@ poll_upkeep_clean(void *arg, int64_t now_us, enum periodic_left *ret_left)
 			 s->cfg->poll_retention,
 			 s->cfg->poll_archive_table ? "moved to the archive" : "deleted");
 	}
-	s->clean_at = -1;
+	*ret_left = s->clean_failed ? PERIODIC_FAILED : PERIODIC_DONE;
+	s->clean_at = -1; /* the next cleanup starts from the first table */
 	return o;
 }

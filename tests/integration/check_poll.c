@@ -931,6 +931,96 @@ START_TEST(test_a_long_cleanup_keeps_the_loop_turning)
 }
 END_TEST
 
+/* The last lines of the fixture's log: a whole log of warnings is more than a message holds. */
+static char *
+log_tail(const struct relayfix *f)
+{
+	char *log = relayfix_log(f);
+	size_t n = strlen(log);
+
+	if (n > 3000) {
+		memmove(log, log + n - 3000, 3001);
+	}
+	return log;
+}
+
+/*
+ * A cleanup that fails every time (issue 34): the archive refuses every moved row (a CHECK only
+ * unpublished rows pass). Each failure is a warning naming the outbox, the archive and the
+ * constraint, counted in outboxd_poll_upkeep_failures_total, and the cleanup backs off while
+ * publishing goes on: a backlog of 300 rows in batches of 5 (60 cycles) is published within
+ * 30 s, never restarting the session, and nothing moves or is lost. Once the constraint goes,
+ * the cleanup's next attempt moves them all. It used to restart the session at each failed
+ * cleanup, so one batch was published per session, each after a backoff growing to 30 s.
+ */
+START_TEST(test_a_failing_cleanup_does_not_stop_publishing)
+{
+	struct relayfix f;
+	char *topic, *body = NULL, *log;
+	struct buf w = BUF_INIT, warn = BUF_INIT;
+	int port = itest_free_port();
+	double took, failures, restarts, t0, moved = 0;
+
+	poll_fixture(&f, NULL, &topic);
+	itest_sqlf(f.pg, "CREATE TABLE %s.outbox_archive (LIKE %s.outbox)", f.name, f.name);
+	itest_sqlf(f.pg,
+		   "ALTER TABLE %s.outbox_archive ADD CONSTRAINT only_unpublished CHECK "
+		   "(published_at IS NULL)",
+		   f.name);
+	buf_add_fmt(&w,
+		    "outboxd.poll.notify.channel=%s\noutboxd.poll.retention=1 millisecond\n"
+		    "outboxd.poll.cleanup.interval.ms=100\noutboxd.poll.partitions=1\n"
+		    "outboxd.poll.batch.size=5\noutboxd.poll.archive.table=%s.outbox_archive\n",
+		    f.name, f.name);
+	relayfix_config(&f, buf_cstr(&w), NULL);
+	insert_rows(&f, f.pg, 0, 3, 100);
+	f.pid = relayfix_spawn(&f, "poll", "outboxd.log", port);
+	took = wait_published(&f, 300, false, 30);
+	ck_assert_msg(took >= 0, "300 rows not published within 30 s while the cleanup fails: %s",
+		      log_tail(&f));
+	buf_add_fmt(&warn,
+		    "cleanup of %s.outbox failed: moving published rows to the archive: ", f.name);
+	ck_assert_msg(relayfix_wait_log(&f, buf_cstr(&warn), 5), "%s", log_tail(&f));
+	log = log_tail(&f);
+	ck_assert_msg(strstr(log, "only_unpublished") && strstr(log, "outbox_archive takes them") &&
+			      strstr(log, "publishing goes on, the cleanup is tried again in"),
+		      "the warning names the constraint, the archive and what happens: %s",
+		      log_tail(&f));
+	ck_assert_msg(!strstr(log, "polling again from the oldest"), "the session restarted: %s",
+		      log_tail(&f));
+	free(log);
+	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
+	failures = itest_metric(body, "outboxd_poll_upkeep_failures_total{job=\"cleanup\"}");
+	restarts = itest_metric(body, "outboxd_pipeline_restarts_total");
+	free(body);
+	ck_assert_msg(failures >= 1, "outboxd_poll_upkeep_failures_total{job=cleanup} %.0f",
+		      failures);
+	ck_assert_msg(restarts == 0, "outboxd_pipeline_restarts_total %.0f", restarts);
+	ck_assert_int_eq(intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name), 300);
+	ck_assert_int_eq(intf(f.pg, "SELECT count(*) FROM %s.outbox_archive", f.name), 0);
+
+	/* fixed: the cleanup's next attempt (within its backoff) moves every row */
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox_archive DROP CONSTRAINT only_unpublished", f.name);
+	for (t0 = now_s(); now_s() - t0 < 30 &&
+			   intf(f.pg, "SELECT count(*) FROM %s.outbox_archive", f.name) < 300;
+	     usleep(100 * 1000)) {
+	}
+	ck_assert_msg(intf(f.pg, "SELECT count(*) FROM %s.outbox_archive", f.name) == 300,
+		      "the archive has not taken the rows 30 s after its fix: %s", log_tail(&f));
+	moved = now_s() - t0;
+	ck_assert_int_eq(intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name), 0);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	ck_assert_int_eq(itest_topic_count(topic), 300);
+	note("# the archive refusing every row: 300 rows published in batches of 5 in %.2f s, the "
+	     "cleanup failing %.0f times meanwhile, 0 restarts; moved within %.2f s of the fix\n",
+	     took, failures, moved);
+	buf_fini(&warn);
+	buf_fini(&w);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
 /* A record the broker refuses every time (topic max.message.bytes): a halt naming the row. */
 START_TEST(test_refused_row_halts_naming_it)
 {
@@ -1402,6 +1492,11 @@ main(void)
 	tcase_set_timeout(t, 300);
 	tcase_set_tags(t, "broker-outage pg-independent");
 	tcase_add_test(t, test_unordered_claim_does_not_hold_the_horizon_through_a_freeze);
+	suite_add_tcase(s, t);
+	/* the side jobs' failures: warned, backed off, never in publishing's way */
+	t = tcase_create("upkeep");
+	tcase_set_timeout(t, 300);
+	tcase_add_test(t, test_a_failing_cleanup_does_not_stop_publishing);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -18,6 +18,7 @@ struct script {
 	int runs;
 	int64_t last_at;  /* the @now_us of the last step */
 	int more;	  /* the next steps that leave PERIODIC_MORE */
+	int failed;	  /* ... then PERIODIC_FAILED */
 	int waiting;	  /* ... then PERIODIC_WAITING */
 	int64_t takes_us; /* each step advances the clock this much */
 	enum outcome ret; /* what each step returns */
@@ -34,6 +35,9 @@ scripted(void *arg, int64_t now_us, enum periodic_left *ret_left)
 	if (s->more > 0) {
 		s->more--;
 		*ret_left = PERIODIC_MORE;
+	} else if (s->failed > 0) {
+		s->failed--;
+		*ret_left = PERIODIC_FAILED;
 	} else if (s->waiting > 0) {
 		s->waiting--;
 		*ret_left = PERIODIC_WAITING;
@@ -216,6 +220,91 @@ START_TEST(test_one_job_alone_and_a_poke)
 }
 END_TEST
 
+/*
+ * A failed step backs its job off (issue 34): its cadence after the first failure in a row,
+ * doubled after each further one up to its backoff_max_us; the turn and the other jobs go on
+ * at their cadences; a step that leaves nothing brings the cadence back.
+ */
+START_TEST(test_a_failed_step_backs_off_up_to_its_cap_until_one_succeeds)
+{
+	struct script a = { .failed = 4 }, b = { 0 };
+	struct periodic_job jobs[] = { { "cleanup", 100, 0, scripted, &a },
+				       { "cycle", 1, 0, scripted, &b } };
+	const int64_t waits[] = { 100, 200, 350, 350 };
+	struct periodic p;
+
+	start(&p, jobs, 2);
+	periodic_backoff(&p, 0, 350);
+	periodic_backoff(&p, 7, 350); /* no such job: nothing */
+	for (int k = 0; k < 4; k++) {
+		ck_assert_int_eq(periodic_retry_us(&p, 0), waits[k]);
+		ck_assert_int_eq(periodic_run(&p), OUTCOME_OK); /* fails, the turn goes on */
+		ck_assert_int_eq(a.runs, k + 1);
+		ck_assert_int_eq(b.runs, 2 * k + 1);
+		ck_assert_int_eq(periodic_job_next_us(&p, 0), fake_now + waits[k]);
+		fake_now += waits[k] - 1;
+		ck_assert_int_eq(periodic_run(&p), OUTCOME_OK);
+		ck_assert_int_eq(a.runs, k + 1);     /* not before its wait */
+		ck_assert_int_eq(b.runs, 2 * k + 2); /* the other job keeps its cadence */
+		fake_now += 1;
+	}
+	ck_assert_int_eq(periodic_run(&p), OUTCOME_OK); /* succeeds */
+	ck_assert_int_eq(a.runs, 5);
+	ck_assert_int_eq(periodic_job_next_us(&p, 0), fake_now + 100);
+	ck_assert_int_eq(periodic_retry_us(&p, 0), 100); /* a new run of failures */
+	ck_assert_int_eq(periodic_retry_us(&p, 9), 0);	 /* no such job */
+}
+END_TEST
+
+/* A job without a backoff, or with one below its cadence, retries at its cadence. */
+START_TEST(test_a_failed_step_never_retries_sooner_than_the_cadence)
+{
+	struct script a = { .failed = 3 }, b = { .failed = 3 };
+	struct periodic_job jobs[] = { { "count", 100, 0, scripted, &a },
+				       { "cleanup", 100, 0, scripted, &b } };
+	struct periodic p;
+
+	start(&p, jobs, 2);
+	periodic_backoff(&p, 1, 50);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(periodic_run(&p), OUTCOME_OK);
+		ck_assert_int_eq(periodic_job_next_us(&p, 0), fake_now + 100);
+		ck_assert_int_eq(periodic_job_next_us(&p, 1), fake_now + 100);
+		fake_now += 100;
+	}
+	ck_assert_int_eq(a.runs, 3);
+	ck_assert_int_eq(b.runs, 3);
+}
+END_TEST
+
+/*
+ * A job of several steps (a cleanup over several tables) whose last step fails counts one
+ * failure per pass: the steps it has left in between keep the run of failures, only a step
+ * that leaves nothing ends it.
+ */
+START_TEST(test_more_work_keeps_the_run_of_failures)
+{
+	struct script a = { .more = 1, .failed = 1 };
+	struct periodic_job jobs[] = { { "cleanup", 100, 0, scripted, &a } };
+	struct periodic p;
+
+	start(&p, jobs, 1);
+	periodic_backoff(&p, 0, 1000);
+	ck_assert_int_eq(periodic_run(&p), OUTCOME_OK); /* more */
+	ck_assert_int_eq(periodic_next_us(&p), fake_now);
+	ck_assert_int_eq(periodic_run(&p), OUTCOME_OK); /* failed: the cadence */
+	ck_assert_int_eq(periodic_next_us(&p), fake_now + 100);
+	fake_now += 100;
+	a.more = 1;
+	a.failed = 1;
+	ck_assert_int_eq(periodic_run(&p), OUTCOME_OK); /* more */
+	ck_assert_int_eq(periodic_retry_us(&p, 0), 200);
+	ck_assert_int_eq(periodic_run(&p), OUTCOME_OK); /* failed again: twice the cadence */
+	ck_assert_int_eq(periodic_next_us(&p), fake_now + 200);
+	ck_assert_int_eq(a.runs, 4);
+}
+END_TEST
+
 static Suite *
 periodic_suite(void)
 {
@@ -229,6 +318,9 @@ periodic_suite(void)
 	tcase_add_test(t, test_the_wait_ends_at_the_earliest_due_job);
 	tcase_add_test(t, test_an_outcome_ends_the_turn);
 	tcase_add_test(t, test_one_job_alone_and_a_poke);
+	tcase_add_test(t, test_a_failed_step_backs_off_up_to_its_cap_until_one_succeeds);
+	tcase_add_test(t, test_a_failed_step_never_retries_sooner_than_the_cadence);
+	tcase_add_test(t, test_more_work_keeps_the_run_of_failures);
 	suite_add_tcase(s, t);
 	return s;
 }

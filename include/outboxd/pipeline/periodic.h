@@ -16,6 +16,11 @@
  * reports and the liveness clock, so no job holds the loop thread longer than one step, and a
  * job runs at most once per turn, however late the turn is.
  *
+ * A job whose work can fail without ending the session (side work: a count, a cleanup) says so
+ * (PERIODIC_FAILED) and backs off on its own: it waits its cadence after the first failure in
+ * a row, twice that after the second, and so on up to its periodic_backoff(), while the other
+ * jobs keep their cadences; a step that leaves nothing ends the run of failures.
+ *
  * Pure: the clock is the caller's (a fake one in the tests), and nothing is logged.
  */
 
@@ -32,6 +37,7 @@ enum periodic_left {
 	PERIODIC_DONE, /* nothing: the job runs again one cadence after this step ended */
 	PERIODIC_MORE, /* work ready at once: again at the next turn, which comes without a wait */
 	PERIODIC_WAITING, /* work that waits on something outside: again at the next turn */
+	PERIODIC_FAILED,  /* the work failed, the job goes on: again after its backoff */
 };
 
 /**
@@ -54,7 +60,9 @@ struct periodic_job {
 struct periodic {
 	struct periodic_job job[PERIODIC_MAX_JOBS];
 	int64_t next_us[PERIODIC_MAX_JOBS];	    /* when each is due (the table's clock) */
-	enum periodic_left left[PERIODIC_MAX_JOBS]; /* what its last step left */
+	enum periodic_left left[PERIODIC_MAX_JOBS]; /* what its last step left (never FAILED) */
+	int failures[PERIODIC_MAX_JOBS];	    /* its steps that failed in a row */
+	int64_t backoff_max_us[PERIODIC_MAX_JOBS];  /* periodic_backoff()'s */
 	int njobs;
 	int64_t (*clock)(void); /* monotonic microseconds */
 };
@@ -69,7 +77,7 @@ void periodic_start(struct periodic *p, const struct periodic_job *jobs, int njo
 /**
  * periodic_run() - one turn: each job that is due, or has work left, runs one step, in the
  * table's order; none runs twice. A job whose step leaves nothing is due again one cadence
- * after the step ended.
+ * after the step ended; one whose step failed (PERIODIC_FAILED), after its backoff.
  * Return: OUTCOME_OK, or the first step's outcome that is not (the later jobs wait for the
  * next turn).
  */
@@ -91,6 +99,18 @@ int64_t periodic_next_us(const struct periodic *p);
 
 /* periodic_job_next_us() - job @i's part of periodic_next_us(). */
 int64_t periodic_job_next_us(const struct periodic *p, int i);
+
+/**
+ * periodic_backoff() - job @i, when its steps fail in a row, waits up to @max_us between them
+ * (never less than its cadence); until this is called, its cadence.
+ */
+void periodic_backoff(struct periodic *p, int i, int64_t max_us);
+
+/**
+ * periodic_retry_us() - how long job @i waits after its step if that step fails (leaves
+ * PERIODIC_FAILED): for the step's message, which says when it is tried again.
+ */
+int64_t periodic_retry_us(const struct periodic *p, int i);
 
 /* periodic_poke() - job @i is due at the next turn (a notification asked for its work). */
 void periodic_poke(struct periodic *p, int i);

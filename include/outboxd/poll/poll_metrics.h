@@ -6,7 +6,8 @@
  * The polling publisher's families on /metrics, a section of the metrics registry ("poll"):
  * outboxd_poll_unpublished_rows, outboxd_poll_oldest_unpublished_age_seconds (absent while
  * unknown), outboxd_poll_partitions_owned, outboxd_poll_last_poll_age_seconds,
- * outboxd_poll_rows_marked_total and outboxd_poll_rows_cleaned_total. Absent for `outboxd run`:
+ * outboxd_poll_rows_marked_total, outboxd_poll_rows_cleaned_total and
+ * outboxd_poll_upkeep_failures_total{job="count"|"cleanup"}. Absent for `outboxd run`:
  * only poll_metrics_init() registers them. The poller's thread keeps the figures and hands a
  * copy to the metrics at each change; the HTTP thread renders the copy.
  */
@@ -15,12 +16,16 @@
 
 #include "outboxd/obs/metrics.h"
 
+/* The side jobs whose failures are counted (their label). */
+enum poll_upkeep_job { POLL_UPKEEP_COUNT, POLL_UPKEEP_CLEANUP, POLL_UPKEEP_NJOBS };
+
 /* The figures the section copies. */
 struct poll_metrics_figures {
 	int64_t unpublished;   /* at the last count (outboxd.poll.stats.interval.ms) */
 	int64_t oldest_age_ms; /* -1: unknown (no table has a creation time column) */
 	int owned;	       /* partitions this session holds */
 	uint64_t marked, cleaned;
+	uint64_t upkeep_failures[POLL_UPKEEP_NJOBS];
 	int64_t done_us; /* the last successful cycle, on the metrics clock (metrics_now_us) */
 };
 
@@ -51,5 +56,8 @@ void poll_metrics_done(struct poll_metrics *pm, uint64_t marked);
 
 /* poll_metrics_cleaned() - the cleanup deleted (or archived) @n published rows. */
 void poll_metrics_cleaned(struct poll_metrics *pm, uint64_t n);
+
+/* poll_metrics_upkeep_failed() - a statement of the side job @job failed (publishing went on). */
+void poll_metrics_upkeep_failed(struct poll_metrics *pm, enum poll_upkeep_job job);
 
 #endif
