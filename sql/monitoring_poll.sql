@@ -29,8 +29,9 @@ FROM ONLY :table
 WHERE published_at IS NULL;
 
 -- Per partition (ordered mode): the same numbers, and the session that owns the partition
--- through its advisory lock (pg_try_advisory_lock(hashtext('outboxd.poll <table>'), p)).
--- A partition with rows and no owner is served by nobody until a poller takes it.
+-- through its advisory lock (pg_try_advisory_lock(hashtext('outboxd.poll <table>'),
+-- partitions << 16 | p)). A partition with rows and no owner is served by nobody until a
+-- poller takes it.
 WITH parts AS (
 	SELECT p FROM generate_series(0, :partitions - 1) AS p
 ), waiting AS (
@@ -40,12 +41,13 @@ WITH parts AS (
 	WHERE published_at IS NULL
 	GROUP BY 1
 ), owners AS (
-	SELECT l.objid::int AS p, l.pid, a.client_addr, a.application_name
+	SELECT (l.objid::bigint & 65535)::int AS p, l.pid, a.client_addr, a.application_name
 	FROM pg_locks l
 	LEFT JOIN pg_stat_activity a ON a.pid = l.pid
 	WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
 		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 		AND l.classid::bigint = (hashtext('outboxd.poll ' || :'table')::bigint & 4294967295)
+		AND l.objid::bigint >> 16 = :partitions
 )
 SELECT parts.p AS partition, COALESCE(w.unpublished, 0) AS unpublished,
 	COALESCE(clock_timestamp() - w.oldest, interval '0') AS oldest_unpublished_age,
@@ -54,3 +56,19 @@ FROM parts
 LEFT JOIN waiting w USING (p)
 LEFT JOIN owners o USING (p)
 ORDER BY parts.p;
+
+-- Sessions that hold partitions of the table with another outboxd.poll.partitions (0: an
+-- outboxd whose lock keys had no count): a rolling update that changes the setting is under
+-- way, and pollers with :partitions take no partition of the table until these sessions end.
+-- No row: none.
+SELECT l.objid::bigint >> 16 AS their_partitions_setting, count(*) AS partitions_held, l.pid,
+	a.client_addr, a.application_name
+FROM pg_locks l
+LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND l.classid::bigint = (hashtext('outboxd.poll ' || :'table')::bigint & 4294967295)
+	AND l.objid::bigint >> 16 <> :partitions AND l.objid::bigint >> 16 <= 1024
+	AND (l.objid::bigint & 65535) < 1024
+GROUP BY 1, 3, 4, 5
+ORDER BY 1, 3;

@@ -65,62 +65,6 @@ on_delivery(void *opaque, uint64_t token, bool ok, const char *reason)
 	}
 }
 
-/* Takes the advisory lock of every partition of @t no session holds yet. */
-static enum outcome
-take_table_partitions(struct poller *s, struct poll_table *t)
-{
-	struct buf key = BUF_INIT;
-	int before = t->nowned;
-	enum outcome o = OUTCOME_OK;
-
-	buf_add_fmt(&key, "outboxd.poll %s", buf_cstr(&t->name));
-	for (int p = 0; p < s->cfg->poll_partitions && o == OUTCOME_OK; p++) {
-		char num[16];
-		const char *params[2] = { buf_cstr(&key), num };
-		PGresult *r = NULL;
-
-		if (t->owned[p]) {
-			continue;
-		}
-		snprintf(num, sizeof(num), "%d", p);
-		o = poll_exec(s, "SELECT pg_try_advisory_lock(hashtext($1), $2::int)", 2, params,
-			      "taking a partition's advisory lock", &r);
-		if (o == OUTCOME_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
-			t->owned[p] = true;
-			t->nowned++;
-			s->nowned++;
-		}
-		PQclear(r);
-	}
-	buf_fini(&key);
-	if (o == OUTCOME_OK && t->nowned != before) {
-		poll_metrics_partitions(s->pm, s->nowned);
-		log_info(MOD, "this process owns %d of %lld partitions of %s", t->nowned,
-			 (long long)s->cfg->poll_partitions, buf_cstr(&t->name));
-	}
-	return o;
-}
-
-/*
- * Every table's partitions no session holds yet (periodic_step_fn): at the start, and again
- * every outboxd.poll.interval.ms while another session holds some.
- */
-static enum outcome
-take_partitions(void *arg, int64_t now, enum periodic_left *ret_left)
-{
-	struct poller *s = arg;
-	enum outcome o = OUTCOME_OK;
-
-	*ret_left = PERIODIC_DONE;
-	if (s->nowned == s->cfg->poll_partitions * s->ntables) {
-		return OUTCOME_OK; /* every one is ours until the session ends */
-	}
-	for (int i = 0; i < s->ntables && o == OUTCOME_OK; i++) {
-		o = take_table_partitions(s, &s->tables[i]);
-	}
-	return o;
-}
-
 /*
  * Once a second (periodic_step_fn), also while a cycle waits for its reports: the stall
  * watchdog (the one `outboxd run` has).
@@ -494,7 +438,7 @@ jobs_start(struct poller *s)
 	int64_t interval_us = cfg->poll_interval_ms * 1000;
 	const struct periodic_job jobs[POLL_NJOBS] = {
 		[JOB_LOCKS] = { "partition locks", s->unordered ? 0 : interval_us, 0,
-				take_partitions, s },
+				poll_locks_take, s },
 		[JOB_CYCLE] = { "poll", interval_us, 0, poll_cycle, s },
 		[JOB_COUNT] = { "unpublished rows", cfg->poll_stats_interval_ms * 1000, 0,
 				poll_upkeep_count, s },

@@ -3,7 +3,8 @@
  * `outboxd check --poll`: what `outboxd poll` needs of the database, found before it runs. The
  * steps a session takes at start (poll_session_prepare: connection, table, columns, cleanup
  * settings), then what a session finds only later or never: the privileges its statements
- * need, the partial index that keeps the poll's query cheap and the trigger that wakes it.
+ * need, the partial index that keeps the poll's query cheap and the trigger that wakes it, and
+ * in ordered mode the sessions that hold partitions with another outboxd.poll.partitions.
  */
 #include <stdio.h>
 #include <string.h>
@@ -115,6 +116,38 @@ index_and_trigger(struct poller *s, const struct poll_table *t, poll_check_diag 
 	buf_fini(&d);
 }
 
+/*
+ * Ordered mode: sessions holding partitions of @t with another outboxd.poll.partitions (a
+ * rolling update that changes it, under way): a warning, since `outboxd poll` with this
+ * configuration takes no partition of @t until they end.
+ */
+static bool
+partition_locks(struct poller *s, const struct poll_table *t, poll_check_diag diag, void *arg)
+{
+	struct buf who = BUF_INIT, d = BUF_INIT;
+	int held = 0;
+
+	if (poll_locks_others(s, t, &held, &who) != OUTCOME_OK) {
+		diag(arg, 2, "partitions", s->why);
+		buf_fini(&who);
+		return false;
+	}
+	if (held) {
+		buf_add_fmt(&d,
+			    "%d partitions of %s are held by %s (this configuration has %lld): "
+			    "outboxd poll takes none of them until those sessions end",
+			    held, buf_cstr(&t->name), buf_cstr(&who),
+			    (long long)s->cfg->poll_partitions);
+	} else {
+		buf_add_fmt(&d, "no session holds partitions of %s with another count than %lld",
+			    buf_cstr(&t->name), (long long)s->cfg->poll_partitions);
+	}
+	diag(arg, held ? 1 : 0, "partitions", buf_cstr(&d));
+	buf_fini(&who);
+	buf_fini(&d);
+	return true;
+}
+
 /* The columns the mark reaches a row by (poll_key.c; none is exit 2 before this). */
 static void
 mark_key(const struct poll_table *t, poll_check_diag diag, void *arg)
@@ -165,6 +198,7 @@ poll_check(const struct poll_params *p, poll_check_diag diag, void *arg)
 			mark_key(&s.tables[i], diag, arg);
 			ok &= privileges(&s, &s.tables[i], diag, arg);
 			index_and_trigger(&s, &s.tables[i], diag, arg);
+			ok &= s.unordered || partition_locks(&s, &s.tables[i], diag, arg);
 		}
 	}
 	poll_session_close(&s, PUBLISH_END_FINAL);

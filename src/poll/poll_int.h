@@ -77,6 +77,8 @@ struct poll_table {
 	struct buf clean; /* one batch of the cleanup; empty without outboxd.poll.retention */
 	bool *owned;	  /* per partition: this session holds its advisory lock */
 	int nowned;
+	int held;      /* partitions held with another outboxd.poll.partitions, at the last look */
+	char *waiting; /* what the last look logged about them (poll_locks.c), or NULL */
 };
 
 /*
@@ -202,6 +204,22 @@ enum outcome poll_claim_check(struct poller *s);
  */
 enum outcome poll_tables_find(struct poller *s);
 void poll_tables_free(struct poller *s);
+
+/*
+ * poll_locks_take() - the poller's periodic job (periodic_step_fn, @arg the poller): at the
+ * start, then every outboxd.poll.interval.ms while some are not its own, the locks of every
+ * table's partitions no session holds, unless sessions with another outboxd.poll.partitions
+ * hold some of that table's (then it waits, saying why, once per change).
+ */
+enum outcome poll_locks_take(void *arg, int64_t now, enum periodic_left *ret_left);
+
+/*
+ * poll_locks_others() - the partitions of @t held by sessions with another
+ * outboxd.poll.partitions (or an earlier outboxd, whose keys have no count): how many in
+ * *@ret_held, who holds them appended to @who ("sessions with outboxd.poll.partitions=8").
+ */
+enum outcome poll_locks_others(struct poller *s, const struct poll_table *t, int *ret_held,
+			       struct buf *who);
 
 /*
  * poll_upkeep_prepare() - build @t's statements of the count and the cleanup, after its rel,

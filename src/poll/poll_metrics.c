@@ -28,6 +28,11 @@ render(const void *data, int64_t now_us, int64_t set_us, struct buf *out)
 	}
 	prom_int(out, "outboxd_poll_partitions_owned", "gauge",
 		 "Partitions this process owns (ordered mode; 0 in unordered mode).", v->owned);
+	prom_int(out, "outboxd_poll_partitions_other_count", "gauge",
+		 "Partitions of the polled tables held by sessions with another "
+		 "outboxd.poll.partitions (or an earlier outboxd): while above 0 this process "
+		 "takes none and waits for them to end.",
+		 v->other_count);
 	prom_family(out, "outboxd_poll_last_poll_age_seconds", "gauge",
 		    "Seconds since the last poll cycle that succeeded.");
 	prom_seconds_ms(out, "outboxd_poll_last_poll_age_seconds",
@@ -77,6 +82,15 @@ poll_metrics_partitions(struct poll_metrics *pm, int owned)
 {
 	pm->v.owned = owned;
 	metrics_section_set(pm->m, pm->id, &pm->v);
+}
+
+void
+poll_metrics_other_count(struct poll_metrics *pm, int held)
+{
+	if (pm->v.other_count != held) {
+		pm->v.other_count = held;
+		metrics_section_set(pm->m, pm->id, &pm->v);
+	}
 }
 
 void

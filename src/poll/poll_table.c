@@ -247,6 +247,7 @@ poll_tables_free(struct poller *s)
 		free(t->notnull);
 		pgsql_defaults_free(t->defaults, t->ncols);
 		free(t->owned);
+		free(t->waiting);
 		buf_fini(&t->name);
 		buf_fini(&t->quoted);
 		buf_fini(&t->where);

@@ -746,6 +746,128 @@ START_TEST(test_second_poller_takes_over_and_keeps_order)
 }
 END_TEST
 
+/* The sessions that hold partition locks of the fixture's table now (the gate lock aside). */
+static long
+lock_holders(struct relayfix *f)
+{
+	return intf(
+		f->pg,
+		"SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+		"AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = "
+		"current_database()) AND classid::bigint = (hashtext('outboxd.poll %s.outbox')"
+		"::bigint & 4294967295) AND objid::bigint <> 4294967295",
+		f->name);
+}
+
+/* Exactly one session holds partitions of the table: else what the new poller said it owns. */
+static void
+one_holder(struct relayfix *f)
+{
+	long holders = lock_holders(f);
+	char *log;
+	const char *owns;
+
+	if (holders == 1) {
+		return;
+	}
+	log = relayfix_log_named(f, "b.log");
+	owns = strstr(log, "this process owns");
+	ck_assert_msg(holders == 1, "%ld sessions hold partitions of the table; b.log: %.200s",
+		      holders, owns ? owns : log);
+}
+
+/*
+ * A rolling update that changes outboxd.poll.partitions from 8 to 16: the new poller owns no
+ * partition while the old one lives (no moment shows two sessions holding the table's
+ * partitions), says why once, stays healthy; the old one stopped, it takes all 16 and
+ * publishes the rest, each aggregate's rows in order.
+ */
+START_TEST(test_a_changed_partition_count_waits_for_the_old_owners)
+{
+	struct relayfix f;
+	struct itest_record *recs;
+	int port = itest_free_port(), st, said = 0;
+	struct buf why = BUF_INIT;
+	char *topic, *log;
+	double t0, took;
+	long distinct, total;
+	pid_t b;
+	size_t n;
+
+	poll_fixture(&f,
+		     "outboxd.poll.interval.ms=200\noutboxd.poll.batch.size=20\n"
+		     "outboxd.poll.partitions=8\n",
+		     &topic);
+	relayfix_start_command(&f, "poll");
+	ck_assert_msg(relayfix_wait_log(&f, "owns 8 of 8 partitions", 30), "%s", relayfix_log(&f));
+	/* the new version of the configuration: the environment wins over the files */
+	setenv("OUTBOXD_POLL_PARTITIONS", "16", 1);
+	b = relayfix_spawn(&f, "poll", "b.log", port);
+	unsetenv("OUTBOXD_POLL_PARTITIONS");
+	ck_assert_msg(relayfix_wait_log_named(&f, "b.log", "polling", 30), "%s",
+		      relayfix_log_named(&f, "b.log"));
+	/* ten of its lock turns: it never holds a partition beside the old poller */
+	for (t0 = now_s(); now_s() - t0 < 2;) {
+		one_holder(&f);
+		usleep(20 * 1000);
+	}
+	buf_add_fmt(&why,
+		    "8 partitions of %s.outbox are held by sessions with "
+		    "outboxd.poll.partitions=8 (this process has 16): waiting until they end",
+		    f.name);
+	ck_assert_msg(relayfix_wait_log_named(&f, "b.log", buf_cstr(&why), 10), "%s",
+		      relayfix_log_named(&f, "b.log"));
+	ck_assert(itest_wait_metric(port, "outboxd_poll_partitions_owned", 0, 10));
+	ck_assert(itest_wait_metric(port, "outboxd_poll_partitions_other_count", 8, 10));
+	/* waiting is no outage: a rolling update waits for the new pod to be ready */
+	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 10, NULL), 200);
+	insert_rows(&f, f.pg, 0, 20, 100);
+	while (intf(f.pg, "SELECT count(*) FROM %s.outbox WHERE published_at IS NOT NULL", f.name) <
+	       1000) {
+		one_holder(&f);
+		ck_assert_msg(now_s() - t0 < 60, "%s", relayfix_log(&f));
+		usleep(10 * 1000);
+	}
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	t0 = now_s();
+	insert_rows(&f, f.pg, 2000, 10, 100);
+	ck_assert_msg(relayfix_wait_log_named(&f, "b.log", "owns 16 of 16 partitions", 10), "%s",
+		      relayfix_log_named(&f, "b.log"));
+	took = now_s() - t0;
+	ck_assert(itest_wait_metric(port, "outboxd_poll_partitions_other_count", 0, 5));
+	ck_assert_msg(wait_published(&f, 3000, false, 120) >= 0, "%s",
+		      relayfix_log_named(&f, "b.log"));
+	log = relayfix_log_named(&f, "b.log");
+	/* said once, not every turn; its end said before the taking */
+	for (const char *at = strstr(log, buf_cstr(&why)); at;
+	     at = strstr(at + 1, buf_cstr(&why))) {
+		said++;
+	}
+	ck_assert_msg(said == 1, "said %d times: %s", said, log);
+	ck_assert_msg(strstr(log, "with another outboxd.poll.partitions any more") &&
+			      strstr(log, "with another outboxd.poll.partitions any more") <
+				      strstr(log, "this process owns"),
+		      "%s", log);
+	free(log);
+	kill(b, SIGTERM);
+	ck_assert_int_eq(waitpid(b, &st, 0), b);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	total = itest_topic_count(topic);
+	n = itest_consume_all(topic, (size_t)total, 60000, &recs);
+	ck_assert_int_eq((long)n, total);
+	distinct = first_copies_in_order(recs, n, 3000);
+	note("# outboxd.poll.partitions 8 -> 16 in a rolling update: the new poller waited, owned "
+	     "all 16 %.2f s after the old one stopped; %zu records, %ld distinct, first copies in "
+	     "order\n",
+	     took, n, distinct);
+	ck_assert_int_eq(distinct, 3000);
+	itest_records_free(recs, n);
+	buf_fini(&why);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
 /* The "stopped: N rows published and marked" count of a poller's log. */
 static long
 marked_in_log(const struct relayfix *f, const char *log)
@@ -1497,6 +1619,11 @@ main(void)
 	t = tcase_create("upkeep");
 	tcase_set_timeout(t, 300);
 	tcase_add_test(t, test_a_failing_cleanup_does_not_stop_publishing);
+	suite_add_tcase(s, t);
+	/* the partitions' locks across processes of different outboxd.poll.partitions */
+	t = tcase_create("locks");
+	tcase_set_timeout(t, 300);
+	tcase_add_test(t, test_a_changed_partition_count_waits_for_the_old_owners);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

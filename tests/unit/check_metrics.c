@@ -199,7 +199,7 @@ START_TEST(test_every_optional_family_has_help_and_type)
 	ck_assert_ptr_nonnull(
 		strstr(t, "\noutboxd_slot_invalidation_reason{reason=\"wal_removed\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\noutboxd_producer_queue_capacity_records 5000\n"));
-	ck_assert_int_eq(check_families(t), 22 + 12 + 10 + 3 + 6);
+	ck_assert_int_eq(check_families(t), 22 + 12 + 10 + 3 + 7);
 	free(t);
 	metrics_free(m);
 }
@@ -330,6 +330,7 @@ START_TEST(test_poll_families_only_for_the_poller)
 	ck_assert_line(t, "outboxd_poll_unpublished_rows 0");
 	ck_assert_ptr_null(strstr(t, "outboxd_poll_oldest_unpublished_age_seconds"));
 	ck_assert_line(t, "outboxd_poll_partitions_owned 0");
+	ck_assert_line(t, "outboxd_poll_partitions_other_count 0");
 	ck_assert_line(t, "outboxd_poll_last_poll_age_seconds 0.000");
 	ck_assert_line(t, "# TYPE outboxd_poll_rows_marked_total counter");
 	ck_assert_line(t, "outboxd_poll_upkeep_failures_total{job=\"count\"} 0");
@@ -337,6 +338,7 @@ START_TEST(test_poll_families_only_for_the_poller)
 	free(t);
 	poll_metrics_stats(&pm, 1234, 61500);
 	poll_metrics_partitions(&pm, 16);
+	poll_metrics_other_count(&pm, 8);
 	poll_metrics_done(&pm, 40);
 	poll_metrics_done(&pm, 2);
 	poll_metrics_cleaned(&pm, 7);
@@ -348,6 +350,7 @@ START_TEST(test_poll_families_only_for_the_poller)
 	ck_assert_line(t, "outboxd_poll_unpublished_rows 1234");
 	ck_assert_line(t, "outboxd_poll_oldest_unpublished_age_seconds 61.500");
 	ck_assert_line(t, "outboxd_poll_partitions_owned 16");
+	ck_assert_line(t, "outboxd_poll_partitions_other_count 8");
 	ck_assert_line(t, "outboxd_poll_last_poll_age_seconds 2.500");
 	ck_assert_line(t, "outboxd_poll_rows_marked_total 42");
 	ck_assert_line(t, "outboxd_poll_rows_cleaned_total 7");

@@ -15,9 +15,12 @@
  *
  * Ordered mode: rows are hashed by their key column (hashtext(aggregateid), 0 for a NULL key)
  * into outboxd.poll.partitions partitions. A partition is served only while this process' session
- * holds its advisory lock (pg_try_advisory_lock on the table and the partition); partitions
- * another session holds are tried again every outboxd.poll.interval.ms, so they are taken
- * over when that session ends. Within a partition a batch always starts at the oldest
+ * holds its advisory lock (pg_try_advisory_lock on the table, and the partition with the count:
+ * under another count it is other rows); partitions another session holds are tried again
+ * every outboxd.poll.interval.ms, so they are taken over when that session ends. No partition
+ * of a table is taken while sessions with another count hold some (a rolling update that
+ * changes it: the new processes wait, saying so, until the old ones end), so an aggregate has
+ * one owner at a time. Within a partition a batch always starts at the oldest
  * unpublished row in outboxd.poll.order.column order, never after the last row seen (a
  * transaction with a lower number may commit later). The rule of marking: a row's
  * outboxd.poll.published.column is set (or, with outboxd.poll.after=delete, the row deleted)
@@ -64,7 +67,8 @@ typedef void (*poll_check_diag)(void *arg, int level, const char *what, const ch
 /**
  * poll_check() - what `outboxd poll` needs of the database: the connection, the tables
  * table.include.list selects, their columns, the cleanup settings, the privileges the statements
- * need, the partial index and the NOTIFY trigger (the last two warnings only). Each finding
+ * need, the partial index, the NOTIFY trigger and, in ordered mode, partitions held with another
+ * outboxd.poll.partitions (the last three warnings only). Each finding
  * goes to @diag (with @arg). Kafka is not checked here.
  * @p: borrowed; ->loop may be NULL.
  * Return: true when nothing failed.
