@@ -272,6 +272,29 @@ first_copies_in_order(const struct itest_record *recs, size_t n, long nrows)
 	return distinct;
 }
 
+/*
+ * Stops the poller @pid (exit 0 expected), reads every record @topic holds (duplicates too) and
+ * checks their first copies: @nrows distinct rows, in order per aggregate. Returns the records.
+ */
+static size_t
+stop_and_read_in_order(pid_t pid, const char *topic, long nrows)
+{
+	struct itest_record *recs = NULL;
+	long total;
+	size_t n;
+	int st;
+
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	total = itest_topic_count(topic);
+	n = itest_consume_all(topic, (size_t)total, 60000, &recs);
+	ck_assert_int_eq((long)n, total);
+	ck_assert_int_eq(first_copies_in_order(recs, n, nrows), nrows);
+	itest_records_free(recs, n);
+	return n;
+}
+
 /* Two writer connections taking turns, batches smaller than a transaction: each aggregate's rows in order. */
 START_TEST(test_per_aggregate_order_with_interleaved_writers)
 {
@@ -690,11 +713,10 @@ END_TEST
 START_TEST(test_second_poller_takes_over_and_keeps_order)
 {
 	struct relayfix f;
-	struct itest_record *recs;
-	int port = itest_free_port(), st;
+	int port = itest_free_port();
 	char *topic, *body = NULL;
 	double t_kill, took;
-	long distinct, left, total;
+	long left;
 	pid_t b;
 	size_t n;
 
@@ -727,20 +749,12 @@ START_TEST(test_second_poller_takes_over_and_keeps_order)
 	ck_assert_msg(itest_metric(body, "outboxd_poll_oldest_unpublished_age_seconds") == 0, "%s",
 		      body);
 	free(body);
-	kill(b, SIGTERM);
-	ck_assert_int_eq(waitpid(b, &st, 0), b);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	/* duplicates: every record the topic holds, not the first 20,000 */
-	total = itest_topic_count(topic);
-	n = itest_consume_all(topic, (size_t)total, 60000, &recs);
-	ck_assert_int_eq((long)n, total);
-	distinct = first_copies_in_order(recs, n, 20000);
+	n = stop_and_read_in_order(b, topic, 20000);
 	note("# ordered, two pollers, the owner killed -9 with %ld of 20000 rows unpublished: "
-	     "partitions taken over in %.2f s, %zu records, %ld distinct, %ld duplicates, first "
+	     "partitions taken over in %.2f s, %zu records, 20000 distinct, %ld duplicates, first "
 	     "copies in order\n",
-	     left, took, n, distinct, (long)n - distinct);
-	ck_assert_int_eq(distinct, 20000);
-	itest_records_free(recs, n);
+	     left, took, n, (long)n - 20000);
 	free(topic);
 	relayfix_fini(&f);
 }
@@ -785,12 +799,10 @@ one_holder(struct relayfix *f)
 START_TEST(test_a_changed_partition_count_waits_for_the_old_owners)
 {
 	struct relayfix f;
-	struct itest_record *recs;
-	int port = itest_free_port(), st, said = 0;
+	int port = itest_free_port(), said = 0;
 	struct buf why = BUF_INIT;
 	char *topic, *log;
 	double t0, took;
-	long distinct, total;
 	pid_t b;
 	size_t n;
 
@@ -849,19 +861,11 @@ START_TEST(test_a_changed_partition_count_waits_for_the_old_owners)
 				      strstr(log, "this process owns"),
 		      "%s", log);
 	free(log);
-	kill(b, SIGTERM);
-	ck_assert_int_eq(waitpid(b, &st, 0), b);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	total = itest_topic_count(topic);
-	n = itest_consume_all(topic, (size_t)total, 60000, &recs);
-	ck_assert_int_eq((long)n, total);
-	distinct = first_copies_in_order(recs, n, 3000);
+	n = stop_and_read_in_order(b, topic, 3000);
 	note("# outboxd.poll.partitions 8 -> 16 in a rolling update: the new poller waited, owned "
-	     "all 16 %.2f s after the old one stopped; %zu records, %ld distinct, first copies in "
+	     "all 16 %.2f s after the old one stopped; %zu records, 3000 distinct, first copies in "
 	     "order\n",
-	     took, n, distinct);
-	ck_assert_int_eq(distinct, 3000);
-	itest_records_free(recs, n);
+	     took, n);
 	buf_fini(&why);
 	free(topic);
 	relayfix_fini(&f);
@@ -1448,27 +1452,6 @@ START_TEST(test_a_long_id_goes_to_the_dead_letter_topic_once)
 }
 END_TEST
 
-/* The peak resident memory of process @pid so far (VmHWM), in KiB; -1 if unreadable. */
-static long
-peak_rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(fp = fopen(path, "r"))) {
-		return -1;
-	}
-	while (fgets(line, sizeof(line), fp)) {
-		if (strncmp(line, "VmHWM:", 6) == 0) {
-			kb = strtol(line + 6, NULL, 10);
-		}
-	}
-	fclose(fp);
-	return kb;
-}
-
 /*
  * A backlog of large rows is read in chunks: 400 rows of 100 KB (40 MB), 8 partitions of 500
  * rows each (one read of every row at once before), outboxd.poll.batch.max.bytes=1 MiB. The
@@ -1494,7 +1477,7 @@ START_TEST(test_a_batch_is_bounded_in_bytes)
 		   f.name, f.name, N_AGGS);
 	relayfix_start_command(&f, "poll");
 	ck_assert_msg(wait_published(&f, 400, false, 90) >= 0, "%s", relayfix_log(&f));
-	peak = peak_rss_kb(f.pid);
+	peak = relayfix_peak_rss_kb(&f);
 	note("# 400 rows of 100 KB, 8 partitions, batch.max.bytes 1 MiB: peak RSS %ld KiB\n", peak);
 	ck_assert_int_gt(peak, 0);
 	ck_assert_msg(peak < 32 * 1024, "peak RSS %ld KiB: the batch was not bounded", peak);
@@ -1570,6 +1553,20 @@ START_TEST(test_unordered_claim_does_not_hold_the_horizon_through_a_freeze)
 }
 END_TEST
 
+/* A test case of one test (CK_RUN_CASE=@name runs it alone), with @tags (may be NULL). */
+static void
+add_case(Suite *s, const char *name, const char *tags, const TTest *test)
+{
+	TCase *t = tcase_create(name);
+
+	tcase_set_timeout(t, 300);
+	if (tags) {
+		tcase_set_tags(t, tags);
+	}
+	tcase_add_test(t, test);
+	suite_add_tcase(s, t);
+}
+
 int
 main(void)
 {
@@ -1605,26 +1602,14 @@ main(void)
 	tcase_add_test(t, test_a_long_id_goes_to_the_dead_letter_topic_once);
 	suite_add_tcase(s, t);
 	/* what a batch may hold: bytes, and (unordered) how long its claim locks its rows */
-	t = tcase_create("bounds");
-	tcase_set_timeout(t, 300);
-	tcase_add_test(t, test_a_batch_is_bounded_in_bytes);
-	suite_add_tcase(s, t);
+	add_case(s, "bounds", NULL, test_a_batch_is_bounded_in_bytes);
 	/* a broker frozen for a minute: the same on every PostgreSQL major, run on 15 only */
-	t = tcase_create("outage");
-	tcase_set_timeout(t, 300);
-	tcase_set_tags(t, "broker-outage pg-independent");
-	tcase_add_test(t, test_unordered_claim_does_not_hold_the_horizon_through_a_freeze);
-	suite_add_tcase(s, t);
+	add_case(s, "outage", "broker-outage pg-independent",
+		 test_unordered_claim_does_not_hold_the_horizon_through_a_freeze);
 	/* the side jobs' failures: warned, backed off, never in publishing's way */
-	t = tcase_create("upkeep");
-	tcase_set_timeout(t, 300);
-	tcase_add_test(t, test_a_failing_cleanup_does_not_stop_publishing);
-	suite_add_tcase(s, t);
+	add_case(s, "upkeep", NULL, test_a_failing_cleanup_does_not_stop_publishing);
 	/* the partitions' locks across processes of different outboxd.poll.partitions */
-	t = tcase_create("locks");
-	tcase_set_timeout(t, 300);
-	tcase_add_test(t, test_a_changed_partition_count_waits_for_the_old_owners);
-	suite_add_tcase(s, t);
+	add_case(s, "locks", NULL, test_a_changed_partition_count_waits_for_the_old_owners);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
