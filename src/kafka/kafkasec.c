@@ -72,7 +72,7 @@ kafkasec_fix(int err, const char *reason, const char *mechanism, int version)
 			       "sasl.password); if they are right, the broker is Apache Kafka 4.0 or "
 			       "later, which refuses the SCRAM login of librdkafka before 2.6.1 "
 			       "(librdkafka#4895): run outboxd built with librdkafka 2.6.1 or later "
-			       "(the container image has 2.8.0)";
+			       "(the container image has " OUTBOXD_RDKAFKA_PINNED ")";
 		}
 		return "check the user and password of sasl.jaas.config (or sasl.username and "
 		       "sasl.password) and sasl.mechanism: the broker refused them";

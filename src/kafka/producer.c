@@ -108,12 +108,12 @@ conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, char *errbuf
 		return 0;
 	}
 	if (errbuf) {
-		/* e.g. OIDC in a librdkafka built without libcurl (Debian 12's 2.0.2) */
+		/* e.g. OIDC in a librdkafka built without libcurl (Debian 12's 2.0.2, the minimum) */
 		snprintf(errbuf, errlen, "producer setting %s%s%s: %s%s", key,
 			 secret_key(key) ? "" : "=", secret_key(key) ? "" : value, err,
 			 strstr(err, "not supported in this build") ?
 				 "; run outboxd built with a librdkafka that has it (the container "
-				 "image's 2.8.0 has OIDC)" :
+				 "image's " OUTBOXD_RDKAFKA_PINNED " has OIDC)" :
 				 "");
 	}
 	return -EINVAL;
@@ -384,7 +384,8 @@ producer_version_refusal(int version)
 {
 	if (version >= 0x02020000 && version < 0x02050000) {
 		return "librdkafka 2.2.0 to 2.4.x can fail produce requests with \"Unable to "
-		       "reconstruct MessageSet\" (librdkafka#4750): install 2.5.0 or later";
+		       "reconstruct MessageSet\" (librdkafka#4750): install 2.5.0 or later (the "
+		       "container image has " OUTBOXD_RDKAFKA_PINNED ")";
 	}
 	return NULL;
 }
