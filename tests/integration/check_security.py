@@ -12,6 +12,10 @@ SASL_SSL (SCRAM-SHA-512) and SSL-with-client-auth listeners (scripts/stack).
   With the right one, a librdkafka before 2.6.1 (Debian 12's 2.0.2) cannot log in to Kafka 4
   (librdkafka#4895): exit 2 saying so; with 2.6.1 or later (the pinned 2.14.2 scripts/test builds
   with) it relays.
+- OAUTHBEARER with OIDC (client credentials) from a token endpoint the test serves
+  (tests/oidclib.py), with a librdkafka built with libcurl (the pinned one): a wrong client
+  secret is exit 2 with the fix, the right one relays; without libcurl (Debian 12's), exit 2
+  saying so.
 - A broker certificate from another CA, and no client certificate on the mTLS listener: exit 2
   with the fix.
 - No secret anywhere: every secret value is looked for in every log line, /metrics, /health,
@@ -36,6 +40,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from taplib import BIN, env, finish, free_port, note, tap, wait_for  # noqa: E402
+from oidclib import TokenEndpoint  # noqa: E402
 
 PGPORT = env("OUTBOXD_TEST_PG_PORT")
 PASSWORD = env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")
@@ -53,7 +58,8 @@ PG_ONLY = "pg-independent" in os.environ.get("CK_EXCLUDE_TAGS", "")
 CERT_DIR = os.path.join(STACK_DIR, "pg", "tls")
 SECRETS = {"PostgreSQL password": PASSWORD, "key passphrase": KEY_PASSWORD,
            "SCRAM password": SCRAM_PASSWORD, "wrong SCRAM password": "not-the-scram-secret",
-           "OIDC client secret": "outboxd-oidc-client-secret"}
+           "OIDC client secret": "outboxd-oidc-client-secret",
+           "wrong OIDC client secret": "not-the-oidc-secret"}
 seen = []  # every output of every run: the secret grep reads them all
 
 
@@ -145,6 +151,37 @@ def k_scram(password):
             "producer.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule "
             f"required username=\"{SCRAM_USER}\" password=\"{password}\";\n"
             f"producer.ssl.truststore.type=PEM\nproducer.ssl.truststore.location={KAFKA_CA}\n")
+
+
+def k_oidc(url, secret):
+    """OAUTHBEARER with OIDC over SASL_SSL, as a Debezium user writes it (client credentials)."""
+    return (f"bootstrap.servers={env('OUTBOXD_TEST_KAFKA_OAUTH_BOOTSTRAP')}\n"
+            "producer.security.protocol=SASL_SSL\nproducer.sasl.mechanism=OAUTHBEARER\n"
+            "producer.sasl.login.callback.handler.class=org.apache.kafka.common.security."
+            "oauthbearer.OAuthBearerLoginCallbackHandler\n"
+            f"producer.sasl.oauthbearer.token.endpoint.url={url}\n"
+            "producer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer."
+            f"OAuthBearerLoginModule required clientId=\"outboxd\" clientSecret=\"{secret}\" "
+            "scope=\"kafka\";\n"
+            f"producer.ssl.truststore.type=PEM\nproducer.ssl.truststore.location={KAFKA_CA}\n")
+
+
+def oidc_relay(s, pw):
+    """This librdkafka has OIDC: a wrong client secret is exit 2 with the fix, the right one
+    relays, each token signed by the test's endpoint and checked by the broker."""
+    ep = TokenEndpoint(env("OUTBOXD_TEST_KAFKA_OAUTH_KEY"), "outboxd",
+                       SECRETS["OIDC client secret"])
+    try:
+        rc, out = outboxd(["run"], s.files(pw, k_oidc(ep.url, SECRETS["wrong OIDC client secret"]),
+                                           NO_GRACE), timeout=90)
+        tap(rc == 2 and ep.refused > 0 and "the token endpoint refused the client" in out,
+            f"OIDC with a wrong client secret: exit {rc} ({ep.refused} token requests refused) "
+            "with the fix", out)
+        relay(s, lambda port: s.files(pw, k_oidc(ep.url, SECRETS["OIDC client secret"]),
+                                      port=port), 221, 20, "Kafka SASL_SSL OAUTHBEARER with OIDC")
+        tap(ep.issued > 0, f"the broker took tokens from the OIDC endpoint ({ep.issued} issued)")
+    finally:
+        ep.close()
 
 
 def insert(tag, first, n):
@@ -349,8 +386,8 @@ def main():
         tap(rc == 2 and "SCRAM-SHA-512" in out and SASL_BOOT in out and
             "sasl.jaas.config" in out,
             "SCRAM with a wrong password: exit 2 naming the broker and the mechanism", out)
-        # OAUTHBEARER with OIDC: the image's librdkafka relays with it (tests/image); a
-        # librdkafka built without libcurl cannot, and says so at start-up
+        # OAUTHBEARER with OIDC: a librdkafka built with libcurl (the pinned one) relays with it;
+        # one built without (Debian 12's) cannot, and says so at start-up
         oidc = s.files(pw, f"bootstrap.servers={env('OUTBOXD_TEST_KAFKA_OAUTH_BOOTSTRAP')}\n"
                        "producer.security.protocol=SASL_SSL\nproducer.sasl.mechanism=OAUTHBEARER\n"
                        "producer.sasl.oauthbearer.token.endpoint.url=http://127.0.0.1:9/token\n"
@@ -364,7 +401,7 @@ def main():
             tap(rc == 2 and "not supported in this build" in out and "has OIDC" in out,
                 "OAUTHBEARER with OIDC and a librdkafka without libcurl: exit 2 with the fix", out)
         else:
-            note("this librdkafka has OIDC: the image suite's case covers it")
+            oidc_relay(s, pw)
         # SCRAM, the right password (through ${file:...})
         cfg = s.files(pw, k_scram("${file:%s:kafka.scram.password}" % s.secrets))
         rc, out = outboxd(["check"], cfg)
