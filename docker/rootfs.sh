@@ -5,7 +5,8 @@
 # runs as, and one dpkg record per package those files come from. Nothing else: no shell, no
 # package manager, no coreutils. The dpkg records (var/lib/dpkg/status.d/, the layout Google's
 # distroless images use) let image scanners (trivy, grype) see which Debian packages and versions
-# the libraries are, so their security fixes are found.
+# the libraries are, so their security fixes are found; librdkafka, linked statically, has a
+# record of its own.
 #
 #   docker/rootfs.sh OUT BINARY
 set -eu
@@ -55,6 +56,34 @@ echo ca-certificates >>"$out.pkgs"
 for p in $(sort -u "$out.pkgs"); do
 	dpkg-query -s "$p" >"$out/var/lib/dpkg/status.d/$p"
 done
+
+# librdkafka is linked in (meson -Drdkafka=pinned), so no file of the closure is it and no
+# Debian package is installed for it: its record says what it is, Debian's source package name
+# and version (scanners match those against Debian's security tracker), taken from
+# scripts/librdkafka, which built it; the binary must name the same version.
+if ! ldd "$bin" | grep -q librdkafka; then
+	pin=$(dirname "$0")/../scripts/librdkafka
+	version=$("$pin" version)
+	debian_version=$("$pin" debian-version)
+	linked=$("$bin" version | awk '$1 == "librdkafka" { print $2 }')
+	if [ "$linked" != "$version" ]; then
+		echo "docker/rootfs.sh: $bin names librdkafka ${linked:-none}," \
+			"not scripts/librdkafka's $version" >&2
+		exit 1
+	fi
+	cat >"$out/var/lib/dpkg/status.d/librdkafka" <<-EOF
+		Package: librdkafka
+		Status: install ok installed
+		Architecture: $(dpkg --print-architecture)
+		Source: librdkafka
+		Version: $debian_version
+		Description: library implementing the Apache Kafka protocol, linked into outboxd
+		 Not a Debian binary package: librdkafka $version, built from Debian's source package
+		 librdkafka $debian_version (its upstream tarball, checked against a pinned sha256) by
+		 outboxd's scripts/librdkafka and linked statically into /usr/local/bin/outboxd. No
+		 librdkafka shared library is in this image.
+	EOF
+fi
 
 # libpq and librdkafka verify servers against the system bundle (sslrootcert=system,
 # ssl.ca.location's default probe paths).

@@ -9,9 +9,9 @@ end, answers /health/live, /health/ready and /metrics, and exits 0 on SIGTERM wi
 bound; its log holds no password. A second container relays over the broker's SASL_SSL listener
 with SCRAM-SHA-512 and the settings a Debezium user has (security.protocol, sasl.mechanism,
 sasl.jaas.config with the SCRAM login module, a PEM trust store), the SCRAM password read
-through ${file:...} (the image's librdkafka 2.8.0 can: Debian 12's 2.0.2 cannot log in to
-Kafka 4, see tests/integration/check_security.py); a wrong SCRAM password is exit 2 naming the
-broker and the mechanism, and neither log holds a secret. A third relays over the broker's
+through ${file:...} (the image's librdkafka, the pinned one, can: Debian 12's 2.0.2 cannot log
+in to Kafka 4, see tests/integration/check_security.py); a wrong SCRAM password is exit 2 naming
+the broker and the mechanism, and neither log holds a secret. A third relays over the broker's
 OAUTHBEARER listener with tokens from an OIDC token endpoint the test serves (client
 credentials grant, RS256 tokens the broker checks against its JWKS), configured as the Java
 client is (OAuthBearerLoginCallbackHandler, sasl.oauthbearer.token.endpoint.url, clientId and
@@ -19,6 +19,11 @@ clientSecret in OAuthBearerLoginModule's options); a wrong client secret is exit
 configuration is the ConfigMap of
 deploy/kubernetes/outboxd.yaml (the stack's addresses put in), mounted where that Deployment
 mounts it, so the manifest's files are proven here too.
+
+The image's librdkafka is scripts/librdkafka's pinned one, linked statically: `outboxd version`
+in the image names scripts/librdkafka's version, as the host build (OUTBOXD_BIN, a
+-Drdkafka=pinned build) does, and its dpkg record (var/lib/dpkg/status.d/librdkafka, for image
+scanners) names Debian's source package and version it is built from.
 """
 import json
 import os
@@ -33,7 +38,7 @@ import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from oidclib import TokenEndpoint  # noqa: E402
-from taplib import SOURCE, env, finish, free_port, note, tap, wait_for  # noqa: E402
+from taplib import BIN, SOURCE, env, finish, free_port, note, tap, wait_for  # noqa: E402
 
 IMAGE = os.environ.get("OUTBOXD_IMAGE", "localhost/outboxd:dev")
 PG_PORT = env("OUTBOXD_TEST_PG_PORT")
@@ -47,6 +52,7 @@ OAUTH_BOOT = env("OUTBOXD_TEST_KAFKA_OAUTH_BOOTSTRAP")
 OAUTH_KEY = env("OUTBOXD_TEST_KAFKA_OAUTH_KEY")
 OIDC_SECRET = "outboxd-oidc-secret"
 IMAGE_SH = os.path.join(SOURCE, "scripts", "image")
+PIN_SH = os.path.join(SOURCE, "scripts", "librdkafka")
 MANIFEST = os.path.join(SOURCE, "deploy", "kubernetes", "outboxd.yaml")
 UID = 10001
 FLUSH_MS = 5000
@@ -55,6 +61,45 @@ FLUSH_MS = 5000
 def podman(*args, check=False, timeout=120):
     return subprocess.run([IMAGE_SH, "podman"] + list(args), capture_output=True, text=True,
                           timeout=timeout, check=check)
+
+
+def librdkafka_of(version_output):
+    """The librdkafka version that `outboxd version` output names, or None."""
+    for line in version_output.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "librdkafka":
+            return words[1]
+    return None
+
+
+def pinned(what):
+    """scripts/librdkafka's @what: version (upstream) or debian-version."""
+    return subprocess.run([PIN_SH, what], capture_output=True, text=True, timeout=30,
+                          check=True).stdout.strip()
+
+
+def status_record(name):
+    """The image's dpkg record var/lib/dpkg/status.d/@name as a dict of its fields (continuation
+    lines joined to the field), None when it has none; and the image's file list."""
+    ctr = podman("create", IMAGE, "version", check=True).stdout.strip()
+    try:
+        listing = subprocess.run(f"'{IMAGE_SH}' podman export {ctr} | tar -tf -", shell=True,
+                                 capture_output=True, text=True, timeout=120).stdout.split()
+        r = subprocess.run(f"'{IMAGE_SH}' podman export {ctr} | tar -xOf - "
+                           f"var/lib/dpkg/status.d/{name}", shell=True, capture_output=True,
+                           text=True, timeout=120)
+    finally:
+        podman("rm", ctr)
+    if r.returncode != 0:
+        return None, listing
+    fields, key = {}, None
+    for line in r.stdout.splitlines():
+        if line[:1] in (" ", "\t") and key:
+            fields[key] += "\n" + line.strip()
+        elif ":" in line:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return fields, listing
 
 
 def psql(sql):
@@ -204,7 +249,7 @@ def relay_through(tag, name, prefix, n=20):
     return streaming, got, code, log()
 
 
-def scram_relay(d, tag, base):
+def scram_relay(d, tag, base, rdkafka):
     """The image's librdkafka over SASL_SSL with SCRAM-SHA-512: a wrong password is exit 2,
     the right one (through ${file:...}) relays."""
     bad, good = f"{base}-scram-bad", f"{base}-scram"
@@ -220,7 +265,7 @@ def scram_relay(d, tag, base):
                           free_port())
         streaming, got, code, out = relay_through(tag, good, "scram")
         tap(streaming and got and code == "0",
-            f"SASL_SSL with SCRAM-SHA-512 (librdkafka 2.8.0): 20 rows relayed, "
+            f"SASL_SSL with SCRAM-SHA-512 (librdkafka {rdkafka}): 20 rows relayed, "
             f"exit {code} on SIGTERM", out)
         tap(SCRAM_PASSWORD not in out and PASSWORD not in out and
             SCRAM_PASSWORD not in podman("inspect", good).stdout,
@@ -230,7 +275,7 @@ def scram_relay(d, tag, base):
         podman("rm", "-f", good)
 
 
-def oidc_relay(d, tag, base):
+def oidc_relay(d, tag, base, rdkafka):
     """The image's librdkafka over OAUTHBEARER with OIDC: a wrong client secret is exit 2, the
     right one relays, each token signed by the test's endpoint and checked by the broker."""
     bad, good = f"{base}-oidc-bad", f"{base}-oidc"
@@ -258,7 +303,7 @@ def oidc_relay(d, tag, base):
         run_container(d, tag, good, None, free_port(), (ep.url, OIDC_SECRET))
         streaming, got, code, out = relay_through(tag, good, "oidc")
         tap(streaming and got and code == "0" and ep.issued > 0,
-            f"OAUTHBEARER with OIDC (librdkafka 2.8.0, {ep.issued} token(s) issued): "
+            f"OAUTHBEARER with OIDC (librdkafka {rdkafka}, {ep.issued} token(s) issued): "
             f"20 rows relayed, exit {code} on SIGTERM", out)
         tap(OIDC_SECRET not in out and OIDC_SECRET not in podman("inspect", good).stdout,
             "the OIDC container's log and inspect output hold no secret")
@@ -293,9 +338,33 @@ def main():
 
         r = podman("run", "--rm", "--network", "none", "--ulimit", "nofile=20000:20000",
                    "--ulimit", "nproc=32768:32768", IMAGE, "version")
-        tap(r.returncode == 0 and "librdkafka 2.8" in r.stdout and "libpq 17" in r.stdout,
-            "outboxd version in the image: librdkafka 2.8, libpq 17", r.stdout + r.stderr)
+        rdkafka = librdkafka_of(r.stdout) if r.returncode == 0 else None
+        pin, pin_debian = pinned("version"), pinned("debian-version")
+        tap(rdkafka == pin and "libpq 17" in r.stdout,
+            f"outboxd version in the image: librdkafka {rdkafka}, scripts/librdkafka's pinned "
+            f"{pin}; libpq 17", r.stdout + r.stderr)
         note(" / ".join(r.stdout.split("\n")[:3]))
+        try:
+            host_out = subprocess.run([BIN, "version"], capture_output=True, text=True,
+                                      timeout=30).stdout
+        except OSError as e:
+            host_out = str(e)
+        host = librdkafka_of(host_out)
+        tap(host == rdkafka, f"the host build ({BIN}, -Drdkafka=pinned) and the image name "
+            f"the same librdkafka: {host} and {rdkafka}", host_out)
+        record, listing = status_record("librdkafka")
+        record = record or {}
+        shared = [f for f in listing if os.path.basename(f).startswith("librdkafka")
+                  and not f.startswith("var/lib/dpkg/")]
+        tap(record.get("Package") == "librdkafka" and record.get("Source") == "librdkafka"
+            and record.get("Version") == pin_debian
+            and record.get("Version", "").startswith(f"{rdkafka}-")
+            and record.get("Status") == "install ok installed"
+            and "/usr/local/bin/outboxd" in record.get("Description", "") and not shared,
+            f"var/lib/dpkg/status.d/librdkafka: source package librdkafka "
+            f"{record.get('Version')} (scripts/librdkafka's {pin_debian}), linked into "
+            "outboxd; no librdkafka file in the image",
+            "\n".join(f"{k}: {v}" for k, v in record.items()) + "\n" + "\n".join(shared))
 
         r = podman("run", "-d", "--name", name, "--user", f"{UID}:{UID}", "--read-only",
                    "--cap-drop", "all", "--security-opt", "no-new-privileges", "--network",
@@ -351,8 +420,8 @@ def main():
         tap(PASSWORD not in out and PASSWORD not in podman("inspect", name).stdout,
             "the container's log and its inspect output hold no password")
         podman("rm", "-f", name)
-        scram_relay(d, tag, name)
-        oidc_relay(d, tag, name)
+        scram_relay(d, tag, name, rdkafka)
+        oidc_relay(d, tag, name, rdkafka)
     finally:
         podman("rm", "-f", name)
         psql(f"SELECT pg_drop_replication_slot('{tag}_slot') FROM pg_replication_slots WHERE "
