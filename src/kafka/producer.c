@@ -11,113 +11,12 @@
 #include "outboxd/kafka/authgrace.h"
 #include "outboxd/kafka/kafkasec.h"
 #include "outboxd/util/buf.h"
-#include "outboxd/util/hash.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
 #include "outboxd/util/now.h"
-#include "outboxd/util/secret.h"
+#include "producer_int.h"
 
 #define MOD "producer"
-
-/* Topics produced to so far, by name: see topic_get(). Open addressing, never more than half full. */
-struct topic_slot {
-	char *name;
-	rd_kafka_topic_t *rkt;
-};
-
-/* beyond that many names, records go by name, without a lookup first; librdkafka then finds the
- * topic by a scan of all it knows, per record */
-#define TOPICS_MAX		65536
-#define TOPIC_LOOKUP_MS		500
-#define TOPIC_LOOKUP_BACKOFF_US 10000000 /* after a lookup timed out, new topics do not wait */
-#define TOPIC_LOOKUPS_PER_S	10	 /* see topic_get() */
-#define TOPIC_LOOKUP_US_PER_S	100000	 /* and at most this long spent in them each second */
-/*
- * librdkafka's statistics describe every topic and partition: with 10,000 one-partition topics
- * the bench measured outboxd's peak RSS at 294 MB with them (every 10 s) and 60 MB without, and
- * a quarter of its CPU. Past this many topics, a warning says so once.
- */
-#define TOPICS_STATS_WARN 1000
-
-struct producer {
-	rd_kafka_t *rk;
-	rd_kafka_queue_t *mainq;
-	producer_on_delivery on_delivery;
-	void *opaque;
-	producer_on_stats on_stats; /* NULL = none */
-	void *stats_arg;
-	int64_t max_message_bytes;
-	struct topic_slot *topics;
-	size_t topics_cap; /* a power of two */
-	size_t topics_n;
-	bool lookup;		      /* producer_needs_topic_lookup() */
-	int64_t lookup_skip_until_us; /* monotonic; see topic_get() */
-	int64_t lookup_window_us;     /* the start of the second lookups_in_window counts in */
-	int lookups_in_window;
-	int64_t lookup_us_in_window; /* the time they took */
-	int64_t lookups;	     /* every lookup made: producer_topic_lookups() */
-	bool stats_on;		     /* statistics.interval.ms > 0: see TOPICS_STATS_WARN */
-	char last_error[256];	     /* what the error callback last said about the brokers */
-	int64_t last_error_us;	     /* monotonic; 0 = nothing yet */
-	char mechanism[32];	     /* librdkafka's sasl.mechanisms (GSSAPI by default) */
-	char precondition[768];	     /* a failure no retry fixes: see kafkasec_fix(); "" = none */
-	struct authgrace grace;	     /* outboxd.kafka.auth.grace.ms: see authgrace.h */
-	bool discarding;	     /* producer_discard() runs: its fatal error is expected */
-	int purged_late;  /* records producer_discard() purged after its wait (their reports) */
-	char report[768]; /* the failed delivery report's reason, during the callback */
-	struct sink_failure failure; /* and the rest of what it says */
-};
-
-/*
- * Settings forced for the delivery guarantee (DESIGN.md "Producer settings"), each with what a
- * user override gives up. message.max.bytes is the Java client's max.request.size default.
- * The queue bounds keep memory bounded: the relay stops reading PostgreSQL while they are hit.
- * The byte bound is not here: see queue_bound().
- */
-static const struct forced {
-	const char *key;
-	const char *value;
-	const char *gives_up;
-} forced[] = {
-	{ "enable.idempotence", "true",
-	  "retries may duplicate or reorder records of an aggregate" },
-	{ "acks", "all", "an acknowledged record may be lost when a broker fails" },
-	{ "enable.gapless.guarantee", "true",
-	  "a failed batch may leave a gap while later records land" },
-	{ "message.timeout.ms", "0", "records that time out leave a gap; later ones still land" },
-	{ "partitioner", "murmur2_random", "partitions no longer match Debezium's (Java murmur2)" },
-	{ "message.max.bytes", "1048576", NULL },
-	/* outboxd.kafka.queue.records sets it from a configuration; this is for other callers */
-	{ "queue.buffering.max.messages", "1000", NULL },
-	{ "log.queue", "true", NULL },
-	/*
-	 * The Java client's default (so Kafka Connect's producer's): librdkafka's 10 s let a
-	 * broker's restart cost up to 10 s more before the first record went again, as its backoff
-	 * had grown while the broker was down (tests/fault/run broker_crash_one_session: 4.2 s with
-	 * librdkafka's, 0.0 s with this). Left out when the user's reconnect.backoff.ms exceeds it.
-	 */
-	{ "reconnect.backoff.max.ms", "1000", NULL },
-};
-
-static int
-conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, char *errbuf, size_t errlen)
-{
-	char err[512];
-
-	if (rd_kafka_conf_set(conf, key, value, err, sizeof(err)) == RD_KAFKA_CONF_OK) {
-		return 0;
-	}
-	if (errbuf) {
-		/* e.g. OIDC in a librdkafka built without libcurl (Debian 12's 2.0.2, the minimum) */
-		snprintf(errbuf, errlen, "producer setting %s%s%s: %s%s", key,
-			 secret_key(key) ? "" : "=", secret_key(key) ? "" : value, err,
-			 strstr(err, "not supported in this build") ?
-				 "; run outboxd built with a librdkafka that has it (the container "
-				 "image's " OUTBOXD_RDKAFKA_PINNED " has OIDC)" :
-				 "");
-	}
-	return -EINVAL;
-}
 
 /* What to do about a broker's refusal that no retry fixes; NULL for the rest. */
 static const char *
@@ -274,91 +173,6 @@ on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 	}
 }
 
-/* A forced value the user's other settings rule out: librdkafka refuses a reconnect backoff
- * whose maximum is below its start. */
-static bool
-forced_yields(const struct forced *f, const struct kv *settings)
-{
-	const char *start = kv_get(settings, "reconnect.backoff.ms");
-
-	return strcmp(f->key, "reconnect.backoff.max.ms") == 0 && start &&
-	       strtoll(start, NULL, 10) > strtoll(f->value, NULL, 10);
-}
-
-static int
-apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size_t errlen)
-{
-	for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
-		const char *user = kv_get(settings, forced[i].key);
-
-		if (user && forced[i].gives_up && strcmp(user, forced[i].value) != 0) {
-			log_warn(MOD, "%s=%s overrides outboxd's %s: %s", forced[i].key, user,
-				 forced[i].value, forced[i].gives_up);
-		}
-		if (!user && !forced_yields(&forced[i], settings) &&
-		    conf_set(conf, forced[i].key, forced[i].value, errbuf, errlen) < 0) {
-			return -EINVAL;
-		}
-	}
-	for (size_t i = 0; i < settings->n; i++) {
-		/* outboxd's own (AUTHGRACE_KEY), read by producer_new() */
-		if (strncmp(settings->v[i].key, "outboxd.", 8) == 0) {
-			continue;
-		}
-		if (conf_set(conf, settings->v[i].key, settings->v[i].value, errbuf, errlen) < 0) {
-			return -EINVAL;
-		}
-	}
-	/* As Kafka Connect does: without idempotence, one request in flight keeps the order. */
-	if (kv_get(settings, "enable.idempotence") &&
-	    strcmp(kv_get(settings, "enable.idempotence"), "false") == 0 &&
-	    !kv_get(settings, "max.in.flight.requests.per.connection") &&
-	    conf_set(conf, "max.in.flight.requests.per.connection", "1", errbuf, errlen) < 0) {
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int64_t
-conf_int(rd_kafka_conf_t *conf, const char *key)
-{
-	char v[64];
-	size_t n = sizeof(v);
-
-	if (rd_kafka_conf_get(conf, key, v, &n) != RD_KAFKA_CONF_OK) {
-		return -1;
-	}
-	return strtoll(v, NULL, 10);
-}
-
-/*
- * The producer queue's byte bound: by default room for one record of message.max.bytes, the
- * smallest bound that never refuses a record for good (librdkafka counts the values' bytes
- * against it). Why that small: it is most of outboxd's memory during a catch-up; at 4 MB peak RSS
- * was 28 MB, at 1 MB 19 MB, with the same throughput (bench/results/2026-12-02-analysis.md): a
- * few thousand ~400-byte records still cover the broker's round trip and the linger. A user
- * bound (producer.buffer.memory) below message.max.bytes is raised to it, with a warning.
- */
-static int
-queue_bound(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, size_t errlen)
-{
-	int64_t need_kb = (conf_int(conf, "message.max.bytes") + 1023) / 1024;
-	const char *user = kv_get(settings, "queue.buffering.max.kbytes");
-	char v[32];
-
-	if (user && conf_int(conf, "queue.buffering.max.kbytes") >= need_kb) {
-		return 0;
-	}
-	if (user) {
-		log_warn(MOD,
-			 "queue.buffering.max.kbytes=%s (producer.buffer.memory) is below "
-			 "message.max.bytes: raised to %lld so that every record fits",
-			 user, (long long)need_kb);
-	}
-	snprintf(v, sizeof(v), "%lld", (long long)need_kb);
-	return conf_set(conf, "queue.buffering.max.kbytes", v, errbuf, errlen);
-}
-
 /* librdkafka's statistics (statistics.interval.ms), served by producer_poll(). */
 static int
 on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
@@ -423,13 +237,12 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	p->on_delivery = on_delivery;
 	p->opaque = opaque;
 	authgrace_init(&p->grace, settings);
-	if (apply_settings(conf, settings, errbuf, errlen) < 0 ||
-	    queue_bound(conf, settings, errbuf, errlen) < 0) {
+	if (producer_conf_apply(conf, settings, errbuf, errlen) < 0) {
 		rd_kafka_conf_destroy(conf);
 		free(p);
 		return -EINVAL;
 	}
-	p->max_message_bytes = conf_int(conf, "message.max.bytes");
+	p->max_message_bytes = producer_conf_int(conf, "message.max.bytes");
 	/* librdkafka's own value: its alias sasl.mechanism and its default included */
 	size_t mlen = sizeof(p->mechanism);
 
@@ -459,129 +272,6 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	return 0;
 }
 
-static uint32_t
-topic_hash(const char *s)
-{
-	return hash_fnv1a(s, strlen(s));
-}
-
-static void
-topics_grow(struct producer *p)
-{
-	struct topic_slot *old = p->topics;
-	size_t oldcap = p->topics_cap;
-
-	p->topics_cap = oldcap ? oldcap * 2 : 16;
-	p->topics = xcalloc(p->topics_cap, sizeof(*p->topics));
-	for (size_t i = 0; i < oldcap; i++) {
-		if (old[i].name) {
-			size_t j = topic_hash(old[i].name) & (p->topics_cap - 1);
-
-			while (p->topics[j].name) {
-				j = (j + 1) & (p->topics_cap - 1);
-			}
-			p->topics[j] = old[i];
-		}
-	}
-	free(old);
-}
-
-/*
- * Whether a new topic goes without its lookup: after a timed-out one, or past the second's
- * budget, in lookups or in the time they took (slow ones must not hold the relay thread either).
- */
-static bool
-lookup_budget_spent(struct producer *p)
-{
-	int64_t now = now_monotonic_us();
-
-	if (now < p->lookup_skip_until_us) {
-		return true;
-	}
-	if (now - p->lookup_window_us >= 1000000) {
-		p->lookup_window_us = now;
-		p->lookups_in_window = 0;
-		p->lookup_us_in_window = 0;
-	}
-	return p->lookups_in_window++ >= TOPIC_LOOKUPS_PER_S ||
-	       p->lookup_us_in_window >= TOPIC_LOOKUP_US_PER_S;
-}
-
-/*
- * The topic handle for @name, or NULL past TOPICS_MAX names. The first time a name is seen, its
- * metadata is asked for before its first record is queued. Why: librdkafka 2.0.2 does not ask at
- * once for a topic it has no metadata for when another metadata request has just gone out (as one
- * always has at start-up); the record then waits for its 1-second topic scan
- * (confluentinc/librdkafka#3202). That second was the whole of outboxd's start-up time and part of
- * every catch-up. An application metadata request is always sent (librdkafka forces it) and fills
- * the topic's partition count, so the record goes straight to its partition. librdkafka 2.10.1
- * asks at once itself, and there the lookup is left out (producer_needs_topic_lookup()). The
- * wait is bounded:
- * with no broker answering, the record is queued after TOPIC_LOOKUP_MS and librdkafka retries;
- * and for TOPIC_LOOKUP_BACKOFF_US after that, new topics do not wait at all, so that many new
- * topics during an outage cannot hold the relay thread (and its replies to the walsender) for long.
- * With a broker, at most TOPIC_LOOKUPS_PER_S new topics a second wait for a lookup, for at most
- * TOPIC_LOOKUP_US_PER_S in all (lookup_budget_spent()). Each is a round trip through librdkafka's
- * broker thread, about 8 ms on the bench machine: 80 s for 10,000 new topics one after another,
- * the whole relay waiting. Past the budget a new topic waits at most for librdkafka's next topic
- * scan, which asks for all of them in one request.
- */
-static rd_kafka_topic_t *
-topic_get(struct producer *p, const char *name)
-{
-	const struct rd_kafka_metadata *md = NULL;
-	rd_kafka_resp_err_t err;
-	int64_t t0;
-	size_t j;
-
-	if (p->topics_cap) {
-		for (j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
-		     j = (j + 1) & (p->topics_cap - 1)) {
-			if (strcmp(p->topics[j].name, name) == 0) {
-				return p->topics[j].rkt;
-			}
-		}
-	}
-	if (p->topics_n >= TOPICS_MAX) {
-		return NULL;
-	}
-	if ((p->topics_n + 1) * 2 > p->topics_cap) {
-		topics_grow(p);
-	}
-	for (j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
-	     j = (j + 1) & (p->topics_cap - 1)) {
-	}
-	p->topics[j].rkt = rd_kafka_topic_new(p->rk, name, NULL);
-	if (!p->topics[j].rkt) {
-		return NULL; /* an invalid name: producev by name reports why */
-	}
-	p->topics[j].name = xstrdup(name);
-	if (++p->topics_n == TOPICS_STATS_WARN && p->stats_on) {
-		log_warn(
-			MOD,
-			"%d topics produced to: librdkafka's statistics grow with every topic and "
-			"partition (about 24 KB of memory each, and CPU, every outboxd.kafka.stats.ms); "
-			"set outboxd.kafka.stats.ms=0, or a longer interval, unless the "
-			"outboxd_kafka_* metrics are needed",
-			TOPICS_STATS_WARN);
-	}
-	if (!p->lookup || lookup_budget_spent(p)) {
-		return p->topics[j].rkt;
-	}
-	p->lookups++;
-	t0 = now_monotonic_us();
-	err = rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS);
-	p->lookup_us_in_window += now_monotonic_us() - t0;
-	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-		rd_kafka_metadata_destroy(md);
-	} else {
-		p->lookup_skip_until_us = now_monotonic_us() + TOPIC_LOOKUP_BACKOFF_US;
-		log_debug(MOD, "no metadata for topic %s within %d ms; librdkafka keeps asking",
-			  name, TOPIC_LOOKUP_MS);
-	}
-	return p->topics[j].rkt;
-}
-
 /* Builds librdkafka headers; they belong to librdkafka once producev() succeeds. */
 static rd_kafka_headers_t *
 headers_new(const struct sink_record *rec)
@@ -599,7 +289,7 @@ int
 producer_send(struct producer *p, const struct sink_record *rec, void *msg_opaque, char *errbuf,
 	      size_t errlen)
 {
-	rd_kafka_topic_t *rkt = topic_get(p, rec->topic);
+	rd_kafka_topic_t *rkt = producer_topics_get(p, rec->topic);
 	rd_kafka_headers_t *h = headers_new(rec);
 	/* F_COPY: the router reuses its buffers; librdkafka copies into the message's own block. */
 	rd_kafka_vu_t vu[] = {
@@ -778,13 +468,7 @@ producer_discard(struct producer *p, int64_t inflight_ms, char *fatal, size_t fa
 	    rd_kafka_fatal_error(p->rk, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
 		snprintf(fatal, fatallen, "%s", err);
 	}
-	for (size_t i = 0; i < p->topics_cap; i++) {
-		if (p->topics[i].name) {
-			rd_kafka_topic_destroy(p->topics[i].rkt);
-			free(p->topics[i].name);
-		}
-	}
-	free(p->topics);
+	producer_topics_free(p);
 	rd_kafka_queue_destroy(p->mainq);
 	rd_kafka_destroy(p->rk);
 	free(p);
