@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,7 +72,7 @@ struct listener {
 	int64_t delay_ns;
 };
 
-/* what an epoll event points at: a listener, or one socket of a connection */
+/* what an epoll event points at: a listener, a connection's socket, or (neither) the timer */
 struct tag {
 	struct listener *l;
 	struct conn *c;
@@ -361,8 +362,8 @@ int
 main(int argc, char **argv)
 {
 	struct listener ls[MAX_LISTENERS];
-	struct tag ltags[MAX_LISTENERS];
-	int nl = 0, ep;
+	struct tag ltags[MAX_LISTENERS], ttag = { 0 };
+	int nl = 0, ep, tfd;
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	if (argc < 5 || (argc - 1) % 4 != 0 || (argc - 1) / 4 > MAX_LISTENERS) {
@@ -372,9 +373,12 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0) {
-		die("epoll_create1");
+	/* the next held chunk's due time, to the nanosecond (epoll_wait counts milliseconds) */
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ep < 0 || tfd < 0) {
+		die("epoll_create1/timerfd_create");
 	}
+	watch(ep, EPOLL_CTL_ADD, tfd, EPOLLIN, &ttag);
 	for (int i = 1; i + 3 < argc; i += 4, nl++) {
 		ls[nl].fd = listen_in(argv[i], atoi(argv[i + 1]));
 		ls[nl].target_port = atoi(argv[i + 2]);
@@ -386,23 +390,29 @@ main(int argc, char **argv)
 	fflush(stdout);
 	while (!stop) {
 		struct epoll_event evs[64];
-		int64_t next = pass(ep), now = now_ns();
-		struct timespec tmo = { 1, 0 };
+		int64_t next = pass(ep);
+		/* disarmed (all zero) when nothing is held; a due time already past fires at once */
+		struct itimerspec due = { .it_value = { next == INT64_MAX ? 0 : next / 1000000000,
+							next == INT64_MAX ? 0 :
+									    next % 1000000000 } };
 		int n;
 
-		if (next != INT64_MAX) {
-			int64_t d = next > now ? next - now : 0;
-
-			tmo = (struct timespec){ d / 1000000000, d % 1000000000 };
+		if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &due, NULL) != 0) {
+			die("timerfd_settime");
 		}
-		n = epoll_pwait2(ep, evs, 64, &tmo, NULL);
+		n = epoll_wait(ep, evs, 64, 1000);
 		for (int i = 0; i < n; i++) {
 			struct tag *t = evs[i].data.ptr;
 			struct conn *c = t->c;
 			struct flow *in;
+			uint64_t fired;
 
 			if (t->l) {
 				accept_one(ep, t->l);
+				continue;
+			}
+			if (!c) {
+				(void)!read(tfd, &fired, sizeof(fired));
 				continue;
 			}
 			if (c->dead) {
