@@ -114,7 +114,7 @@ numeric_model(struct slice t, int want, struct buf *digits, int *ret_scale, bool
 	for (; want < 0 && scale > 0 && (!digits->len || digits->data[digits->len - 1] == '0');
 	     scale--) {
 		if (digits->len) {
-			digits->len--;
+			digits->data[--digits->len] = '\0'; /* buf_cstr() reads up to the NUL */
 		}
 	}
 	for (; want >= 0 && scale < want; scale++) {
@@ -526,7 +526,10 @@ check_text(const struct fuzz_pgvalue_case *c, struct slice t, const struct pgval
 	case PGTYPE_INT8:
 	case PGTYPE_OID: check_int(t, pv, rc, INT64_MIN, INT64_MAX); break;
 	case PGTYPE_FLOAT4:
-	case PGTYPE_FLOAT8: expect((rc == 0) == float_model(t)); break;
+	case PGTYPE_FLOAT8:
+		/* no PostgreSQL float output is anywhere near 64 characters */
+		expect((rc == 0) == (float_model(t) && t.len < 64));
+		break;
 	case PGTYPE_UUID:
 		expect((rc == 0) == uuid_model(t));
 		expect(rc != 0 || (pv->v.u.s.p == t.p && pv->v.u.s.len == t.len));
