@@ -353,6 +353,38 @@ START_TEST(test_unconstrained_timestamptz_has_six_fraction_digits)
 }
 END_TEST
 
+/*
+ * Infinite dates and timestamps as Debezium 3.6.1 writes them (the compat suite's
+ * ob_types_inf_local): a timestamp as pgjdbc's infinity constants in its unit, a date as
+ * PostgreSQL's infinite day numbers moved to 1970 with int wrapping.
+ */
+START_TEST(test_date_and_timestamp_infinities_are_debeziums_numbers)
+{
+	struct conv *c = convert_ok(PGTYPE_TIMESTAMP, -1, "infinity");
+
+	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.MicroTimestamp");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_C(9223372036825200000));
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMP, 6, "-infinity");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_C(-9223372036832400000));
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMP, 3, "infinity");
+	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.Timestamp");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_C(9223372036825200));
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMP, 0, "-infinity");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_C(-9223372036832400));
+	conv_free(c);
+	c = convert_ok(PGTYPE_DATE, -1, "infinity");
+	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.Date");
+	ck_assert_int_eq(c->pv.v.u.i, -2147472692);
+	conv_free(c);
+	c = convert_ok(PGTYPE_DATE, -1, "-infinity");
+	ck_assert_int_eq(c->pv.v.u.i, -2147472691);
+	conv_free(c);
+}
+END_TEST
+
 /* PostgreSQL's infinities of a timestamptz: Debezium 3.6.1 writes them as that text. */
 START_TEST(test_timestamptz_infinities_are_their_text)
 {
@@ -413,14 +445,14 @@ END_TEST
 
 /*
  * Not supported yet (README): a poison value rather than bytes that differ from Debezium's.
- * Only timestamptz's infinities are converted (its own test).
+ * The infinities are converted (their own tests); other spellings of them are no output.
  */
 START_TEST(test_bc_dates_and_infinities_are_refused)
 {
 	static const struct refusal cases[] = {
 		{ PGTYPE_DATE, "0044-03-15 BC" },
-		{ PGTYPE_DATE, "infinity" },
-		{ PGTYPE_TIMESTAMP, "-infinity" },
+		{ PGTYPE_DATE, "Infinity" },
+		{ PGTYPE_TIMESTAMP, "-Infinity" },
 		{ PGTYPE_TIMESTAMPTZ, "0044-03-15 12:00:00+00 BC" },
 		{ PGTYPE_TIMESTAMP, "2016-11-04" },
 		{ PGTYPE_TIMESTAMPTZ, "2016-11-04 13:51:30" },
@@ -869,6 +901,7 @@ pgvalue_suite(void)
 	tcase_add_test(time, test_timestamptz_becomes_utc_iso_text_with_the_column_precision);
 	tcase_add_test(time, test_unconstrained_timestamptz_has_six_fraction_digits);
 	tcase_add_test(time, test_timestamptz_infinities_are_their_text);
+	tcase_add_test(time, test_date_and_timestamp_infinities_are_debeziums_numbers);
 	tcase_add_test(time, test_timestamptz_offsets_with_minutes_seconds_and_big_years);
 	tcase_add_test(time, test_date_becomes_days_since_epoch);
 	tcase_add_test(time, test_bc_dates_and_infinities_are_refused);

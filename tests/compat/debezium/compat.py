@@ -563,6 +563,14 @@ types_inf.tx(types_inf.ins("tstz_minus_infinity", aggregatetype=R("ok"), aggrega
 types_inf.tx(types_inf.ins("num_infinity", aggregatetype=R("ok"), aggregateid="ni", type="G",
                            payload='{"g": 5}', tstz=None, num="Infinity"))
 
+# ob_types_inf_local: the infinities of timestamp (micro and milli) and date
+types_inf_local = fail_table("ob_types_inf_local", None, extra_cols=[
+    Col("ts", "timestamp", "plain"), Col("ts3", "timestamp(3)", "plain"), Col("d", "date", "plain")])
+types_inf_local.tx(types_inf_local.ins("infinity", aggregatetype=R("ok"), aggregateid="pi", type="G",
+                                       payload='{"g": 3}', ts="infinity", ts3="infinity", d="infinity"))
+types_inf_local.tx(types_inf_local.ins("minus_infinity", aggregatetype=R("ok"), aggregateid="mi", type="G",
+                                       payload='{"g": 4}', ts="-infinity", ts3="-infinity", d="-infinity"))
+
 # ob_expand: table.expand.json.payload (JsonSchemaData) over jsonb payloads. jsonb normalises the
 # text (key order by length then bytes, numbers as numeric), which both sides read alike.
 expand = Table("ob_expand", std_cols() + [Col("tenant", "int4", "plain"), Col("f8", "float8", "plain")])
@@ -887,6 +895,10 @@ CONFIGS += [
     Config("types_infinity_header_simple", "ob_types_inf", J0, {"table.fields.additional.placement": PLACE_TYPES_INF}),
     Config("types_infinity_envelope_schemas", "ob_types_inf", J1,
            {"table.fields.additional.placement": PLACE_TYPES_INF.replace("header", "envelope")}),
+    Config("types_infinity_local_header_simple", "ob_types_inf_local", J0,
+           {"table.fields.additional.placement": "ts:header,ts3:header,d:header"}),
+    Config("types_infinity_local_envelope_schemas", "ob_types_inf_local", J1,
+           {"table.fields.additional.placement": "ts:envelope,ts3:envelope,d:envelope"}),
 ]
 
 # table.expand.json.payload. Debezium merges the fields of differing array elements in a JVM
