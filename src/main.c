@@ -15,6 +15,7 @@
 
 #include "outboxd/config/config.h"
 #include "outboxd/connect/router.h"
+#include "outboxd/connect/runid.h"
 #include "outboxd/diag/diagnose.h"
 #include "outboxd/obs/http.h"
 #include "outboxd/obs/metrics.h"
@@ -30,6 +31,7 @@
 #include "outboxd/util/failpoint.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/lsn.h"
+#include "outboxd/util/now.h"
 #include "outboxd/util/version.h"
 
 #define MOD "main"
@@ -79,11 +81,11 @@ usage(FILE *out)
 	      out);
 }
 
-/* A random (version 4) UUID: Debezium's __debezium.context.runId, fresh per start. */
+/* A fresh version 7 UUID: Debezium's __debezium.context.runId, one per start (runid.h). */
 static void
-run_id(char out[37])
+run_id(char out[RUNID_LEN])
 {
-	unsigned char b[16];
+	uint8_t b[10];
 
 	if (getrandom(b, sizeof(b), 0) != sizeof(b)) {
 		FILE *in = fopen("/dev/urandom", "r");
@@ -93,11 +95,7 @@ run_id(char out[37])
 		}
 		fclose(in);
 	}
-	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-		 b[13], b[14], b[15]);
+	runid_format(now_unix_ms(), b, out);
 }
 
 static struct config *
@@ -316,7 +314,7 @@ struct proc {
 	struct metrics *metrics;
 	struct http *http;
 	struct loop loop;
-	char rid[37];
+	char rid[RUNID_LEN];
 	int sfd;
 };
 
@@ -473,7 +471,7 @@ cmd_check(int nfiles, char **files, bool poll)
 	struct config *cfg = load_config(nfiles, files, poll);
 	struct router *router = NULL;
 	struct buf desc = BUF_INIT;
-	char rid[37];
+	char rid[RUNID_LEN];
 	bool ok;
 
 	if (!cfg) {

@@ -179,7 +179,8 @@ tcur_zone(struct tcur *c, int64_t *ret_secs)
 
 /*
  * Parse ISO "YYYY-MM-DD[ HH:MM:SS[.ffffff][+HH[:MM[:SS]]]]" as PostgreSQL writes it under
- * DateStyle=ISO, strictly: BC years, infinities and anything else are refused. Returns the
+ * DateStyle=ISO, strictly: BC years, infinities (convert_infinity()) and anything else are
+ * refused. Returns the
  * seconds since the epoch (UTC when an offset is given; whole days for a date) and the
  * microseconds within the second, apart: 7-digit years overflow int64 microseconds.
  */
@@ -199,7 +200,10 @@ parse_datetime(const char *s, size_t len, bool want_time, bool want_zone, int64_
 	return 0;
 }
 
-/* ZonedTimestamp text: ISO-8601 in UTC; @width fraction digits (1..6) or the fewest needed. */
+/*
+ * ZonedTimestamp text: ISO-8601 in UTC with exactly @width (0..6) fraction digits, as Java's
+ * DateTimeFormatter.appendFraction(NANO_OF_SECOND, width, width, true) writes it.
+ */
 static void
 format_zoned(int64_t secs, int64_t frac, int width, struct buf *out)
 {
@@ -211,22 +215,13 @@ format_zoned(int64_t secs, int64_t frac, int width, struct buf *out)
 	buf_add_fmt(out,
 		    y > 9999 ? "+%lld-%02u-%02uT%02d:%02d:%02d" : "%04lld-%02u-%02uT%02d:%02d:%02d",
 		    (long long)y, m, d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
-	if (width >= 1 && width <= 9) {
-		char f[16];
-
-		snprintf(f, sizeof(f), "%06lld000", (long long)frac);
-		buf_add_char(out, '.');
-		buf_add(out, f, (size_t)width);
-	} else if (frac) {
+	if (width > 0) {
 		char f[8];
-		int n = 6;
 
+		/* PostgreSQL rounded the value to the column's precision: the rest is zeros */
 		snprintf(f, sizeof(f), "%06lld", (long long)frac);
-		while (f[n - 1] == '0') {
-			n--;
-		}
 		buf_add_char(out, '.');
-		buf_add(out, f, (size_t)n);
+		buf_add(out, f, (size_t)(width < 6 ? width : 6));
 	}
 	buf_add_char(out, 'Z');
 }
@@ -295,37 +290,42 @@ numeric_special(struct slice t)
 	return false;
 }
 
-/* numeric text -> unscaled two's-complement bytes and its scale (@scale < 0: as written). */
+/*
+ * numeric text ("-"? digits ("." digits)?, as PostgreSQL writes it) -> unscaled
+ * two's-complement bytes and its scale. @scale >= 0: the column's, to which the digits are
+ * padded; @scale < 0 (unconstrained): trailing fraction zeros stripped, as Debezium's
+ * BigDecimal.stripTrailingZeros() with a negative scale put back to 0 ("1200.00": 1200, 0).
+ */
 static int
 numeric_unscaled(const char *s, size_t len, int scale, struct buf *out, int *ret_scale)
 {
 	struct buf digits = BUF_INIT;
-	bool neg = false, seen_point = false;
-	int have = 0;
-	size_t i = 0;
+	bool neg = len && s[0] == '-';
+	int have = 0, whole = 0;
+	size_t i = neg, point = 0;
 
-	if (len && (s[0] == '-' || s[0] == '+')) {
-		neg = s[0] == '-';
-		i = 1;
-	}
 	for (; i < len; i++) {
-		if (s[i] == '.' && !seen_point) {
-			seen_point = true;
+		if (s[i] == '.' && !point && whole) {
+			point = i;
 		} else if (s[i] >= '0' && s[i] <= '9') {
 			buf_add_char(&digits, s[i]);
-			have += seen_point;
+			have += point != 0;
+			whole += point == 0;
 		} else {
 			buf_fini(&digits);
 			return -EINVAL;
 		}
 	}
-	/* no digit at all ("", "-", "."), or more fraction digits than the column keeps */
-	if (!digits.len || (scale >= 0 && have > scale)) {
+	/* no digit ("", "-"), none after the point ("5."), or more than the column keeps */
+	if (!whole || (point && !have) || (scale >= 0 && have > scale)) {
 		buf_fini(&digits);
 		return -EINVAL;
 	}
 	for (; scale >= 0 && have < scale; have++) {
 		buf_add_char(&digits, '0');
+	}
+	for (; scale < 0 && have > 0 && digits.data[digits.len - 1] == '0'; have--) {
+		digits.len--;
 	}
 	digits_to_twos(digits.data, digits.len, neg, out);
 	*ret_scale = have;
@@ -435,6 +435,58 @@ number_cstr(struct slice t, char *tmp, size_t size)
 	return true;
 }
 
+/* Advance @i over decimal digits of @t; how many there were. */
+static size_t
+skip_digits(struct slice t, size_t *i)
+{
+	size_t from = *i;
+
+	while (*i < t.len && t.p[*i] >= '0' && t.p[*i] <= '9') {
+		(*i)++;
+	}
+	return *i - from;
+}
+
+/* "-"? digits: PostgreSQL's integer output (strtoll() would also take blanks and '+'). */
+static bool
+int_text(struct slice t)
+{
+	size_t i = t.len && t.p[0] == '-';
+
+	return skip_digits(t, &i) && i == t.len;
+}
+
+/*
+ * PostgreSQL's float output: NaN, [-]Infinity, or "-"? digits ("." digits)? (e [+-]? digits)?.
+ * strtod() would also take blanks, '+', hex floats, "inf" and "nan".
+ */
+static bool
+float_text(struct slice t)
+{
+	static const char *const special[] = { "NaN", "Infinity", "-Infinity" };
+	size_t i = t.len && t.p[0] == '-';
+
+	for (size_t k = 0; k < sizeof(special) / sizeof(special[0]); k++) {
+		if (t.len == strlen(special[k]) && memcmp(t.p, special[k], t.len) == 0) {
+			return true;
+		}
+	}
+	if (!skip_digits(t, &i)) {
+		return false;
+	}
+	if (i < t.len && t.p[i] == '.' && (++i, !skip_digits(t, &i))) {
+		return false;
+	}
+	if (i < t.len && (t.p[i] == 'e' || t.p[i] == 'E')) {
+		i++;
+		i += i < t.len && (t.p[i] == '+' || t.p[i] == '-');
+		if (!skip_digits(t, &i)) {
+			return false;
+		}
+	}
+	return i == t.len;
+}
+
 static int
 convert_int(struct slice t, enum cvalue_type type, struct pgvalue *pv)
 {
@@ -444,7 +496,7 @@ convert_int(struct slice t, enum cvalue_type type, struct pgvalue *pv)
 	if (pv->v.is_null) {
 		return 0;
 	}
-	if (!number_cstr(t, tmp, sizeof(tmp))) {
+	if (!int_text(t) || !number_cstr(t, tmp, sizeof(tmp))) {
 		return -EINVAL;
 	}
 	errno = 0;
@@ -469,11 +521,38 @@ convert_float(struct slice t, enum cvalue_type type, struct pgvalue *pv)
 	if (pv->v.is_null) {
 		return 0;
 	}
-	if (!number_cstr(t, tmp, sizeof(tmp))) {
+	if (!float_text(t) || !number_cstr(t, tmp, sizeof(tmp))) {
 		return -EINVAL;
 	}
 	pv->v.u.f = type == CVALUE_FLOAT32 ? (double)strtof(tmp, &end) : strtod(tmp, &end);
 	return *end ? -EINVAL : 0;
+}
+
+/*
+ * PostgreSQL's 'infinity' and '-infinity' as Debezium 3.6.1 writes them (the compat suite's
+ * ob_types_inf tables): a timestamptz as that text; a timestamp as pgjdbc's
+ * DATE_POSITIVE_INFINITY and DATE_NEGATIVE_INFINITY (9223372036825200000,
+ * -9223372036832400000) in MicroTimestamp, divided by 1000 in Timestamp; a date as
+ * -2147472692 and -2147472691 (PostgreSQL's INT32_MAX and INT32_MIN day numbers from 2000
+ * moved to 1970 in wrapping int arithmetic). False if @t is neither.
+ */
+static bool
+convert_infinity(bool date, bool zone, bool millis, struct slice t, struct pgvalue *pv)
+{
+	bool pos = slice_eq_str(t, "infinity");
+	int64_t ts = pos ? INT64_C(9223372036825200000) : INT64_C(-9223372036832400000);
+
+	if (!pos && !slice_eq_str(t, "-infinity")) {
+		return false;
+	}
+	if (zone) {
+		pv->v.u.s = t;
+	} else if (date) {
+		pv->v.u.i = pos ? INT32_C(-2147472692) : INT32_C(-2147472691);
+	} else {
+		pv->v.u.i = millis ? ts / 1000 : ts;
+	}
+	return true;
 }
 
 static int
@@ -498,6 +577,9 @@ convert_time(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
 	if (pv->v.is_null) {
 		return 0;
 	}
+	if (convert_infinity(date, zone, millis, t, pv)) {
+		return 0;
+	}
 	if (parse_datetime(t.p, t.len, !date, zone, &secs, &us) < 0) {
 		return -EINVAL;
 	}
@@ -508,7 +590,8 @@ convert_time(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
 		}
 		pv->v.u.i = secs / 86400;
 	} else if (zone) {
-		format_zoned(secs, us, col->typmod, &pv->data);
+		/* unconstrained (-1): Debezium reads the column's scale as 6 */
+		format_zoned(secs, us, col->typmod < 0 ? 6 : col->typmod, &pv->data);
 		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
 	} else if (millis) {
 		/* Timestamp: epoch milliseconds, rounded down as Instant.toEpochMilli() does
@@ -541,6 +624,24 @@ convert_string(struct slice t, const char *name, struct pgvalue *pv)
 	return 0;
 }
 
+/* PostgreSQL's uuid output: 8-4-4-4-12 lower-case hex digits. */
+static bool
+uuid_text(struct slice t)
+{
+	if (t.len != 36) {
+		return false;
+	}
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		char ch = t.p[i];
+
+		if (dash ? ch != '-' : !((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
 static int
 dispatch(const struct relcache_col *col, struct slice t, enum pgvalue_binary binary,
 	 struct pgvalue *pv)
@@ -562,7 +663,12 @@ dispatch(const struct relcache_col *col, struct slice t, enum pgvalue_binary bin
 	case PGTYPE_DATE:
 	case PGTYPE_TIMESTAMP:
 	case PGTYPE_TIMESTAMPTZ: return convert_time(col, t, pv);
-	case PGTYPE_UUID: return convert_string(t, "io.debezium.data.Uuid", pv);
+	case PGTYPE_UUID:
+		if (!pv->v.is_null && !uuid_text(t)) {
+			pv->v.type = CVALUE_STRING;
+			return -EINVAL;
+		}
+		return convert_string(t, "io.debezium.data.Uuid", pv);
 	case PGTYPE_JSON:
 	case PGTYPE_JSONB: return convert_string(t, "io.debezium.data.Json", pv);
 	case PGTYPE_XML: return convert_string(t, "io.debezium.data.Xml", pv);
@@ -605,8 +711,9 @@ pgvalue_convert(const struct relcache_col *col, const struct pgoutput_col *pc, b
 	if (rc < 0) {
 		errbuf_set(
 			errbuf, errlen,
-			"column '%s' (type OID %u): value '%.*s' cannot be converted "
-			"(BC dates, infinities and negative numeric scales are not supported yet)",
+			"column '%s' (type OID %u): value '%.*s' is not PostgreSQL's output of the "
+			"type or cannot be converted (BC dates and negative numeric scales are not "
+			"supported yet)",
 			col->name, col->type_oid, (int)(pc->value.len > 64 ? 64 : pc->value.len),
 			pc->value.p ? pc->value.p : "");
 		return -EINVAL;

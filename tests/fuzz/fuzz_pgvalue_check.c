@@ -78,21 +78,26 @@ twos_to_digits(const unsigned char *b, size_t n, bool *ret_neg)
 	return buf_steal(&out);
 }
 
-/* numeric text: [+-]digits[.digits] with at least one digit; the digits and the scale. */
+/*
+ * numeric text: [-]digits[.digits], as PostgreSQL writes it; the digits and the scale, trailing
+ * fraction zeros stripped when the column has no scale (@want < 0), as Debezium's
+ * VariableScaleDecimal.
+ */
 static bool
 numeric_model(struct slice t, int want, struct buf *digits, int *ret_scale, bool *ret_neg)
 {
-	size_t i = 0, nd = 0;
+	size_t i = 0, nd = 0, nd_whole = 0;
 	int scale = 0;
 	bool point = false;
 
 	*ret_neg = t.len && t.p[0] == '-';
-	if (t.len && (t.p[0] == '-' || t.p[0] == '+')) {
+	if (*ret_neg) {
 		i = 1;
 	}
 	for (; i < t.len; i++) {
-		if (t.p[i] == '.' && !point) {
+		if (t.p[i] == '.' && !point && nd) {
 			point = true;
+			nd_whole = nd;
 		} else if (t.p[i] >= '0' && t.p[i] <= '9') {
 			if (digits->len || t.p[i] != '0') {
 				buf_add_char(digits, t.p[i]);
@@ -103,8 +108,14 @@ numeric_model(struct slice t, int want, struct buf *digits, int *ret_scale, bool
 			return false;
 		}
 	}
-	if (!nd || (want >= 0 && scale > want)) {
+	if (!nd || (point && nd == nd_whole) || (want >= 0 && scale > want)) {
 		return false;
+	}
+	for (; want < 0 && scale > 0 && (!digits->len || digits->data[digits->len - 1] == '0');
+	     scale--) {
+		if (digits->len) {
+			digits->data[--digits->len] = '\0'; /* buf_cstr() reads up to the NUL */
+		}
 	}
 	for (; want >= 0 && scale < want; scale++) {
 		if (digits->len) {
@@ -357,18 +368,12 @@ check_zoned(const struct fuzz_pgvalue_case *c, const struct dt *in, struct slice
 
 	expect(parse_dt(out, 'T', false, true, &o));
 	expect((out.p[0] == '+') == (o.y > 9999) && (o.y > 9999 || out.p[4] == '-'));
-	if (c->typmod >= 1 && c->typmod <= 6) {
-		expect(o.frac_digits == c->typmod);
-		for (int k = c->typmod; k < 6; k++) {
-			unit *= 10;
-		}
-	} else {
-		/* the fewest digits: the last one written is not 0 */
-		for (int k = o.frac_digits; k < 6; k++) {
-			unit *= 10;
-		}
-		expect(o.frac_digits == 0 ? o.frac_us == 0 : o.frac_us / unit % 10 != 0);
-		unit = 1;
+	/* as many digits as the precision; 6 without one (Debezium reads the scale as 6) */
+	int width = c->typmod < 0 ? 6 : c->typmod;
+
+	expect(o.frac_digits == width);
+	for (int k = width; k < 6; k++) {
+		unit *= 10;
 	}
 	/* the fraction is cut to the column's precision (PostgreSQL has rounded it already) */
 	expect(instant(&o) == instant(in) - in->frac_us % unit);
@@ -383,6 +388,21 @@ check_time(const struct fuzz_pgvalue_case *c, struct slice t, const struct pgval
 	bool valid = parse_dt(t, date ? 0 : ' ', zone, false, &in) && in.y >= 1;
 	i128 us = valid ? instant(&in) : 0;
 
+	if (text_is(t, "infinity") || text_is(t, "-infinity")) {
+		/* Debezium 3.6.1: a timestamptz's text, pgjdbc's constants, a wrapped day number */
+		bool pos = t.p[0] == 'i';
+		int64_t ts = pos ? INT64_C(9223372036825200000) : INT64_C(-9223372036832400000);
+
+		expect(rc == 0);
+		if (zone) {
+			expect(pv->v.u.s.len == t.len && memcmp(pv->v.u.s.p, t.p, t.len) == 0);
+		} else if (date) {
+			expect(pv->v.u.i == (int32_t)((pos ? INT32_MAX : INT32_MIN) + 10957u));
+		} else {
+			expect(pv->v.u.i == (millis ? ts / 1000 : ts));
+		}
+		return;
+	}
 	if (valid && date) {
 		valid = us / US_PER_DAY <= INT32_MAX;
 	} else if (valid && !zone && !millis) {
@@ -426,7 +446,65 @@ check_int(struct slice t, const struct pgvalue *pv, int rc, int64_t lo, int64_t 
 		}
 		return;
 	}
-	expect(pv->v.u.i >= lo && pv->v.u.i <= hi);
+	/* only PostgreSQL's form: no blank, no '+' (strtoll() would take both) */
+	expect(plain && pv->v.u.i >= lo && pv->v.u.i <= hi);
+}
+
+/* [-]digits[.digits][(e|E)[+-]digits], NaN or [-]Infinity: PostgreSQL's float output. */
+static bool
+float_model(struct slice t)
+{
+	size_t i = t.len && t.p[0] == '-', n;
+
+	if (text_is(t, "NaN") || text_is(t, "Infinity") || text_is(t, "-Infinity")) {
+		return true;
+	}
+	for (n = 0; i < t.len && t.p[i] >= '0' && t.p[i] <= '9'; i++) {
+		n++;
+	}
+	if (!n) {
+		return false;
+	}
+	if (i < t.len && t.p[i] == '.') {
+		for (n = 0, i++; i < t.len && t.p[i] >= '0' && t.p[i] <= '9'; i++) {
+			n++;
+		}
+		if (!n) {
+			return false;
+		}
+	}
+	if (i < t.len && (t.p[i] == 'e' || t.p[i] == 'E')) {
+		i++;
+		if (i < t.len && (t.p[i] == '+' || t.p[i] == '-')) {
+			i++;
+		}
+		for (n = 0; i < t.len && t.p[i] >= '0' && t.p[i] <= '9'; i++) {
+			n++;
+		}
+		if (!n) {
+			return false;
+		}
+	}
+	return i == t.len;
+}
+
+/* 8-4-4-4-12 lower-case hex digits: PostgreSQL's uuid output. */
+static bool
+uuid_model(struct slice t)
+{
+	static const char form[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+
+	if (t.len != sizeof(form) - 1) {
+		return false;
+	}
+	for (size_t i = 0; i < t.len; i++) {
+		bool hex = (t.p[i] >= '0' && t.p[i] <= '9') || (t.p[i] >= 'a' && t.p[i] <= 'f');
+
+		if (form[i] == '-' ? t.p[i] != '-' : !hex) {
+			return false;
+		}
+	}
+	return true;
 }
 
 static bool
@@ -458,7 +536,14 @@ check_text(const struct fuzz_pgvalue_case *c, struct slice t, const struct pgval
 	case PGTYPE_INT8:
 	case PGTYPE_OID: check_int(t, pv, rc, INT64_MIN, INT64_MAX); break;
 	case PGTYPE_FLOAT4:
-	case PGTYPE_FLOAT8: break;
+	case PGTYPE_FLOAT8:
+		/* no PostgreSQL float output is anywhere near 64 characters */
+		expect((rc == 0) == (float_model(t) && t.len < 64));
+		break;
+	case PGTYPE_UUID:
+		expect((rc == 0) == uuid_model(t));
+		expect(rc != 0 || (pv->v.u.s.p == t.p && pv->v.u.s.len == t.len));
+		break;
 	case PGTYPE_NUMERIC: check_numeric(c, t, pv, rc); break;
 	case PGTYPE_BYTEA: check_bytea(c, t, pv, rc); break;
 	case PGTYPE_DATE:

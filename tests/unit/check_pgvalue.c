@@ -183,6 +183,51 @@ START_TEST(test_numeric_without_typmod_becomes_variable_scale_struct)
 END_TEST
 
 /*
+ * VariableScaleDecimal carries BigDecimal.stripTrailingZeros() of the value, never with a
+ * negative scale (Debezium's PostgresValueConverter.convertDecimal); the expected values are
+ * Debezium 3.6.1's records in the compat suite's ob_types.
+ */
+START_TEST(test_variable_scale_decimal_strips_trailing_zeros)
+{
+	static const struct {
+		const char *text;
+		int scale;
+		const char *hex;
+	} cases[] = {
+		{ "12.340", 2, "04d2" },
+		{ "0.00", 0, "00" },
+		{ "-1.50", 1, "f1" },
+		{ "1200.00", 0, "04b0" },
+		{ "-100", 0, "9c" },
+		{ "0", 0, "00" },
+		{ "-0.000001000", 6, "ff" },
+		/* "XODppWAV/sWq36MorjmBFQ==" with scale 9 */
+		{ "123456789012345678901234567890.123456789000", 9,
+		  "5ce0e9a56015fec5aadfa328ae398115" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conv *c = convert_ok(PGTYPE_NUMERIC, -1, cases[i].text);
+
+		ck_assert_msg(c->pv.v.u.fields.v[0].u.i == cases[i].scale, "%s: scale %lld",
+			      cases[i].text, (long long)c->pv.v.u.fields.v[0].u.i);
+		ck_assert_msg(strcmp(hex_of(c->pv.v.u.fields.v[1].u.s), cases[i].hex) == 0,
+			      "%s: %s, want %s", cases[i].text, hex_of(c->pv.v.u.fields.v[1].u.s),
+			      cases[i].hex);
+		conv_free(c);
+	}
+	/* numeric(p,s) keeps its column's scale: Decimal's schema names it */
+	{
+		struct conv *c = convert_ok(PGTYPE_NUMERIC, NUMERIC_TYPMOD(12, 3), "12.340");
+
+		ck_assert_str_eq(c->pv.v.params[0].value, "3");
+		ck_assert_str_eq(hex_of(c->pv.v.u.s), "3034"); /* 12340 */
+		conv_free(c);
+	}
+}
+END_TEST
+
+/*
  * Precise mode cannot express NaN or Infinity: Debezium's converter throws, and with
  * event.converting.failure.handling.mode=warn (the default) the field is null.
  */
@@ -279,6 +324,85 @@ START_TEST(test_timestamptz_becomes_utc_iso_text_with_the_column_precision)
 }
 END_TEST
 
+/*
+ * timestamptz without a precision (typmod -1, the common case): Debezium reads the column's
+ * scale as 6 and always writes six fraction digits. Debezium 3.6.1's records in the compat
+ * suite's ob_types.
+ */
+START_TEST(test_unconstrained_timestamptz_has_six_fraction_digits)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "2024-01-02 03:04:05.5+00", "2024-01-02T03:04:05.500000Z" },
+		{ "2024-01-02 03:04:05+02", "2024-01-02T01:04:05.000000Z" },
+		{ "2024-01-02 03:04:05.000001+00", "2024-01-02T03:04:05.000001Z" },
+		{ "1969-12-31 23:59:59.999999+00", "1969-12-31T23:59:59.999999Z" },
+		{ "1900-03-04 05:06:07.25-05:30", "1900-03-04T10:36:07.250000Z" },
+		{ "0001-01-01 00:00:00+00", "0001-01-01T00:00:00.000000Z" },
+		{ "10000-01-01 00:00:00.1+00", "+10000-01-01T00:00:00.100000Z" },
+		{ "2024-06-30 12:00:00.12+00", "2024-06-30T12:00:00.120000Z" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conv *c = convert_ok(PGTYPE_TIMESTAMPTZ, -1, cases[i].text);
+
+		assert_text(&c->pv.v, cases[i].want);
+		conv_free(c);
+	}
+}
+END_TEST
+
+/*
+ * Infinite dates and timestamps as Debezium 3.6.1 writes them (the compat suite's
+ * ob_types_inf_local): a timestamp as pgjdbc's infinity constants in its unit, a date as
+ * PostgreSQL's infinite day numbers moved to 1970 with int wrapping.
+ */
+START_TEST(test_date_and_timestamp_infinities_are_debeziums_numbers)
+{
+	struct conv *c = convert_ok(PGTYPE_TIMESTAMP, -1, "infinity");
+
+	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.MicroTimestamp");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_C(9223372036825200000));
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMP, 6, "-infinity");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_C(-9223372036832400000));
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMP, 3, "infinity");
+	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.Timestamp");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_C(9223372036825200));
+	conv_free(c);
+	c = convert_ok(PGTYPE_TIMESTAMP, 0, "-infinity");
+	ck_assert_int_eq(c->pv.v.u.i, INT64_C(-9223372036832400));
+	conv_free(c);
+	c = convert_ok(PGTYPE_DATE, -1, "infinity");
+	ck_assert_str_eq(c->pv.v.name, "io.debezium.time.Date");
+	ck_assert_int_eq(c->pv.v.u.i, -2147472692);
+	conv_free(c);
+	c = convert_ok(PGTYPE_DATE, -1, "-infinity");
+	ck_assert_int_eq(c->pv.v.u.i, -2147472691);
+	conv_free(c);
+}
+END_TEST
+
+/* PostgreSQL's infinities of a timestamptz: Debezium 3.6.1 writes them as that text. */
+START_TEST(test_timestamptz_infinities_are_their_text)
+{
+	static const char *const inf[] = { "infinity", "-infinity" };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct conv *c = convert_ok(PGTYPE_TIMESTAMPTZ, -1, inf[i]);
+
+		ck_assert_str_eq(c->pv.v.name, "io.debezium.time.ZonedTimestamp");
+		assert_text(&c->pv.v, inf[i]);
+		conv_free(c);
+		c = convert_ok(PGTYPE_TIMESTAMPTZ, 3, inf[i]);
+		assert_text(&c->pv.v, inf[i]);
+		conv_free(c);
+	}
+}
+END_TEST
+
 START_TEST(test_timestamptz_offsets_with_minutes_seconds_and_big_years)
 {
 	struct conv *c = convert_ok(PGTYPE_TIMESTAMPTZ, 6, "2016-11-04 13:51:30+05:30");
@@ -319,13 +443,20 @@ START_TEST(test_date_becomes_days_since_epoch)
 }
 END_TEST
 
-/* Not supported yet (README): a poison value rather than bytes that differ from Debezium's. */
+/*
+ * Not supported yet (README): a poison value rather than bytes that differ from Debezium's.
+ * The infinities are converted (their own tests); other spellings of them are no output.
+ */
 START_TEST(test_bc_dates_and_infinities_are_refused)
 {
 	static const struct refusal cases[] = {
-		{ PGTYPE_DATE, "0044-03-15 BC" },   { PGTYPE_DATE, "infinity" },
-		{ PGTYPE_TIMESTAMP, "-infinity" },  { PGTYPE_TIMESTAMPTZ, "infinity" },
-		{ PGTYPE_TIMESTAMP, "2016-11-04" }, { PGTYPE_TIMESTAMPTZ, "2016-11-04 13:51:30" },
+		{ PGTYPE_DATE, "0044-03-15 BC" },
+		{ PGTYPE_DATE, "Infinity" },
+		{ PGTYPE_TIMESTAMP, "-Infinity" },
+		{ PGTYPE_TIMESTAMPTZ, "0044-03-15 12:00:00+00 BC" },
+		{ PGTYPE_TIMESTAMP, "2016-11-04" },
+		{ PGTYPE_TIMESTAMPTZ, "2016-11-04 13:51:30" },
+		{ PGTYPE_TIMESTAMPTZ, "Infinity" },
 	};
 
 	assert_refused(cases, sizeof(cases) / sizeof(cases[0]));
@@ -524,6 +655,81 @@ START_TEST(test_malformed_numbers_and_booleans_are_refused)
 }
 END_TEST
 
+/*
+ * Text PostgreSQL never writes for the column's type (a sign '+', blanks, C's hex floats and
+ * spellings of infinity, a bare point, a UUID not in its lower-case 8-4-4-4-12 form) is refused,
+ * naming the column, rather than read the way strtod() or strtoll() would read it (issue 36
+ * item 4).
+ */
+START_TEST(test_text_postgresql_never_writes_is_refused_naming_the_column)
+{
+	static const struct refusal cases[] = {
+		{ PGTYPE_INT4, " 12" },
+		{ PGTYPE_INT4, "+12" },
+		{ PGTYPE_INT2, "\t1" },
+		{ PGTYPE_INT8, "+1" },
+		{ PGTYPE_OID, " 7" },
+		{ PGTYPE_FLOAT8, "inf" },
+		{ PGTYPE_FLOAT8, "nan" },
+		{ PGTYPE_FLOAT8, "infinity" },
+		{ PGTYPE_FLOAT8, " 1.5" },
+		{ PGTYPE_FLOAT8, "0x10" },
+		{ PGTYPE_FLOAT8, "+1.5" },
+		{ PGTYPE_FLOAT8, ".5" },
+		{ PGTYPE_FLOAT4, "INF" },
+		{ PGTYPE_FLOAT4, "1e" },
+		{ PGTYPE_NUMERIC, "+5" },
+		{ PGTYPE_NUMERIC, "1e5" },
+		{ PGTYPE_NUMERIC, " 5" },
+		{ PGTYPE_NUMERIC, ".5" },
+		{ PGTYPE_NUMERIC, "5." },
+		{ PGTYPE_NUMERIC, "-.5" },
+		{ PGTYPE_UUID, "not-a-uuid" },
+		{ PGTYPE_UUID, "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11" },
+		{ PGTYPE_UUID, "a0eebc999c0b4ef8bb6d6bb9bd380a11" },
+		{ PGTYPE_UUID, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1" },
+		{ PGTYPE_UUID, "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}" },
+	};
+
+	assert_refused(cases, sizeof(cases) / sizeof(cases[0]));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conv *c = convert_as(cases[i].oid, -1, 't', cases[i].text, false,
+					    PGVALUE_BINARY_BYTES);
+
+		ck_assert_msg(strstr(c->err, "'col'") != NULL, "%s", c->err);
+		conv_free(c);
+	}
+}
+END_TEST
+
+/* What PostgreSQL does write for those types still converts (extra_float_digits=3 forms). */
+START_TEST(test_postgresql_number_and_uuid_text_still_converts)
+{
+	static const struct {
+		uint32_t oid;
+		const char *text;
+	} ok[] = {
+		{ PGTYPE_FLOAT8, "1e+16" },
+		{ PGTYPE_FLOAT8, "-1.5e-07" },
+		{ PGTYPE_FLOAT8, "4.9e-324" },
+		{ PGTYPE_FLOAT8, "0" },
+		{ PGTYPE_FLOAT8, "-0" },
+		{ PGTYPE_FLOAT8, "Infinity" },
+		{ PGTYPE_FLOAT4, "-Infinity" },
+		{ PGTYPE_FLOAT4, "NaN" },
+		{ PGTYPE_FLOAT4, "3.4028235e+38" },
+		{ PGTYPE_INT8, "-9223372036854775808" },
+		{ PGTYPE_INT2, "-0" },
+		{ PGTYPE_NUMERIC, "-0.001" },
+		{ PGTYPE_UUID, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11" },
+	};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		conv_free(convert_ok(ok[i].oid, -1, ok[i].text));
+	}
+}
+END_TEST
+
 /* numeric(p,s) text with more fraction digits than s is no output of that column: refused. */
 START_TEST(test_numeric_beyond_the_column_scale_is_refused_not_null)
 {
@@ -687,11 +893,15 @@ pgvalue_suite(void)
 	tcase_add_test(num, test_numeric_with_scale_becomes_decimal_bytes);
 	tcase_add_test(num, test_decimal_bytes_are_minimal_twos_complement);
 	tcase_add_test(num, test_numeric_without_typmod_becomes_variable_scale_struct);
+	tcase_add_test(num, test_variable_scale_decimal_strips_trailing_zeros);
 	tcase_add_test(num, test_numeric_nan_and_infinity_become_null);
 	tcase_add_test(num, test_numeric_with_negative_scale_is_refused);
 	tcase_add_test(time, test_timestamp_precision_chooses_millis_or_micros);
 	tcase_add_test(time, test_timestamp_before_1970_is_negative_micros);
 	tcase_add_test(time, test_timestamptz_becomes_utc_iso_text_with_the_column_precision);
+	tcase_add_test(time, test_unconstrained_timestamptz_has_six_fraction_digits);
+	tcase_add_test(time, test_timestamptz_infinities_are_their_text);
+	tcase_add_test(time, test_date_and_timestamp_infinities_are_debeziums_numbers);
 	tcase_add_test(time, test_timestamptz_offsets_with_minutes_seconds_and_big_years);
 	tcase_add_test(time, test_date_becomes_days_since_epoch);
 	tcase_add_test(time, test_bc_dates_and_infinities_are_refused);
@@ -708,6 +918,8 @@ pgvalue_suite(void)
 	tcase_add_test(str, test_null_keeps_the_schema_and_not_null_makes_it_required);
 	tcase_add_test(str, test_pgvalue_is_reusable_across_columns);
 	tcase_add_test(refuse, test_malformed_numbers_and_booleans_are_refused);
+	tcase_add_test(refuse, test_text_postgresql_never_writes_is_refused_naming_the_column);
+	tcase_add_test(refuse, test_postgresql_number_and_uuid_text_still_converts);
 	tcase_add_test(refuse, test_numeric_beyond_the_column_scale_is_refused_not_null);
 	tcase_add_test(refuse, test_money_time_interval_arrays_and_geometry_are_refused);
 	tcase_add_test(refuse, test_unchanged_toast_and_binary_columns_are_refused);
