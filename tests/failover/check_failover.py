@@ -359,7 +359,12 @@ def one_run(synced):
         tap(len(gone) > 0, f"{label}: the failure lost commits of the old primary "
             f"(the case to prove: {len(gone)})")
         tap(not lost, f"{label}: L=0 (every row of the new primary is in Kafka)",
-            f"lost: {sorted(lost)[:5]}")
+            f"lost: {sorted(lost)[:5]}; their (aggregate, n): "
+            f"{sorted(new[i] for i in lost)[:5]}; the first records of their aggregates in "
+            f"Kafka (partition, aggregate, n): "
+            f"{[(p, v['agg'], v['n']) for p, v in recs if v['agg'] in {new[i][0] for i in lost}][:8]}"
+            f"; partitions: {sorted({p for p, _ in recs})}; outboxd's log:\n"
+            + open(logpath).read()[-6000:])
         tap(disorder == 0, f"{label}: O=0 (per-aggregate order)")
         if synced:
             tap(not phantom, f"{label}: P=0 (no event without a committed change)",
