@@ -492,7 +492,8 @@ float_model(struct slice t)
 static bool
 uuid_model(struct slice t)
 {
-	static const char form[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+	/* the layout: h stands for one hex digit */
+	static const char form[] = "hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh";
 
 	if (t.len != sizeof(form) - 1) {
 		return false;
