@@ -2,9 +2,11 @@
 test scripts (check_sql.py, check_standby.py, check_failover.py, check_security.py,
 check_image.py): meson reads the TAP."""
 import os
-import socket
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from freeport import free_port  # noqa: E402,F401  (tests import it from here)
 
 SOURCE = os.environ.get("OUTBOXD_TEST_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -67,8 +69,3 @@ def wait_for(pred, seconds, step=0.2):
         time.sleep(step)
 
 
-def free_port():
-    """A port of 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -11,8 +11,8 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.parse
@@ -22,17 +22,12 @@ SOURCE = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__))
 RULES = os.path.join(SOURCE, "deploy", "prometheus", "outboxd-alerts.yml")
 DASHBOARD = os.path.join(SOURCE, "deploy", "grafana", "outboxd-dashboard.json")
 
+sys.path.insert(0, os.path.join(SOURCE, "tests"))
+from freeport import free_port  # noqa: E402
+
 
 class PromFail(Exception):
     pass
-
-
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def dashboard_expressions():
@@ -77,7 +72,7 @@ scrape_configs:
     static_configs:
       - targets: [{targets}]
 """)
-        self.port = _free_port()
+        self.port = free_port()
         self.log = open(os.path.join(self.dir, "prometheus.log"), "wb")
         self.proc = subprocess.Popen(
             ["prometheus", f"--config.file={self.dir}/prometheus.yml",

@@ -66,7 +66,7 @@ long itest_topic_count_settled(const char *topic, int timeout_s);
  */
 void itest_topic_config(const char *topic, bool create, const char *key, const char *value);
 
-/* itest_free_port() - a TCP port on 127.0.0.1 that was free a moment ago. */
+/* itest_free_port() - a TCP port below the ephemeral range, free on 127.0.0.1 and :: a moment ago. */
 int itest_free_port(void);
 
 /*
