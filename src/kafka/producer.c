@@ -66,6 +66,19 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	if (!p->on_delivery) {
 		return;
 	}
+	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR && !producer_report_proven(m->offset, p->acks)) {
+		/* not proof of a write: the session replays from the confirmed position instead */
+		snprintf(
+			p->report, sizeof(p->report),
+			"topic %s partition %d: librdkafka reported the record delivered without an "
+			"offset (acknowledged only by a later batch's success), which does not prove "
+			"the broker wrote it; publishing again from the last confirmed position",
+			m->rkt ? rd_kafka_topic_name(m->rkt) : "?", (int)m->partition);
+		p->failure = (struct sink_failure){ .size = m->len + m->key_len };
+		p->on_delivery(p->opaque, m->_private, false, p->report);
+		p->failure = (struct sink_failure){ 0 };
+		return;
+	}
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 		if (p->grace.first_us) {
 			/* a broker took the record: its login and certificates were accepted */
@@ -87,6 +100,12 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	}
 	p->on_delivery(p->opaque, m->_private, false, p->report);
 	p->failure = (struct sink_failure){ 0 };
+}
+
+bool
+producer_report_proven(int64_t offset, int acks)
+{
+	return acks == 0 || offset >= 0;
 }
 
 struct sink_failure
@@ -243,6 +262,7 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 		return -EINVAL;
 	}
 	p->max_message_bytes = producer_conf_int(conf, "message.max.bytes");
+	p->acks = (int)producer_conf_int(conf, "acks");
 	/* librdkafka's own value: its alias sasl.mechanism and its default included */
 	size_t mlen = sizeof(p->mechanism);
 
@@ -431,11 +451,13 @@ producer_max_message_bytes(const struct producer *p)
 }
 
 /*
- * What is queued and not yet sent is purged at once: it never reached a broker, so purging it
- * leaves nothing half done. What is in flight is given @inflight_ms to be answered, since
- * purging an in-flight request makes an idempotent producer with the gap-less guarantee raise
- * its fatal error ("Purged in flight"): harmless in a producer about to be destroyed, but not to
- * be mistaken for a new failure.
+ * What is queued and in flight is given @inflight_ms to be answered, and purged after that:
+ * purging a produce request that has its sequence numbers makes an idempotent producer with the
+ * gap-less guarantee raise its fatal error ("Purged in flight", "Purged in queue"), harmless in
+ * a producer about to be destroyed but not to be mistaken for a new failure. With one request
+ * in flight per broker (max.in.flight.requests.per.connection=1), librdkafka holds the next one
+ * already built, numbered and waiting in its transmit queue, so the queue is not purged first:
+ * what it holds goes out within the same wait (at least once: the next session sends it again).
  */
 int
 producer_discard(struct producer *p, int64_t inflight_ms, char *fatal, size_t fatallen)
@@ -454,8 +476,6 @@ producer_discard(struct producer *p, int64_t inflight_ms, char *fatal, size_t fa
 	rd_kafka_poll(p->rk, 0);
 	was_fatal = rd_kafka_fatal_error(p->rk, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR;
 	p->discarding = true;
-	rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE);
-	rd_kafka_poll(p->rk, 0); /* their reports, so that purged_late counts only the later ones */
 	if (inflight_ms <= 0 ||
 	    rd_kafka_flush(p->rk, inflight_ms > INT_MAX ? INT_MAX : (int)inflight_ms) !=
 		    RD_KAFKA_RESP_ERR_NO_ERROR) {

@@ -28,6 +28,17 @@ static const struct forced {
 	{ "enable.gapless.guarantee", "true",
 	  "a failed batch may leave a gap while later records land" },
 	{ "message.timeout.ms", "0", "records that time out leave a gap; later ones still land" },
+	/*
+	 * One request at a time per broker: a failed batch is retried before anything after it
+	 * goes out. With more, a new producer's first batch to a partition that fails with
+	 * NOT_LEADER_OR_FOLLOWER (a topic the broker just created, a leader moving) can be passed
+	 * by a later batch the broker takes, and librdkafka then reports the failed one delivered
+	 * (producer_report_proven(); the failover proof lost rows so on librdkafka 2.14.2).
+	 */
+	{ "max.in.flight.requests.per.connection", "1",
+	  "a new producer's failed first batch to a partition can be passed by a later one; "
+	  "outboxd then publishes again from the last confirmed position (duplicates, and that "
+	  "aggregate's records out of order once)" },
 	{ "partitioner", "murmur2_random", "partitions no longer match Debezium's (Java murmur2)" },
 	{ "message.max.bytes", "1048576", NULL },
 	/* outboxd.kafka.queue.records sets it from a configuration; this is for other callers */
@@ -96,13 +107,6 @@ apply_settings(rd_kafka_conf_t *conf, const struct kv *settings, char *errbuf, s
 		if (conf_set(conf, settings->v[i].key, settings->v[i].value, errbuf, errlen) < 0) {
 			return -EINVAL;
 		}
-	}
-	/* As Kafka Connect does: without idempotence, one request in flight keeps the order. */
-	if (kv_get(settings, "enable.idempotence") &&
-	    strcmp(kv_get(settings, "enable.idempotence"), "false") == 0 &&
-	    !kv_get(settings, "max.in.flight.requests.per.connection") &&
-	    conf_set(conf, "max.in.flight.requests.per.connection", "1", errbuf, errlen) < 0) {
-		return -EINVAL;
 	}
 	return 0;
 }

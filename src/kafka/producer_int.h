@@ -30,6 +30,7 @@ struct producer {
 	producer_on_stats on_stats; /* NULL = none */
 	void *stats_arg;
 	int64_t max_message_bytes;
+	int acks;		   /* librdkafka's acks (-1: all): see producer_report_proven() */
 	struct topic_slot *topics; /* producer_topics.c */
 	size_t topics_cap;	   /* a power of two */
 	size_t topics_n;

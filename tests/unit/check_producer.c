@@ -394,6 +394,21 @@ START_TEST(test_forced_defaults)
 }
 END_TEST
 
+/*
+ * A success proves the write only with the record's offset: librdkafka's implicit
+ * acknowledgement (a later batch's success) carries none and does not prove it; with acks=0
+ * nothing carries one.
+ */
+START_TEST(test_report_proven_needs_an_offset)
+{
+	ck_assert(producer_report_proven(0, -1));
+	ck_assert(producer_report_proven(12345, 1));
+	ck_assert(!producer_report_proven(RD_KAFKA_OFFSET_INVALID, -1));
+	ck_assert(!producer_report_proven(RD_KAFKA_OFFSET_INVALID, 1));
+	ck_assert(producer_report_proven(RD_KAFKA_OFFSET_INVALID, 0));
+}
+END_TEST
+
 /* The forced reconnect.backoff.max.ms (1000, the Java client's) gives way to a user's longer
  * reconnect.backoff.ms, which librdkafka would refuse beside it. */
 START_TEST(test_forced_reconnect_backoff_yields)
@@ -476,6 +491,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_queue_full_is_eagain);
 	tcase_add_test(tc, test_oversize_is_emsgsize);
 	tcase_add_test(tc, test_forced_defaults);
+	tcase_add_test(tc, test_report_proven_needs_an_offset);
 	tcase_add_test(tc, test_forced_reconnect_backoff_yields);
 	tcase_add_test(tc, test_queue_bound_fits_largest_record);
 	tcase_add_test(tc, test_topic_lookup_backs_off_without_broker);

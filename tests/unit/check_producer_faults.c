@@ -413,6 +413,8 @@ START_TEST(test_issue_4438_disconnect_sequence)
 	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "t", 1, 1), 0);
 	kv_set(&f->settings, "batch.num.messages", "1", NULL);
 	kv_set(&f->settings, "linger.ms", "0", NULL);
+	/* the n requests in flight of librdkafka's test (outboxd's own default is one) */
+	kv_set(&f->settings, "max.in.flight.requests.per.connection", "5", NULL);
 	fx_start(f);
 	ck_assert_int_eq(send_n(f, "t", 0, 0, 5), 0);
 	drain(f, 5, 10000);

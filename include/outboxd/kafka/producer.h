@@ -114,6 +114,18 @@ void producer_set_stats(struct producer *p, producer_on_stats fn, void *arg);
  */
 int64_t producer_topic_lookups(const struct producer *p);
 
+/*
+ * producer_report_proven() - whether a successful delivery report of a producer whose acks
+ * setting is @acks proves that the broker wrote the record: it does when it carries the
+ * record's @offset. librdkafka also reports success without an offset when a later batch to the
+ * same partition succeeded while this one had failed ("implicitly acked") or when the broker
+ * answered a retry with DUPLICATE_SEQUENCE_NUMBER. The first is not proof: a partition that has
+ * never seen the producer id takes a later batch even when an earlier one failed with
+ * NOT_LEADER_OR_FOLLOWER, and the earlier records are then missing (seen with librdkafka 2.14.2
+ * on a topic the broker had just created). With acks=0 no report carries an offset.
+ */
+bool producer_report_proven(int64_t offset, int acks);
+
 /* producer_queue_len() - records waiting for a delivery report. */
 int producer_queue_len(struct producer *p);
 
