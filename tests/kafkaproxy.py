@@ -6,7 +6,8 @@ too. Every request and response passes through unchanged, except the first produ
 that carries a partition of each topic the test names: that one never reaches the broker; the
 proxy answers it after @delay_ms with NOT_LEADER_OR_FOLLOWER for each of its partitions, as a
 broker does while it is still becoming the leader of a partition it was just given (a topic it
-just created, a leader that moved). The answers keep the order of the requests, as Kafka's do.
+just created, a leader that moved), and with @leaderless names no current leader, as a broker
+fenced by its controller does. The answers keep the order of the requests, as Kafka's do.
 
 librdkafka's mock cluster cannot stand in for this: it checks a producer's sequence numbers
 more strictly than Kafka, which takes any first sequence number from a producer id the
@@ -109,9 +110,11 @@ def produce_partitions(frame):
     return version, corr, topics
 
 
-def produce_error_response(version, corr, topics, error):
+def produce_error_response(version, corr, topics, error, leaderless=False):
     """A ProduceResponse frame (with its length) that answers every partition of @topics with
-    @error."""
+    @error; with @leaderless (version 10 and later), each partition also names its current leader
+    as none (CurrentLeader, KIP-951: leader -1, epoch -1), as a broker does while its controller
+    has fenced it."""
     flexible = version >= 9
     out = bytearray(struct.pack(">i", corr))
     if flexible:
@@ -135,7 +138,10 @@ def produce_error_response(version, corr, topics, error):
             if version >= 8:
                 out += count(0)  # record errors
                 out += _uvarint(0) if flexible else struct.pack(">h", -1)  # error message
-            if flexible:
+            if flexible and leaderless and version >= 10:
+                leader = struct.pack(">ii", -1, -1) + _uvarint(0)  # CurrentLeader, no tags
+                out += _uvarint(1) + _uvarint(0) + _uvarint(len(leader)) + leader
+            elif flexible:
                 out += _uvarint(0)
         if flexible:
             out += _uvarint(0)
@@ -155,8 +161,9 @@ class KafkaProxy:
     fails the first produce request of each topic in @fail_topics (a set the test may add to
     while it runs) after @delay_ms."""
 
-    def __init__(self, port, target, fail_topics=(), delay_ms=50):
+    def __init__(self, port, target, fail_topics=(), delay_ms=50, leaderless=False):
         self.port, self.target, self.delay = port, target, delay_ms / 1000.0
+        self.leaderless = leaderless
         self.fail_topics = set(fail_topics)
         self.failed = {}  # topic -> the partitions answered with the error
         self.produce_requests = 0
@@ -207,7 +214,8 @@ class KafkaProxy:
             for t, parts in topics:
                 if t in hit:
                     self.failed[t] = parts
-        return produce_error_response(version, corr, topics, NOT_LEADER_OR_FOLLOWER)
+        return produce_error_response(version, corr, topics, NOT_LEADER_OR_FOLLOWER,
+                                      self.leaderless)
 
     async def _client(self, creader, cwriter):
         try:

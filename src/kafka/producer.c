@@ -80,6 +80,8 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 		return;
 	}
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		p->last_ok_us = now_monotonic_us();
+		p->leaderless_answered = p->leaderless_us != 0;
 		if (p->grace.first_us) {
 			/* a broker took the record: its login and certificates were accepted */
 			refusal_ended(p);
@@ -175,11 +177,17 @@ on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 static void
 on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
-	(void)rk;
 	/* enable.gapless.guarantee is forced on purpose; librdkafka calls it experimental. */
 	if (strcmp(fac, "CONFWARN") == 0 && strstr(buf, "enable.gapless.guarantee")) {
 		log_debug("rdkafka", "%s: %s", fac, buf);
 		return;
+	}
+	if (strcmp(fac, "METADATAUPDATE") == 0 && strstr(buf, "new leader-1 not found in cache")) {
+		struct producer *p = rd_kafka_opaque(rk);
+
+		p->leaderless_us = now_monotonic_us();
+		p->leaderless_answered = false;
+		snprintf(p->leaderless, sizeof(p->leaderless), "%s", buf);
 	}
 	if (level <= 3) {
 		log_error("rdkafka", "%s: %s", fac, buf);
@@ -360,13 +368,57 @@ producer_flush(struct producer *p, int timeout_ms)
 	return rd_kafka_flush(p->rk, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : -ETIMEDOUT;
 }
 
+/*
+ * librdkafka#5430 (open; 2.5.0 and later): a produce response that names no leader for a
+ * partition (leader -1, as when a KRaft controller fences a broker for a moment) makes
+ * librdkafka log "new leader-1 not found in cache" and may leave that partition without a leader
+ * for good, later metadata notwithstanding; with message.timeout.ms=0 its records then wait
+ * forever. Only a new producer recovers, so the producer counts as ended (the session starts
+ * again from the last confirmed position) when, after that line, a record was delivered (the
+ * broker answers: not an outage, which stays one session) and yet records have waited
+ * LEADERLESS_WAIT_US with no delivery at all. A partition that is really without a leader for
+ * longer costs one restart per such line, not one per wait: the new producer has not seen it.
+ */
+#define LEADERLESS_WAIT_US (5 * 1000000LL)
+
+bool
+producer_leaderless_wedged(int64_t leaderless_us, bool answered, int waiting, int64_t last_ok_us,
+			   int64_t now_us)
+{
+	int64_t since = last_ok_us > leaderless_us ? last_ok_us : leaderless_us;
+
+	return leaderless_us && answered && waiting > 0 && now_us - since >= LEADERLESS_WAIT_US;
+}
+
+static bool
+leaderless_wedged(const struct producer *p, int64_t now_us)
+{
+	return producer_leaderless_wedged(p->leaderless_us, p->leaderless_answered,
+					  rd_kafka_outq_len(p->rk), p->last_ok_us, now_us);
+}
+
 bool
 producer_fatal(struct producer *p, char *errbuf, size_t errlen)
 {
 	char err[512];
 
 	if (rd_kafka_fatal_error(p->rk, err, sizeof(err)) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-		return false;
+		int64_t now = now_monotonic_us();
+
+		if (!leaderless_wedged(p, now)) {
+			return false;
+		}
+		if (errbuf) {
+			snprintf(
+				errbuf, errlen,
+				"librdkafka left a partition without a leader (\"%s\") and has "
+				"delivered nothing for %lld s while %d records wait, although the "
+				"broker answered since (librdkafka issue 5430): a new producer takes "
+				"over",
+				p->leaderless, (long long)((now - p->last_ok_us) / 1000000),
+				rd_kafka_outq_len(p->rk));
+		}
+		return true;
 	}
 	if (errbuf) {
 		snprintf(errbuf, errlen, "%s", err);

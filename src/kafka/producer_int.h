@@ -47,8 +47,13 @@ struct producer {
 	char precondition[768];	     /* a failure no retry fixes: see kafkasec_fix(); "" = none */
 	struct authgrace grace;	     /* outboxd.kafka.auth.grace.ms: see authgrace.h */
 	bool discarding;	     /* producer_discard() runs: its fatal error is expected */
-	int purged_late;  /* records producer_discard() purged after its wait (their reports) */
-	char report[768]; /* the failed delivery report's reason, during the callback */
+	int purged_late; /* records producer_discard() purged after its wait (their reports) */
+	/* librdkafka#5430: see leaderless_wedged() */
+	int64_t leaderless_us;	  /* monotonic: librdkafka's "new leader-1 not found in cache"; 0 */
+	bool leaderless_answered; /* a record was delivered after that line */
+	int64_t last_ok_us;	  /* monotonic: the last successful delivery report */
+	char leaderless[256];	  /* that line */
+	char report[768];	  /* the failed delivery report's reason, during the callback */
 	struct sink_failure failure; /* and the rest of what it says */
 };
 

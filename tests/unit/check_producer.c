@@ -409,6 +409,25 @@ START_TEST(test_report_proven_needs_an_offset)
 }
 END_TEST
 
+/*
+ * librdkafka issue 5430: the producer counts as wedged only after its "new leader-1" line, a
+ * delivery after it (the broker answers) and 5 s of no delivery while records wait.
+ */
+START_TEST(test_leaderless_wedge_needs_line_answer_and_5s)
+{
+	const int64_t s = 1000000;
+
+	ck_assert(producer_leaderless_wedged(10 * s, true, 80, 11 * s, 16 * s));
+	ck_assert(!producer_leaderless_wedged(10 * s, true, 80, 11 * s, 16 * s - 1));
+	ck_assert(!producer_leaderless_wedged(0, true, 80, 11 * s, 60 * s));	  /* no line */
+	ck_assert(!producer_leaderless_wedged(10 * s, false, 80, 9 * s, 60 * s)); /* an outage */
+	ck_assert(!producer_leaderless_wedged(10 * s, true, 0, 11 * s, 60 * s)); /* nothing waits */
+	/* the wait counts from the line when the last delivery came before it */
+	ck_assert(!producer_leaderless_wedged(10 * s, true, 5, 2 * s, 14 * s));
+	ck_assert(producer_leaderless_wedged(10 * s, true, 5, 2 * s, 15 * s));
+}
+END_TEST
+
 /* The forced reconnect.backoff.max.ms (1000, the Java client's) gives way to a user's longer
  * reconnect.backoff.ms, which librdkafka would refuse beside it. */
 START_TEST(test_forced_reconnect_backoff_yields)
@@ -492,6 +511,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_oversize_is_emsgsize);
 	tcase_add_test(tc, test_forced_defaults);
 	tcase_add_test(tc, test_report_proven_needs_an_offset);
+	tcase_add_test(tc, test_leaderless_wedge_needs_line_answer_and_5s);
 	tcase_add_test(tc, test_forced_reconnect_backoff_yields);
 	tcase_add_test(tc, test_queue_bound_fits_largest_record);
 	tcase_add_test(tc, test_topic_lookup_backs_off_without_broker);

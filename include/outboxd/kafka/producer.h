@@ -126,6 +126,16 @@ int64_t producer_topic_lookups(const struct producer *p);
  */
 bool producer_report_proven(int64_t offset, int acks);
 
+/*
+ * producer_leaderless_wedged() - whether a producer is wedged by librdkafka issue 5430, so that
+ * producer_fatal() ends it: librdkafka logged "new leader-1 not found in cache" at
+ * @leaderless_us (0: never), a record was delivered after that line (@answered: the broker
+ * answers, so this is no outage), @waiting records wait, and nothing at all was delivered for
+ * 5 s since the later of that line and the last delivery (@last_ok_us). Times monotonic, µs.
+ */
+bool producer_leaderless_wedged(int64_t leaderless_us, bool answered, int waiting,
+				int64_t last_ok_us, int64_t now_us);
+
 /* producer_queue_len() - records waiting for a delivery report. */
 int producer_queue_len(struct producer *p);
 
