@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfgsrc_int.h"
 #include "outboxd/config/properties.h"
 #include "outboxd/config/strimzi.h"
 #include "outboxd/config/vocab.h"
@@ -16,15 +17,6 @@
 #include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
-
-/* Bound on nested ${...} references (a refers to b refers to a ...). */
-#define EXPAND_DEPTH 8
-/*
- * Bounds on one value's expansion: references that multiply (a=${b}${b}, b=${c}${c}, ...)
- * stay within the depth but grow as a power of it; 463 bytes of file took a minute.
- */
-#define EXPAND_REFS  10000
-#define EXPAND_BYTES (1024 * 1024)
 
 enum file_kind {
 	FILE_WORKER,
@@ -43,31 +35,6 @@ static bool
 starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-char *
-cfgsrc_env_name(const char *key)
-{
-	char *s = xstrdup(key);
-
-	for (char *p = s; *p; p++) {
-		*p = isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_';
-	}
-	return s;
-}
-
-/* The value of @name in @envp, or NULL. */
-static const char *
-env_get(char *const *envp, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; envp && *envp; envp++) {
-		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=') {
-			return *envp + n + 1;
-		}
-	}
-	return NULL;
 }
 
 static int
@@ -305,7 +272,7 @@ read_provided(const char *cls, const char *path, const char *key, char *const *e
 	int r;
 
 	if (strcmp(cls, "org.apache.kafka.common.config.provider.EnvVarConfigProvider") == 0) {
-		v = env_get(envp, key);
+		v = cfgsrc_env_get(envp, key);
 		if (!v) {
 			snprintf(why, whylen, "environment variable %s is not set", key);
 			return -ENOENT;
@@ -525,129 +492,6 @@ server_env(struct kv *raw, char *const *envp)
 	buf_fini(&origin);
 }
 
-/* The end of the ${...} expression starting at @open (pointing at '$'), or NULL. */
-static const char *
-expr_end(const char *open)
-{
-	int depth = 0;
-
-	for (const char *p = open; *p; p++) {
-		if (p[0] == '$' && p[1] == '{') {
-			depth++;
-			p++;
-		} else if (*p == '}' && --depth == 0) {
-			return p;
-		}
-	}
-	return NULL;
-}
-
-/* One value's expansion: where names are looked up, the text so far, and what is left. */
-struct expansion {
-	const struct kv *raw;
-	char *const *envp;
-	struct buf out;
-	struct buf why;
-	size_t refs; /* ${...} resolved so far */
-};
-
-static int expand(struct expansion *x, const char *in, int depth);
-
-/* Quarkus property expressions: ${NAME} or ${NAME:default}; NAME from the environment or file. */
-static int
-expand_one(struct expansion *x, const char *inner, size_t len, int depth)
-{
-	char *s = xstrndup(inner, len), *colon = strchr(s, ':'), *env;
-	const char *v;
-	int r = 0;
-
-	if (colon) {
-		*colon = '\0';
-	}
-	env = cfgsrc_env_name(s);
-	v = env_get(x->envp, s);
-	v = v ? v : env_get(x->envp, env);
-	if (v) {
-		buf_add_str(&x->out, v);
-	} else if ((v = kv_get(x->raw, s)) != NULL) {
-		r = expand(x, v, depth + 1);
-	} else if (colon) {
-		r = expand(x, colon + 1, depth + 1);
-	} else {
-		buf_add_fmt(
-			&x->why,
-			"${%s} is not set (no environment variable %s or %s, no property %s, no default)",
-			s, s, env, s);
-		r = -ENOENT;
-	}
-	free(env);
-	free(s);
-	return r;
-}
-
-static int
-expand(struct expansion *x, const char *in, int depth)
-{
-	const char *open, *end;
-
-	if (depth > EXPAND_DEPTH) {
-		buf_add_str(&x->why, "${...} references nest too deeply (a loop?)");
-		return -ELOOP;
-	}
-	while ((open = strstr(in, "${")) != NULL && (end = expr_end(open)) != NULL) {
-		int r;
-
-		if (++x->refs > EXPAND_REFS || x->out.len > EXPAND_BYTES) {
-			buf_add_fmt(&x->why,
-				    "${...} references multiply (more than %d, or more than %d "
-				    "bytes); refer to each value once",
-				    EXPAND_REFS, EXPAND_BYTES);
-			return -E2BIG;
-		}
-		buf_add(&x->out, in, (size_t)(open - in));
-		r = expand_one(x, open + 2, (size_t)(end - open - 2), depth);
-		if (r) {
-			return r;
-		}
-		in = end + 1;
-	}
-	buf_add_str(&x->out, in);
-	return 0;
-}
-
-static int
-server_expand(struct kv *raw, char *const *envp, char *errbuf, size_t errlen)
-{
-	struct expansion x = { raw, envp, BUF_INIT, BUF_INIT, 0 };
-	char **values = xcalloc(raw->n + 1, sizeof(*values));
-	int r = 0;
-
-	/* expand against the unexpanded file, then replace, so the order of keys does not matter */
-	for (size_t i = 0; i < raw->n && r == 0; i++) {
-		buf_reset(&x.out);
-		x.refs = 0;
-		r = expand(&x, raw->v[i].value, 0);
-		if (r) {
-			errbuf_set(errbuf, errlen, "%s: %s: %s", raw->v[i].origin, raw->v[i].key,
-				   buf_cstr(&x.why));
-		} else {
-			values[i] = xstrdup(buf_cstr(&x.out));
-		}
-	}
-	for (size_t i = 0; i < raw->n; i++) {
-		if (r == 0) {
-			free(raw->v[i].value);
-			raw->v[i].value = values[i];
-		} else {
-			free(values[i]);
-		}
-	}
-	free(values);
-	buf_fini(&x.out);
-	buf_fini(&x.why);
-	return r ? -EINVAL : 0;
-}
-
 /* Split the Server file into connector keys (Connect names) and the rest. */
 static void
 server_split(struct kv *raw, struct cfgsrc *src)
@@ -674,7 +518,7 @@ load_server(struct file *f, char *const *envp, struct cfgsrc *src, char *errbuf,
 	int r;
 
 	server_env(&f->keys, envp);
-	r = server_expand(&f->keys, envp, errbuf, errlen);
+	r = cfgsrc_expr_expand(&f->keys, envp, errbuf, errlen);
 	if (r) {
 		return r;
 	}

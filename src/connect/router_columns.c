@@ -12,20 +12,22 @@
 #include "router_int.h"
 
 /*
- * Append header @name = @v through the header converter. Debezium Server drops a header
- * whose Connect value is null (KafkaChangeConsumer); Kafka Connect sends it with a null value.
+ * Append header @name = @v through the header converter. Kafka Connect sends a header whose
+ * converted value is a Kafka null with a null value; Debezium Server drops it
+ * (ConverterBuilder), but its default header format, JSON with schemas, gives a null column
+ * bytes: {"schema":{...},"payload":null}, or null without schemas.
  */
 int
 router_header_value(struct router *r, const struct router_view *vw, const char *name,
 		    const struct cvalue *v)
 {
-	struct record_header *h;
+	struct record_header *h = record_add_header(vw->out, name);
+	int rc = convert_write(r->header_conv, v, &h->value, &h->null, vw->errbuf, vw->errlen);
 
-	if (r->server && v->is_null) {
-		return 0;
+	if (rc == 0 && r->server && h->null) {
+		vw->out->nheaders--; /* the last one, just added; its buffers stay for reuse */
 	}
-	h = record_add_header(vw->out, name);
-	return convert_write(r->header_conv, v, &h->value, &h->null, vw->errbuf, vw->errlen);
+	return rc;
 }
 
 /*

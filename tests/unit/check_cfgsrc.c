@@ -249,6 +249,36 @@ START_TEST(test_server_expressions_expand_from_environment_properties_and_defaul
 }
 END_TEST
 
+/*
+ * As SmallRye Config reads a value, \$ and $$ are a literal $: how a Debezium Server user keeps
+ * EventRouter's ${routedByValue} (the file's \\$ is the properties escape of \$). A backslash
+ * before anything else stays, and so does a lone $.
+ */
+START_TEST(test_server_expressions_escape_dollar_as_smallrye_does)
+{
+	const char *paths[1] = {
+		testdir_put(
+			"application.properties",
+			"debezium.sink.type=kafka\n"
+			"debezium.transforms.outbox.route.topic.replacement=outbox.\\\\${routedByValue}\n"
+			"debezium.source.a=$${routedByValue}-x\n"
+			"debezium.source.b=p$$$${PG_USER}q\n"
+			"debezium.source.c=$${PG_USER}${PG_USER}\\\\d $1 $$$ $\n"
+			"debezium.source.d=\\\\\\\\${PG_USER}\n"),
+	};
+	char *envp[] = { "PG_USER=alice", NULL };
+	struct cfgsrc src = load_ok(paths, 1, envp);
+
+	ck_assert_str_eq(kv_get(&src.connector, "transforms.outbox.route.topic.replacement"),
+			 "outbox.${routedByValue}");
+	ck_assert_str_eq(kv_get(&src.connector, "a"), "${routedByValue}-x");
+	ck_assert_str_eq(kv_get(&src.connector, "b"), "p$${PG_USER}q");
+	ck_assert_str_eq(kv_get(&src.connector, "c"), "${PG_USER}alice\\d $1 $$ $");
+	ck_assert_str_eq(kv_get(&src.connector, "d"), "\\${PG_USER}");
+	cfgsrc_fini(&src);
+}
+END_TEST
+
 START_TEST(test_server_expression_without_value_or_default_is_an_error)
 {
 	const char *paths[1] = { testdir_put(
@@ -466,6 +496,7 @@ cfgsrc_suite(void)
 	tcase_add_test(server,
 		       test_server_expressions_expand_from_environment_properties_and_defaults);
 	tcase_add_test(server, test_server_expression_without_value_or_default_is_an_error);
+	tcase_add_test(server, test_server_expressions_escape_dollar_as_smallrye_does);
 	tcase_add_test(server, test_server_expressions_that_multiply_are_refused);
 	tcase_add_test(prov, test_declared_providers_resolve_file_env_and_dir_references);
 	tcase_add_test(prov, test_reference_to_an_undeclared_provider_stays_as_written);

@@ -1181,12 +1181,18 @@ START_TEST(test_server_flavour_converts_headers_and_ignores_partition_placement)
 	row2_init(&row, "{\"x\": 1}");
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
 	/* default header format json, schemas on: the 137-byte id header of reference §3.6 */
-	ck_assert_uint_eq(rec.nheaders, 2);
+	ck_assert_uint_eq(rec.nheaders, 3);
 	header_is(&rec, 0, "id", id137);
 	ck_assert_uint_eq(rec.headers[0].value.len, 137);
 	header_is(&rec, 1, "v",
 		  "{\"schema\":{\"type\":\"int32\",\"optional\":true},\"payload\":3}");
-	/* partition placement ignored; "deleted" is NULL: dropped */
+	/*
+	 * "deleted" is NULL: Debezium Server drops only a header whose converted bytes are a
+	 * Kafka null (ConverterBuilder), and JsonConverter gives a null with a schema bytes
+	 */
+	header_is(&rec, 2, "deleted",
+		  "{\"schema\":{\"type\":\"boolean\",\"optional\":true},\"payload\":null}");
+	/* partition placement ignored */
 	ck_assert_int_eq(rec.partition, -1);
 	router_free(r);
 	/* debezium.format.header.schemas.enable=false: the 38-byte quoted id */
@@ -1195,11 +1201,12 @@ START_TEST(test_server_flavour_converts_headers_and_ignores_partition_placement)
 	cfg.extended_headers = true;
 	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(route2(r, &row, NULL, &rec, err), ROUTER_PUBLISH);
-	ck_assert_uint_eq(rec.nheaders, 6);
+	ck_assert_uint_eq(rec.nheaders, 7);
 	header_is(&rec, 0, "__debezium.context.connectorLogicalName", "\"dbserver1\"");
 	header_is(&rec, 4, "id", "\"" UUID "\"");
 	ck_assert_uint_eq(rec.headers[4].value.len, 38);
 	header_is(&rec, 5, "v", "3");
+	header_is(&rec, 6, "deleted", "null");
 	router_free(r);
 	record_fini(&rec);
 	kv_fini(&smt);
