@@ -2,6 +2,8 @@
 test scripts (check_sql.py, check_standby.py, check_failover.py, check_security.py,
 check_image.py): meson reads the TAP."""
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -69,3 +71,14 @@ def wait_for(pred, seconds, step=0.2):
         time.sleep(step)
 
 
+def terminate(p, timeout=30):
+    """SIGTERM to the process @p (a Popen) if it still runs, then its exit status within @timeout
+    seconds; after that SIGKILL, and None."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+    try:
+        return p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return None

@@ -28,7 +28,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from taplib import BIN, SOURCE, finish, note, tap  # noqa: E402
+from taplib import BIN, SOURCE, finish, note, tap, terminate  # noqa: E402
 MAJOR = os.environ.get("OUTBOXD_FAILOVER_PG", "17")
 STACK = os.path.join(SOURCE, "scripts", "stack")
 
@@ -378,11 +378,7 @@ def one_run(synced):
         if writers:
             writers.stop()
         if proc:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            terminate(proc)
         cl.down()
         subprocess.run(["rm", "-rf", d])
 

@@ -31,7 +31,6 @@ PostgreSQL's version.
 """
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -41,7 +40,7 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from kafkaproxy import KafkaProxy  # noqa: E402
-from taplib import BIN, env, finish, note, tap, wait_for  # noqa: E402
+from taplib import BIN, env, finish, note, tap, terminate, wait_for  # noqa: E402
 
 PORT = env("OUTBOXD_TEST_PG_PORT")
 PASSWORD = env("OUTBOXD_TEST_PG_SUPERUSER_PASSWORD")
@@ -210,11 +209,7 @@ def one_case(label, extra, tag_suffix, leaderless=False, topics=TOPICS):
         return text, disorder
     finally:
         if proc:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            terminate(proc, 60)
         proxy.stop()
         psql(f"SELECT pg_drop_replication_slot('{tag}_slot')", check=False)
         psql(f"DROP PUBLICATION IF EXISTS {tag}_pub; DROP SCHEMA {tag} CASCADE", check=False)

@@ -12,14 +12,13 @@ created here to stand in for the service's). TAP output; the stack's environment
 import os
 import re
 import secrets
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from taplib import BIN, SOURCE, env, finish, tap  # noqa: E402
+from taplib import BIN, SOURCE, env, finish, tap, terminate  # noqa: E402
 
 
 CONNINFO = env("OUTBOXD_TEST_PG_CONNINFO")
@@ -68,13 +67,7 @@ def run_until(args, worker, cfg, needle, timeout=30):
         deadline = time.time() + timeout
         while time.time() < deadline and p.poll() is None and needle not in open(log).read():
             time.sleep(0.1)
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+        terminate(p)
         return open(log).read()
 
 
