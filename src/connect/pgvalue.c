@@ -15,8 +15,8 @@
 
 /*
  * Built-in types Debezium does not map to a plain string and outboxd does not convert yet
- * (time, interval, money, bit strings, geometry, ranges, arrays...): a poison value rather
- * than bytes that differ from Debezium's.
+ * (time, interval, money, bit strings, geometry, ranges, arrays...): refused rather than
+ * bytes that differ from Debezium's.
  */
 static bool
 unsupported_oid(uint32_t oid)
@@ -36,6 +36,12 @@ unsupported_oid(uint32_t oid)
 		}
 	}
 	return false;
+}
+
+bool
+pgvalue_converts(uint32_t type_oid)
+{
+	return !unsupported_oid(type_oid);
 }
 
 void

@@ -559,6 +559,30 @@ pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 	return 0;
 }
 
+int
+pgsql_format_type(PGconn *c, uint32_t type_oid, int32_t typmod, struct buf *out, char *errbuf,
+		  size_t errlen)
+{
+	char oid[16], mod[16];
+	const char *p[] = { oid, mod };
+	PGresult *r = NULL;
+	int rc;
+
+	snprintf(oid, sizeof(oid), "%u", type_oid);
+	snprintf(mod, sizeof(mod), "%d", (int)typmod);
+	rc = query(c, "SELECT format_type($1::oid, $2::integer)", 2, p, &r, errbuf, errlen);
+	if (rc < 0) {
+		return rc;
+	}
+	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
+		buf_add_str(out, PQgetvalue(r, 0, 0));
+	} else {
+		buf_add_fmt(out, "OID %u", type_oid);
+	}
+	PQclear(r);
+	return 0;
+}
+
 void
 pgsql_columns_free(struct pgsql_column *cols, int n)
 {

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "outboxd/pg/relcache.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/lsn.h"
 
 /**
@@ -181,6 +182,14 @@ int pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 			struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen);
 
 void pgsql_columns_free(struct pgsql_column *cols, int n);
+
+/**
+ * pgsql_format_type() - append the SQL name of type @type_oid with @typmod (format_type(): for
+ * instance "interval", "time(3) without time zone", "integer[]") to @out.
+ * Return: 0, or a failed query's code.
+ */
+int pgsql_format_type(PGconn *c, uint32_t type_oid, int32_t typmod, struct buf *out, char *errbuf,
+		      size_t errlen);
 
 /* A table as a source of rows that are not streamed (the initial snapshot, the poller) sees it. */
 struct pgsql_described {
