@@ -15,8 +15,8 @@
 
 /*
  * Built-in types Debezium does not map to a plain string and outboxd does not convert yet
- * (time, interval, money, bit strings, geometry, ranges, arrays...): a poison value rather
- * than bytes that differ from Debezium's.
+ * (time, interval, money, bit strings, geometry, ranges, arrays...): refused rather than
+ * bytes that differ from Debezium's.
  */
 static bool
 unsupported_oid(uint32_t oid)
@@ -36,6 +36,41 @@ unsupported_oid(uint32_t oid)
 		}
 	}
 	return false;
+}
+
+bool
+pgvalue_converts(uint32_t type_oid)
+{
+	return !unsupported_oid(type_oid);
+}
+
+bool
+pgvalue_known(uint32_t type_oid)
+{
+	switch (type_oid) {
+	case PGTYPE_BOOL:
+	case PGTYPE_INT2:
+	case PGTYPE_INT4:
+	case PGTYPE_INT8:
+	case PGTYPE_OID:
+	case PGTYPE_FLOAT4:
+	case PGTYPE_FLOAT8:
+	case PGTYPE_NUMERIC:
+	case PGTYPE_BYTEA:
+	case PGTYPE_DATE:
+	case PGTYPE_TIMESTAMP:
+	case PGTYPE_TIMESTAMPTZ:
+	case PGTYPE_UUID:
+	case PGTYPE_JSON:
+	case PGTYPE_JSONB:
+	case PGTYPE_XML:
+	case PGTYPE_TEXT:
+	case PGTYPE_VARCHAR:
+	case PGTYPE_BPCHAR:
+	case PGTYPE_NAME:
+	case PGTYPE_CHAR: return true;
+	default: return false;
+	}
 }
 
 void

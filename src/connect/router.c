@@ -88,6 +88,33 @@ router_selects(const struct router *r, const char *nspname, const char *relname)
 	return hit;
 }
 
+const char *
+router_reads(const struct router *r, const char *column)
+{
+	const struct {
+		const char *col, *option;
+	} read[] = {
+		{ r->col_key, "table.field.event.key" },
+		{ r->col_id, "table.field.event.id" },
+		{ r->col_payload, "table.field.event.payload" },
+		{ r->col_route, "route.by.field" },
+		{ r->col_ts, "table.field.event.timestamp" },
+		{ r->col_version, "table.field.event.schema.version" },
+	};
+
+	for (size_t k = 0; k < sizeof(read) / sizeof(read[0]); k++) {
+		if (read[k].col && strcmp(read[k].col, column) == 0) {
+			return read[k].option;
+		}
+	}
+	for (size_t i = 0; i < r->npl; i++) {
+		if (strcmp(r->pl[i].column, column) == 0) {
+			return "table.fields.additional.placement";
+		}
+	}
+	return NULL;
+}
+
 bool
 router_message_selected(const struct router *r, const char *prefix, size_t len)
 {

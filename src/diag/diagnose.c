@@ -10,6 +10,7 @@
 #include "outboxd/pg/pgsql.h"
 #include "outboxd/pg/pgstream.h"
 #include "outboxd/pipeline/sinks.h"
+#include "outboxd/pipeline/typecheck.h"
 #include "outboxd/relay/cleanup.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/lsn.h"
@@ -124,6 +125,23 @@ check_status_interval(const struct config *cfg, PGconn *c)
 	return true;
 }
 
+/*
+ * The columns of @table the router converts, each of a type outboxd converts (typecheck.h), as
+ * `run` checks them before streaming.
+ */
+static bool
+check_types(PGconn *c, const struct router *router, const struct cleanup_table *table)
+{
+	char err[2048], detail[1200];
+	bool ok = typecheck_table(c, router, table->schema, table->table, err, sizeof(err)) == 0;
+
+	snprintf(detail, sizeof(detail),
+		 "%s.%s: the columns the EventRouter converts have types outboxd converts",
+		 table->schema, table->table);
+	diag(ok, "columns", ok ? detail : err);
+	return ok;
+}
+
 bool
 diagnose_postgres(const struct config *cfg, const struct router *router)
 {
@@ -180,6 +198,9 @@ diagnose_postgres(const struct config *cfg, const struct router *router)
 				clean[selected++] =
 					(struct cleanup_table){ tables[i].schema, tables[i].table };
 			}
+		}
+		for (int i = 0; i < selected; i++) {
+			ok = check_types(c, router, &clean[i]) && ok;
 		}
 		if (selected && cfg->cleanup_retention) {
 			ok = check_cleanup(cfg, c, clean, selected) && ok;

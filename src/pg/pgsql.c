@@ -559,6 +559,49 @@ pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 	return 0;
 }
 
+int
+pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type_facts *out,
+		 char *errbuf, size_t errlen)
+{
+	char oid[16], mod[16];
+	const char *p[] = { oid, mod };
+	PGresult *r = NULL;
+	int rc;
+
+	snprintf(oid, sizeof(oid), "%u", type_oid);
+	snprintf(mod, sizeof(mod), "%d", (int)typmod);
+	/* a domain's base is followed down to a type that is not a domain, as getBaseType() does */
+	rc = query(c,
+		   "WITH RECURSIVE d(oid, typtype, typcategory, typbasetype, depth) AS ("
+		   "SELECT oid, typtype, typcategory, typbasetype, 0 FROM pg_catalog.pg_type "
+		   "WHERE oid = $1::oid UNION ALL "
+		   "SELECT t.oid, t.typtype, t.typcategory, t.typbasetype, d.depth + 1 "
+		   "FROM pg_catalog.pg_type t JOIN d ON t.oid = d.typbasetype "
+		   "WHERE d.typtype = 'd' AND d.depth < 64) "
+		   "SELECT pg_catalog.format_type($1::oid, $2::integer), d.oid, d.typtype, "
+		   "d.typcategory, pg_catalog.format_type(d.oid, NULL), d.depth > 0 "
+		   "FROM d ORDER BY d.depth DESC LIMIT 1",
+		   2, p, &r, errbuf, errlen);
+	if (rc < 0) {
+		return rc;
+	}
+	*out = (struct pgsql_type_facts){ .base_oid = type_oid };
+	if (PQntuples(r) == 1) {
+		snprintf(out->name, sizeof(out->name), "%s", PQgetvalue(r, 0, 0));
+		out->base_oid = (uint32_t)strtoul(PQgetvalue(r, 0, 1), NULL, 10);
+		out->typtype = PQgetvalue(r, 0, 2)[0];
+		out->category = PQgetvalue(r, 0, 3)[0];
+		snprintf(out->base_name, sizeof(out->base_name), "%s", PQgetvalue(r, 0, 4));
+		out->domain = strcmp(PQgetvalue(r, 0, 5), "t") == 0;
+	} else {
+		/* dropped meanwhile: named by its number, judged by the built-in lists alone */
+		snprintf(out->name, sizeof(out->name), "OID %u", type_oid);
+		snprintf(out->base_name, sizeof(out->base_name), "OID %u", type_oid);
+	}
+	PQclear(r);
+	return 0;
+}
+
 void
 pgsql_columns_free(struct pgsql_column *cols, int n)
 {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "outboxd/pg/pgsql.h"
+#include "outboxd/pipeline/typecheck.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
 #include "poll_int.h"
@@ -33,6 +34,18 @@ describe(struct poller *s, struct poll_table *t, const char *schema, const char 
 	t->defaults = d.defaults;
 	t->ncols = d.rel->ncols;
 	return OUTCOME_OK;
+}
+
+/*
+ * The columns the router converts, each of a type outboxd converts (typecheck.h): a placed
+ * column of another type is exit 2 before the first batch rather than a poison row in it.
+ */
+static enum outcome
+check_types(struct poller *s, const struct poll_table *t)
+{
+	int rc = typecheck_relation(s->sql, s->p->router, t->rel, s->why, sizeof(s->why));
+
+	return rc == 0 ? OUTCOME_OK : rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
 }
 
 /* A column the poll needs: missing is exit 2 naming it, the setting and the fix. */
@@ -153,6 +166,7 @@ prepare(struct poller *s, struct poll_table *t, const char *schema, const char *
 	t->owned = xcalloc((size_t)s->cfg->poll_partitions, sizeof(bool));
 	s->stage = "columns";
 	o = describe(s, t, schema, table);
+	o = o == OUTCOME_OK ? check_types(s, t) : o;
 	o = o == OUTCOME_OK ? build_sql(s, t) : o;
 	if (o == OUTCOME_OK) {
 		s->stage = "cleanup";

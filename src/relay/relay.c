@@ -15,6 +15,7 @@
 #include "outboxd/pipeline/sqlq.h"
 #include "outboxd/pipeline/stall.h"
 #include "outboxd/pipeline/supervise.h"
+#include "outboxd/pipeline/typecheck.h"
 #include "outboxd/relay/cleanup.h"
 #include "outboxd/relay/feedback.h"
 #include "outboxd/relay/heartbeat.h"
@@ -67,7 +68,19 @@ column_facts(void *opaque, const struct relcache_rel *rel, bool **ret_notnull, c
 	rc = pgsql_column_facts(s->sql, rel->nspname, rel->relname, names, rel->ncols, ret_notnull,
 				ret_defaults, why, whylen);
 	free(names);
-	return rc < 0 ? OUTCOME_RESTART : OUTCOME_OK;
+	if (rc < 0) {
+		return OUTCOME_RESTART;
+	}
+	/*
+	 * The start checked the catalog; a Relation message after it may bring a new type (ALTER
+	 * TABLE while streaming), which is refused here, before its first row.
+	 */
+	rc = typecheck_relation(s->sql, s->r->p->router, rel, why, whylen);
+	if (rc == -EINVAL) {
+		s->type_refused = true;
+		return OUTCOME_PRECONDITION;
+	}
+	return rc == -EIO ? OUTCOME_RESTART : rc < 0 ? OUTCOME_PRECONDITION : OUTCOME_OK;
 }
 
 /*
@@ -159,6 +172,24 @@ check_failover(struct session *s, const struct pgsql_slot *slot)
 	return OUTCOME_PRECONDITION;
 }
 
+/*
+ * The selected tables' columns the router converts, each of a type outboxd converts
+ * (typecheck.h): a placed column of another type is exit 2 now rather than a poison row later.
+ */
+static enum outcome
+check_types(struct session *s, const struct cleanup_table *tables, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int rc = typecheck_table(s->sql, s->r->p->router, tables[i].schema, tables[i].table,
+					 s->why, sizeof(s->why));
+
+		if (rc < 0) {
+			return rc == -EIO ? OUTCOME_RESTART : OUTCOME_PRECONDITION;
+		}
+	}
+	return OUTCOME_OK;
+}
+
 /* Checks the preconditions on the ordinary connection; returns the slot's confirmed LSN. */
 static enum outcome
 check_preconditions(struct session *s, lsn_t *ret_confirmed)
@@ -189,9 +220,11 @@ check_preconditions(struct session *s, lsn_t *ret_confirmed)
 				(struct cleanup_table){ tables[i].schema, tables[i].table };
 		}
 	}
-	o = selected ? cleanup_open(&s->cl, &s->r->clp, s->sql, clean, selected, s->why,
-				    sizeof(s->why)) :
-		       OUTCOME_OK;
+	o = check_types(s, clean, selected);
+	if (o == OUTCOME_OK && selected) {
+		o = cleanup_open(&s->cl, &s->r->clp, s->sql, clean, selected, s->why,
+				 sizeof(s->why));
+	}
 	free(clean);
 	pgsql_pubtables_free(tables, n);
 	if (o != OUTCOME_OK) {
@@ -533,10 +566,12 @@ session_run(struct relay *r, struct session *s)
 		metrics_set_state(r->p->metrics, METRICS_STATE_STOPPING, NULL);
 		shutdown_flush(s);
 		o = OUTCOME_STOP;
-	} else if (o == OUTCOME_HALT && s->pub && s->conn) {
+	} else if ((o == OUTCOME_HALT || (o == OUTCOME_PRECONDITION && s->type_refused)) &&
+		   s->pub && s->conn) {
 		/*
-		 * What was produced before the row that halts is delivered and confirmed, as
-		 * Debezium's producer sends the records before the one its task fails on.
+		 * What was produced before the row that halts (or the Relation message refused) is
+		 * delivered and confirmed, as Debezium's producer sends the records before the one
+		 * its task fails on.
 		 */
 		shutdown_flush(s);
 	}

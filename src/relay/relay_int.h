@@ -47,7 +47,12 @@ struct session {
 	uint64_t stall_delivered; /* delivery reports the stall watchdog has seen */
 	lsn_t stall_confirmed;
 	struct sendnow sn; /* send at once while live */
-	char why[2048];	   /* the reason for a restart or halt */
+	/*
+	 * A Relation message brought a type the router cannot convert (typecheck.h): what came
+	 * before it is flushed and confirmed, as before a halt, then exit 2.
+	 */
+	bool type_refused;
+	char why[2048]; /* the reason for a restart or halt */
 };
 
 /*

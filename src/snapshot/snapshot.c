@@ -11,6 +11,7 @@
 #include "outboxd/pg/pgstream.h"
 #include "outboxd/pipeline/sinks.h"
 #include "outboxd/pipeline/supervise.h"
+#include "outboxd/pipeline/typecheck.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/log.h"
 #include "outboxd/util/mem.h"
@@ -80,6 +81,28 @@ selected_tables(struct snap *s, struct buf *out)
 		buf_add_str(out, "the outbox tables");
 	}
 	pgsql_pubtables_free(t, n);
+}
+
+/*
+ * The selected tables' columns the router converts, each of a type outboxd converts
+ * (typecheck.h), checked before anything of the snapshot exists.
+ */
+static enum outcome
+check_types(struct snap *s)
+{
+	struct pgsql_pubtable *t = NULL;
+	char err[2048];
+	int n = 0, rc = pgsql_publication_tables(s->sql, s->cfg->publication_name, &t, &n, err,
+						 sizeof(err));
+
+	for (int i = 0; rc == 0 && i < n; i++) {
+		if (router_selects(s->p->router, t[i].schema, t[i].table)) {
+			rc = typecheck_table(s->sql, s->p->router, t[i].schema, t[i].table, err,
+					     sizeof(err));
+		}
+	}
+	pgsql_pubtables_free(t, n);
+	return rc == 0 ? OUTCOME_OK : query_failed(s, rc, NULL, err);
 }
 
 /*
@@ -317,6 +340,9 @@ take(struct snap *s, const char *marker)
 	if (publish_new(&s->pp, &src, &s->pub, err, sizeof(err)) < 0) {
 		log_error(MOD, "%s", err);
 		return OUTCOME_PRECONDITION;
+	}
+	if ((res = check_types(s)) != OUTCOME_OK) {
+		return res;
 	}
 	if ((rc = pgsql_marker_create(s->sql, marker, err, sizeof(err))) < 0) {
 		snprintf(what, sizeof(what), "could not create marker slot \"%s\"", marker);

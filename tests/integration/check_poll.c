@@ -1266,6 +1266,50 @@ START_TEST(test_check_poll_names_what_is_missing)
 END_TEST
 
 /*
+ * A placed column of a type outboxd does not convert (interval) is exit 2 before the first batch,
+ * naming the table, the column, the option and the type, and a FAIL line of `check --poll`;
+ * unplaced, the rows are published.
+ */
+START_TEST(test_placed_column_of_a_type_outboxd_does_not_convert_exits_2)
+{
+	struct relayfix f;
+	struct buf w = BUF_INIT, needle = BUF_INIT;
+	char out[8192], *topic, *log;
+
+	poll_fixture(&f, NULL, &topic);
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox ADD COLUMN dur interval DEFAULT '1 day'", f.name);
+	insert_rows(&f, f.pg, 0, 1, 3);
+	buf_add_fmt(&w, "outboxd.poll.notify.channel=%s\n", f.name);
+	relayfix_config(&f, buf_cstr(&w),
+			"transforms.outbox.table.fields.additional.placement=dur:header:d");
+	buf_add_fmt(&needle,
+		    "table %s.outbox: column \"dur\" (table.fields.additional.placement) has type "
+		    "interval, which outboxd does not convert yet",
+		    f.name);
+	relayfix_start_command(&f, "poll");
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	log = relayfix_log(&f);
+	ck_assert_msg(strstr(log, buf_cstr(&needle)), "%s", log);
+	free(log);
+	ck_assert_int_eq(
+		intf(f.pg, "SELECT count(*) FROM %s.outbox WHERE published_at IS NOT NULL", f.name),
+		0);
+	ck_assert_int_eq(check_poll(&f, out, sizeof(out)), 2);
+	ck_assert_msg(strstr(out, "FAIL columns") && strstr(out, buf_cstr(&needle)), "%.3000s",
+		      out);
+	relayfix_config(&f, buf_cstr(&w), NULL);
+	ck_assert_msg(check_poll(&f, out, sizeof(out)) == 0, "%.3000s", out);
+	relayfix_start_command(&f, "poll");
+	ck_assert_msg(wait_published(&f, 3, false, 30) >= 0, "%s", relayfix_log(&f));
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&w);
+	buf_fini(&needle);
+	free(topic);
+	relayfix_fini(&f);
+}
+END_TEST
+
+/*
  * A range-partitioned outbox (by seq, three partitions, the id unique with the partition key)
  * listed by its root: every row of every partition published through it, each aggregate's rows
  * (which span the partitions) in order, and marked; `check --poll` passes on the root and
@@ -1603,6 +1647,7 @@ main(void)
 	suite_add_tcase(s, t);
 	/* what a batch may hold: bytes, and (unordered) how long its claim locks its rows */
 	add_case(s, "bounds", NULL, test_a_batch_is_bounded_in_bytes);
+	add_case(s, "types", NULL, test_placed_column_of_a_type_outboxd_does_not_convert_exits_2);
 	/* a broker frozen for a minute: the same on every PostgreSQL major, run on 15 only */
 	add_case(s, "outage", "broker-outage pg-independent",
 		 test_unordered_claim_does_not_hold_the_horizon_through_a_freeze);

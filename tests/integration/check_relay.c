@@ -2215,6 +2215,224 @@ START_TEST(test_interrupted_snapshot_refuses_to_be_taken_again_silently)
 }
 END_TEST
 
+/* Adds column dur of @type to @f's outbox and inserts row @id with dur = @value. */
+static void
+add_dur_row(struct relayfix *f, const char *type, const char *id, const char *value)
+{
+	if (type) {
+		itest_sqlf(f->pg, "ALTER TABLE %s.outbox ADD COLUMN dur %s", f->name, type);
+	}
+	itest_sqlf(f->pg,
+		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload, dur) "
+		   "VALUES ('%s', '%s', 'agg-1', 'T', '{}', '%s')",
+		   f->name, id, aggtypes[0], value);
+}
+
+#define PLACE_DUR "transforms.outbox.table.fields.additional.placement=type:header:t,dur:header:d"
+
+/*
+ * A placed column of a type outboxd does not convert (interval) is exit 2 at start, naming the
+ * table, the column, the option and the type, before the stream starts (nothing read, nothing
+ * confirmed), and a FAIL line of `outboxd check`; so is the snapshot's, before it makes a slot.
+ */
+START_TEST(test_placed_column_of_a_type_outboxd_does_not_convert_exits_2_at_start)
+{
+	static const char *const id = "0badc0de-0000-4000-8000-0000000000d1";
+	struct relayfix f;
+	struct buf needle = BUF_INIT;
+	char out[32768], *log;
+	lsn_t before;
+	PGresult *r;
+
+	relayfix_init(&f, false);
+	setup_types(&f);
+	add_dur_row(&f, "interval", id, "1 day");
+	before = relayfix_confirmed(&f);
+	buf_add_fmt(&needle,
+		    "table %s.outbox: column \"dur\" (table.fields.additional.placement) has type "
+		    "interval, which outboxd does not convert yet",
+		    f.name);
+	expect_precondition(&f, PLACE_DUR, buf_cstr(&needle));
+	log = relayfix_log(&f);
+	ck_assert_msg(!strstr(log, "streaming slot") && !strstr(log, id), "%s", log_tail(log));
+	free(log);
+	ck_assert_uint_eq(relayfix_confirmed(&f), before);
+	ck_assert_int_eq(run_check(&f, out, sizeof(out)), 2);
+	ck_assert_msg(strstr(out, "FAIL columns") && strstr(out, buf_cstr(&needle)), "%s",
+		      log_tail(out));
+	/* the key column too, named by its option */
+	relayfix_config(&f, NULL, "transforms.outbox.table.field.event.key=dur");
+	relayfix_start(&f);
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	ck_assert(relayfix_wait_log(&f, "column \"dur\" (table.field.event.key) has type interval",
+				    1));
+	relayfix_fini(&f);
+	free_types();
+	/* snapshot.mode=initial: refused before the slot is made */
+	relayfix_init(&f, false);
+	setup_types(&f);
+	add_dur_row(&f, "interval", id, "1 day");
+	drop_slot(&f);
+	buf_reset(&needle);
+	buf_add_fmt(&needle,
+		    "table %s.outbox: column \"dur\" (table.fields.additional.placement) has type "
+		    "interval, which outboxd does not convert yet",
+		    f.name);
+	expect_precondition(&f, PLACE_DUR "\nsnapshot.mode=initial\noutboxd.slot.create=true",
+			    buf_cstr(&needle));
+	buf_reset(&needle);
+	buf_add_fmt(&needle, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'",
+		    f.slot);
+	r = itest_sql(f.pg, buf_cstr(&needle));
+	ck_assert_str_eq(PQgetvalue(r, 0, 0), "0");
+	PQclear(r);
+	buf_fini(&needle);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* The same column left unplaced is never converted: check passes, the row is published. */
+START_TEST(test_unplaced_column_of_a_type_outboxd_does_not_convert_is_fine)
+{
+	struct relayfix f;
+	struct itest_record *recs;
+	char out[32768], *topic;
+	size_t n;
+
+	relayfix_init(&f, false);
+	setup_types(&f);
+	add_dur_row(&f, "interval", "0badc0de-0000-4000-8000-0000000000d2", "1 day");
+	relayfix_config(&f, NULL,
+			"transforms.outbox.table.fields.additional.placement=type:header:t");
+	ck_assert_msg(run_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));
+	ck_assert_msg(strstr(out, "ok   columns"), "%s", log_tail(out));
+	relayfix_start(&f);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
+	topic = topic_of(0);
+	n = itest_consume_all(topic, 1, 15000, &recs);
+	ck_assert_uint_eq(n, 1);
+	itest_records_free(recs, n);
+	free(topic);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/* Asserts that record @r has header @name with bytes @want. */
+static void
+assert_header(const struct itest_record *r, const char *name, const char *want)
+{
+	const void *hv;
+	size_t hl;
+
+	ck_assert_msg(rd_kafka_header_get_last(r->headers, name, &hv, &hl) == 0, "no header %s",
+		      name);
+	ck_assert_msg(hl == strlen(want) && memcmp(hv, want, hl) == 0, "header %s: '%.*s'", name,
+		      (int)hl, (const char *)hv);
+}
+
+/*
+ * Types the catalog judges: an enum and a domain over text are their text, as Debezium writes
+ * them (published); a domain over integer (Debezium writes the integer) and tsvector are exit 2
+ * at start, named with their base.
+ */
+START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
+{
+	struct relayfix f;
+	struct itest_record *recs;
+	struct buf needle = BUF_INIT;
+	char *topic;
+	size_t n;
+
+	relayfix_init(&f, false);
+	setup_types(&f);
+	itest_sqlf(f.pg,
+		   "CREATE TYPE %s.mood AS ENUM ('ok', 'sad'); "
+		   "CREATE DOMAIN %s.code AS varchar(8) CHECK (VALUE <> ''); "
+		   "CREATE DOMAIN %s.qty AS integer CHECK (VALUE > 0); "
+		   "ALTER TABLE %s.outbox ADD COLUMN mood %s.mood, ADD COLUMN code %s.code, "
+		   "ADD COLUMN qty %s.qty, ADD COLUMN words tsvector",
+		   f.name, f.name, f.name, f.name, f.name, f.name, f.name);
+	itest_sqlf(f.pg,
+		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload, mood, "
+		   "code, qty, words) VALUES ('0badc0de-0000-4000-8000-0000000000d5', '%s', "
+		   "'agg-1', 'T', '{}', 'sad', 'A-1', 3, 'a b')",
+		   f.name, aggtypes[0]);
+	buf_add_fmt(&needle,
+		    "column \"qty\" (table.fields.additional.placement) has type %s.qty, a domain "
+		    "over integer, which outboxd does not convert yet",
+		    f.name);
+	expect_precondition(&f, "transforms.outbox.table.fields.additional.placement=qty:header",
+			    buf_cstr(&needle));
+	relayfix_config(&f, NULL,
+			"transforms.outbox.table.fields.additional.placement=words:header");
+	relayfix_start(&f);
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	ck_assert(relayfix_wait_log(&f,
+				    "column \"words\" (table.fields.additional.placement) has type "
+				    "tsvector, which outboxd does not convert yet",
+				    1));
+	relayfix_config(&f, NULL,
+			"transforms.outbox.table.fields.additional.placement=mood:header,"
+			"code:header");
+	relayfix_start(&f);
+	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
+	topic = topic_of(0);
+	n = itest_consume_all(topic, 1, 15000, &recs);
+	ck_assert_uint_eq(n, 1);
+	assert_header(&recs[0], "mood", "sad");
+	assert_header(&recs[0], "code", "A-1");
+	itest_records_free(recs, n);
+	free(topic);
+	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);
+	buf_fini(&needle);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
+/*
+ * ALTER TABLE while streaming makes a placed column text[]: the Relation message that brings the
+ * type is exit 2 naming it, before its row; the rows before it are delivered and confirmed.
+ */
+START_TEST(test_alter_to_a_type_outboxd_does_not_convert_is_refused_at_the_relation)
+{
+	static const char *const id = "0badc0de-0000-4000-8000-0000000000d4";
+	struct relayfix f;
+	struct buf needle = BUF_INIT;
+	lsn_t first, second;
+	char *log;
+
+	relayfix_init(&f, false);
+	setup_types(&f);
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox ADD COLUMN dur text", f.name);
+	relayfix_config(&f, NULL, PLACE_DUR);
+	relayfix_start(&f);
+	ck_assert(relayfix_wait_log(&f, "streaming slot", 30));
+	add_dur_row(&f, NULL, "0badc0de-0000-4000-8000-0000000000d3", "1 day");
+	first = relayfix_last_commit_end(&f);
+	ck_assert_int_ge(wait_confirmed(&f, first, 30), 0);
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox ALTER dur TYPE text[] USING ARRAY[dur]", f.name);
+	add_dur_row(&f, NULL, id, "{2 days}");
+	second = relayfix_last_commit_end(&f);
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	log = relayfix_log(&f);
+	buf_add_fmt(&needle,
+		    "table %s.outbox: column \"dur\" (table.fields.additional.placement) has type "
+		    "text[], which outboxd does not convert yet",
+		    f.name);
+	ck_assert_msg(strstr(log, buf_cstr(&needle)) && !strstr(log, id), "%s", log_tail(log));
+	free(log);
+	ck_assert_uint_ge(relayfix_confirmed(&f), first);
+	ck_assert_uint_lt(relayfix_confirmed(&f), second);
+	buf_fini(&needle);
+	relayfix_fini(&f);
+	free_types();
+}
+END_TEST
+
 static Suite *
 relay_suite(void)
 {
@@ -2232,6 +2450,8 @@ relay_suite(void)
 	TCase *outage = tcase_create("broker_outage");
 	TCase *process = tcase_create("process");
 	TCase *idle = tcase_create("idle");
+	/* placed columns of types outboxd does not convert: refused before their first row */
+	TCase *types = tcase_create("types");
 
 	tcase_set_timeout(flow, 300);
 	tcase_set_timeout(confirm, 300);
@@ -2243,6 +2463,7 @@ relay_suite(void)
 	tcase_set_timeout(process, 300);
 	tcase_set_tags(process, "pg-independent");
 	tcase_set_timeout(idle, 120);
+	tcase_set_timeout(types, 120);
 	tcase_set_tags(idle, "pg-independent");
 	tcase_add_loop_test(idle, test_idle_relay_sleeps, 0, 1);
 	tcase_add_loop_test(flow, test_rows_arrive_once_in_order, 0, 2);
@@ -2275,6 +2496,12 @@ relay_suite(void)
 	tcase_add_loop_test(pre, test_two_phase_slot_refused, 0, 1);
 	tcase_add_test(pre, test_invalidated_slot_names_its_reason);
 	tcase_add_test(pre, test_idle_timeout_invalidation);
+	tcase_add_test(types,
+		       test_placed_column_of_a_type_outboxd_does_not_convert_exits_2_at_start);
+	tcase_add_test(types, test_unplaced_column_of_a_type_outboxd_does_not_convert_is_fine);
+	tcase_add_test(types, test_enums_domains_and_other_types_are_judged_by_the_catalog);
+	tcase_add_test(types,
+		       test_alter_to_a_type_outboxd_does_not_convert_is_refused_at_the_relation);
 	tcase_add_loop_test(pre, test_check_command_exits_0_when_ready_and_2_with_fail_lines, 0, 2);
 	suite_add_tcase(s, pre);
 	suite_add_tcase(s, flow);
@@ -2282,6 +2509,7 @@ relay_suite(void)
 	suite_add_tcase(s, outage);
 	suite_add_tcase(s, process);
 	suite_add_tcase(s, idle);
+	suite_add_tcase(s, types);
 	tcase_add_loop_test(snap, test_snapshot_of_a_partitioned_outbox, 0, 2);
 	tcase_add_loop_test(snap, test_snapshot_rows_of_one_aggregate_in_insert_order, 0, 2);
 	tcase_add_loop_test(snap, test_snapshot_poison_row_goes_to_the_dead_letter_topic, 0, 2);

@@ -820,6 +820,36 @@ START_TEST(test_money_time_interval_arrays_and_geometry_are_refused)
 }
 END_TEST
 
+/*
+ * pgvalue_converts() is what start-up checks a placed column by: it must say no for exactly the
+ * types whose every value pgvalue_convert() refuses (a NULL of any other type converts).
+ */
+START_TEST(test_converts_says_which_types_are_refused)
+{
+	static const uint32_t refused[] = { PGTYPE_MONEY, PGTYPE_TIME, PGTYPE_INTERVAL,
+					    PGTYPE_INT4_ARRAY, PGTYPE_POINT };
+	static const uint32_t converted[] = { PGTYPE_TEXT, PGTYPE_UUID,	     PGTYPE_JSONB,
+					      PGTYPE_INT4, PGTYPE_TIMESTAMP, PGTYPE_NUMERIC };
+	int nrefused = 0;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ck_assert_msg(!pgvalue_converts(refused[i]), "OID %u", refused[i]);
+	}
+	for (size_t i = 0; i < sizeof(converted) / sizeof(converted[0]); i++) {
+		ck_assert_msg(pgvalue_converts(converted[i]), "OID %u", converted[i]);
+	}
+	for (uint32_t oid = 0; oid < 5000; oid++) {
+		struct conv *c = convert_as(oid, -1, 'n', NULL, false, PGVALUE_BINARY_BYTES);
+
+		ck_assert_msg((c->rc == 0) == pgvalue_converts(oid), "OID %u: converts %d, rc %d",
+			      oid, pgvalue_converts(oid), c->rc);
+		nrefused += !pgvalue_converts(oid);
+		conv_free(c);
+	}
+	ck_assert_int_gt(nrefused, 30);
+}
+END_TEST
+
 START_TEST(test_unchanged_toast_and_binary_columns_are_refused)
 {
 	struct conv *c = convert_as(PGTYPE_TEXT, -1, 'u', NULL, false, PGVALUE_BINARY_BYTES);
@@ -922,6 +952,7 @@ pgvalue_suite(void)
 	tcase_add_test(refuse, test_postgresql_number_and_uuid_text_still_converts);
 	tcase_add_test(refuse, test_numeric_beyond_the_column_scale_is_refused_not_null);
 	tcase_add_test(refuse, test_money_time_interval_arrays_and_geometry_are_refused);
+	tcase_add_test(refuse, test_converts_says_which_types_are_refused);
 	tcase_add_test(refuse, test_unchanged_toast_and_binary_columns_are_refused);
 	suite_add_tcase(s, num);
 	suite_add_tcase(s, time);

@@ -1366,6 +1366,70 @@ START_TEST(test_message_prefix_lists_select_by_full_match)
 }
 END_TEST
 
+/*
+ * router_reads() names the columns routing converts, and only those: a column of a type outboxd
+ * does not convert (interval, OID 1186) makes a row poison exactly when router_reads() names it.
+ */
+START_TEST(test_router_reads_names_the_columns_routing_converts)
+{
+	static struct relcache_col icols[] = {
+		{ "id", 2950, -1, true },
+		{ "aggregatetype", 1043, 259, false },
+		{ "aggregateid", 1043, 259, false },
+		{ "type", 1043, 259, false },
+		{ "payload", 3802, -1, false },
+		{ "seq", 23, -1, false },
+		{ "dur", 1186, -1, false },
+	};
+	static struct relcache_rel irel = { 2, "public", "outbox", 'd', 7, icols, NULL };
+	const char *v[] = { UUID, "order", "42", "OrderCreated", "{}", "7", "1 day" };
+	struct pgoutput_col c[7];
+	struct pgoutput_tuple t = { .ncols = 7, .cols = c };
+	const struct router_row rr = { .rel = &irel, .tup = &t, .op = 'I' };
+	struct kv smt = KV_INIT;
+	enum router_verdict verdict;
+	struct record rec;
+	struct router *r;
+	char err[512];
+
+	for (int i = 0; i < 7; i++) {
+		c[i] = (struct pgoutput_col){ .kind = 't', .value = slice_from_str(v[i]) };
+	}
+	record_init(&rec);
+	r = mk(NULL, NULL, NULL, NULL);
+	ck_assert_str_eq(router_reads(r, "id"), "table.field.event.id");
+	ck_assert_str_eq(router_reads(r, "aggregateid"), "table.field.event.key");
+	ck_assert_str_eq(router_reads(r, "aggregatetype"), "route.by.field");
+	ck_assert_str_eq(router_reads(r, "payload"), "table.field.event.payload");
+	ck_assert_ptr_null(router_reads(r, "type")); /* unused since Debezium 1.2 */
+	ck_assert_ptr_null(router_reads(r, "seq"));
+	ck_assert_ptr_null(router_reads(r, "dur"));
+	ck_assert_ptr_null(router_reads(r, "Payload")); /* names are matched exactly */
+	ck_assert_int_eq(router_route(r, &rr, &rec, &verdict, err, sizeof(err)), 0);
+	ck_assert_int_eq(verdict, ROUTER_PUBLISH);
+	router_free(r);
+	kv_set(&smt, "table.fields.additional.placement", "seq:partition,dur:header:d", NULL);
+	kv_set(&smt, "table.field.event.timestamp", "ts", NULL);
+	kv_set(&smt, "table.field.event.schema.version", "ver", NULL);
+	r = mk(NULL, NULL, &smt, NULL);
+	ck_assert_str_eq(router_reads(r, "seq"), "table.fields.additional.placement");
+	ck_assert_str_eq(router_reads(r, "dur"), "table.fields.additional.placement");
+	ck_assert_str_eq(router_reads(r, "ts"), "table.field.event.timestamp");
+	ck_assert_str_eq(router_reads(r, "ver"), "table.field.event.schema.version");
+	router_free(r);
+	kv_set(&smt, "table.fields.additional.placement", "dur:header:d", NULL);
+	kv_del(&smt, "table.field.event.timestamp");
+	kv_del(&smt, "table.field.event.schema.version");
+	r = mk(NULL, NULL, &smt, NULL);
+	ck_assert_int_eq(router_route(r, &rr, &rec, &verdict, err, sizeof(err)), 0);
+	ck_assert_int_eq(verdict, ROUTER_POISON);
+	ck_assert_ptr_nonnull(strstr(err, "'dur'"));
+	router_free(r);
+	record_fini(&rec);
+	kv_fini(&smt);
+}
+END_TEST
+
 static Suite *
 router_suite(void)
 {
@@ -1404,6 +1468,7 @@ router_suite(void)
 	tcase_add_test(tc, test_exclude_and_schema_lists_select_tables_as_debezium_does);
 	tcase_add_test(tc, test_server_flavour_converts_headers_and_ignores_partition_placement);
 	tcase_add_test(tc, test_binary_data_converter_and_decimal_format_apply_through_the_router);
+	tcase_add_test(tc, test_router_reads_names_the_columns_routing_converts);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("regex");
 	tcase_add_test(tc, test_topic_is_routed_only_on_a_full_match_then_replaced_first);

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "outboxd/connect/cvalue.h"
 #include "outboxd/pg/pgoutput.h"
@@ -34,6 +35,24 @@ struct pgvalue {
 	char prec_txt[16];
 	struct buf data; /* owned: decoded bytes or reformatted text */
 };
+
+/**
+ * pgvalue_converts() - whether pgvalue_convert() converts values of type @type_oid (as the
+ * Relation message or pg_attribute.atttypid gives it). False for the built-in types outboxd does
+ * not convert yet (time, timetz, interval, money, bit strings, geometric types, ranges,
+ * tsvector, arrays, ...): every value of such a column is refused, so a configuration that
+ * places one is refused at start-up. Any other type converts (unknown ones as strings), though
+ * a single value may still be refused (pgvalue_convert()).
+ */
+bool pgvalue_converts(uint32_t type_oid);
+
+/**
+ * pgvalue_known() - whether @type_oid is one of the built-in types pgvalue_convert() converts
+ * as Debezium does by its number alone (the typed ones and the plain strings). Every other
+ * type (enums, domains, network types, extension types, ...) is judged from the catalog
+ * (typecheck.h).
+ */
+bool pgvalue_known(uint32_t type_oid);
 
 /* pgvalue_fini() - free the owned buffer; the struct may be reused after. */
 void pgvalue_fini(struct pgvalue *pv);

@@ -86,6 +86,15 @@ void router_free(struct router *r);
  */
 bool router_selects(const struct router *r, const char *nspname, const char *relname);
 
+/**
+ * router_reads() - whether a row's column @column is converted (pgvalue) when the router routes
+ * it: the option that names it (table.field.event.key, table.field.event.id,
+ * table.field.event.payload, route.by.field, table.field.event.timestamp,
+ * table.field.event.schema.version, table.fields.additional.placement), or NULL for a column
+ * the router never converts. The name is compared exactly, as the router finds its columns.
+ */
+const char *router_reads(const struct router *r, const char *column);
+
 enum router_verdict {
 	ROUTER_PUBLISH,	   /* @out holds the record */
 	ROUTER_DROP,	   /* nothing to publish, nothing to say: DELETE, TRUNCATE */

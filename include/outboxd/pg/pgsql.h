@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "outboxd/pg/relcache.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/lsn.h"
 
 /**
@@ -181,6 +182,24 @@ int pgsql_table_columns(PGconn *c, const char *schema, const char *table,
 			struct pgsql_column **ret_cols, int *ret_n, char *errbuf, size_t errlen);
 
 void pgsql_columns_free(struct pgsql_column *cols, int n);
+
+/* What the catalog says of a column's type, for typecheck.h. */
+struct pgsql_type_facts {
+	char name[128];	     /* format_type() with the typmod: "interval", "integer[]", "mood" */
+	uint32_t base_oid;   /* the type itself, or a domain's base (followed through domains) */
+	char typtype;	     /* the base's pg_type.typtype: 'b' base, 'e' enum, 'r' range, ... */
+	char category;	     /* the base's pg_type.typcategory: 'S' string, 'A' array, ... */
+	char base_name[128]; /* format_type() of the base */
+	bool domain;	     /* the type is a domain over base_oid */
+};
+
+/**
+ * pgsql_type_facts() - the catalog's facts of type @type_oid with @typmod into @out.
+ * A type no longer in the catalog is named "OID n" with zero typtype and category.
+ * Return: 0, or a failed query's code.
+ */
+int pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type_facts *out,
+		     char *errbuf, size_t errlen);
 
 /* A table as a source of rows that are not streamed (the initial snapshot, the poller) sees it. */
 struct pgsql_described {

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "outboxd/pipeline/typecheck.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "outboxd/connect/pgvalue.h"
+#include "outboxd/pg/pgsql.h"
+#include "outboxd/util/errbuf.h"
+#include "outboxd/util/mem.h"
+
+int
+typecheck_next(const struct router *router, const struct relcache_rel *rel, int from,
+	       const char **ret_option)
+{
+	for (int i = from; i < rel->ncols; i++) {
+		const char *option;
+
+		if (pgvalue_known(rel->cols[i].type_oid)) {
+			continue;
+		}
+		option = router_reads(router, rel->cols[i].name);
+		if (option) {
+			*ret_option = option;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* Written as PostgreSQL's text output on both sides (Debezium's string schema, no name). */
+static bool
+as_text(char category)
+{
+	return category == 'S' || category == 'E' || category == 'I';
+}
+
+bool
+typecheck_converts(const struct pgsql_type_facts *f)
+{
+	if (!pgvalue_converts(f->base_oid)) {
+		return false;
+	}
+	if (f->domain) {
+		/* Debezium converts a domain as its base; outboxd writes the domain's text */
+		return as_text(f->category);
+	}
+	return pgvalue_known(f->base_oid) || as_text(f->category);
+}
+
+void
+typecheck_describe(const struct pgsql_type_facts *f, char *out, size_t len)
+{
+	if (f->domain) {
+		snprintf(out, len, "%s, a domain over %s", f->name, f->base_name);
+	} else {
+		snprintf(out, len, "%s", f->name);
+	}
+}
+
+void
+typecheck_reason(const struct relcache_rel *rel, int i, const char *option, const char *type_name,
+		 char *errbuf, size_t errlen)
+{
+	/*
+	 * The fix: not converting the column, or converting a copy of a type outboxd converts.
+	 * pgoutput publishes a table's stored columns only (no view, no generated column before
+	 * PostgreSQL 18), so the copy is a column the application or a BEFORE INSERT trigger fills.
+	 */
+	errbuf_set(
+		errbuf, errlen,
+		"table %s.%s: column \"%s\" (%s) has type %s, which outboxd does not convert "
+		"yet (README \"Differences from Debezium\"): every row would be a poison row; "
+		"take the column out of %s, or use a column of a type outboxd converts instead "
+		"(text, for instance, that the application or a BEFORE INSERT trigger fills with "
+		"%s::text)",
+		rel->nspname, rel->relname, rel->cols[i].name, option, type_name, option,
+		rel->cols[i].name);
+}
+
+int
+typecheck_relation(PGconn *c, const struct router *router, const struct relcache_rel *rel,
+		   char *errbuf, size_t errlen)
+{
+	const char *option = NULL;
+
+	for (int i = typecheck_next(router, rel, 0, &option); i >= 0;
+	     i = typecheck_next(router, rel, i + 1, &option)) {
+		struct pgsql_type_facts f;
+		char type[300];
+		int rc = pgsql_type_facts(c, rel->cols[i].type_oid, rel->cols[i].typmod, &f, errbuf,
+					  errlen);
+
+		if (rc < 0) {
+			return rc;
+		}
+		if (!typecheck_converts(&f)) {
+			typecheck_describe(&f, type, sizeof(type));
+			typecheck_reason(rel, i, option, type, errbuf, errlen);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int
+typecheck_table(PGconn *c, const struct router *router, const char *schema, const char *table,
+		char *errbuf, size_t errlen)
+{
+	struct pgsql_column *cols = NULL;
+	struct relcache_col *rcols;
+	struct relcache_rel rel;
+	int n = 0, rc = pgsql_table_columns(c, schema, table, &cols, &n, errbuf, errlen);
+
+	if (rc < 0) {
+		return rc;
+	}
+	/* borrowed names: the relation lives for this call only */
+	rcols = xcalloc((size_t)n + 1, sizeof(*rcols));
+	for (int i = 0; i < n; i++) {
+		rcols[i] = (struct relcache_col){ .name = cols[i].name,
+						  .type_oid = cols[i].type_oid,
+						  .typmod = cols[i].typmod };
+	}
+	rel = (struct relcache_rel){
+		.nspname = (char *)schema, .relname = (char *)table, .ncols = n, .cols = rcols
+	};
+	rc = typecheck_relation(c, router, &rel, errbuf, errlen);
+	free(rcols);
+	pgsql_columns_free(cols, n);
+	return rc;
+}
