@@ -68,7 +68,11 @@ pgvalue_known(uint32_t type_oid)
 	case PGTYPE_VARCHAR:
 	case PGTYPE_BPCHAR:
 	case PGTYPE_NAME:
-	case PGTYPE_CHAR: return true;
+	case PGTYPE_CHAR:
+	case PGTYPE_INET:
+	case PGTYPE_CIDR:
+	case PGTYPE_MACADDR:
+	case PGTYPE_MACADDR8: return true;
 	default: return false;
 	}
 }

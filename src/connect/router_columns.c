@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "outboxd/util/errbuf.h"
@@ -70,6 +71,43 @@ default_literal(const char *e, struct buf *out)
 	return 0;
 }
 
+void
+router_enum_labels(struct router *r, uint32_t type_oid, const char *labels)
+{
+	struct router_enum *e = NULL;
+
+	for (size_t i = 0; i < r->nenums && !e; i++) {
+		e = r->enums[i].oid == type_oid ? &r->enums[i] : NULL;
+	}
+	if (!e) {
+		r->enums = xrealloc(r->enums, (r->nenums + 1) * sizeof(*r->enums));
+		e = &r->enums[r->nenums++];
+		*e = (struct router_enum){ .oid = type_oid };
+	}
+	free(e->labels);
+	e->labels = xstrdup(labels);
+	e->allowed = (struct cvalue_param){ "allowed", e->labels };
+}
+
+/*
+ * A value of an enum column carries Debezium's Enum schema (PostgresValueConverter gives a
+ * column of an enum type io.debezium.data.Enum with its labels as "allowed"); pgvalue below the
+ * router knows the type's number only, the labels come from the catalog (router_enum_labels()).
+ */
+static void
+enum_schema(const struct router *r, uint32_t type_oid, struct pgvalue *pv)
+{
+	for (size_t i = 0; i < r->nenums; i++) {
+		if (r->enums[i].oid == type_oid && pv->v.type == CVALUE_STRING) {
+			pv->v.name = "io.debezium.data.Enum";
+			pv->v.version = 1;
+			pv->v.params = &r->enums[i].allowed;
+			pv->v.nparams = 1;
+			return;
+		}
+	}
+}
+
 /*
  * The column's DEFAULT into defs[@slot] and @pv's schema; a non-constant one is ignored. A
  * NULL value then reads as the default, as Struct.get() reads it for the EventRouter (so
@@ -94,6 +132,7 @@ column_default(struct router *r, const struct router_view *vw, int i, bool notnu
 			    0) < 0) {
 		return;
 	}
+	enum_schema(r, vw->row.rel->cols[i].type_oid, &r->defs[slot]);
 	r->defs[slot].v.field = NULL;
 	pv->v.def = &r->defs[slot].v;
 	if (pv->v.is_null) {
@@ -125,6 +164,7 @@ router_column(struct router *r, const struct router_view *vw, const char *name, 
 			    vw->errbuf, vw->errlen) < 0) {
 		return -EINVAL;
 	}
+	enum_schema(r, rel->cols[i].type_oid, &r->vals[slot]);
 	column_default(r, vw, i, nn, slot, &r->vals[slot]);
 	return 0;
 }

@@ -109,6 +109,13 @@ void router_memo_fini(struct router_memo *m);
 /* Debezium's __debezium.context.* headers (router.c context_headers()). */
 #define ROUTER_CONTEXT_HEADERS 4
 
+/* An enum type's labels, for Debezium's Enum schema (router_enum_labels()). */
+struct router_enum {
+	uint32_t oid;
+	char *labels; /* owned */
+	struct cvalue_param allowed;
+};
+
 struct router {
 	char *topic_prefix, *run_id;
 	struct relist tinc, texc, sinc, sexc; /* table/schema include/exclude lists */
@@ -147,6 +154,8 @@ struct router {
 	struct router_expand *exp;
 	struct buf route, tmp;
 	struct router_memo memo;
+	struct router_enum *enums; /* router_enum_labels() */
+	size_t nenums;
 };
 
 /*

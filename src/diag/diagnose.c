@@ -130,7 +130,7 @@ check_status_interval(const struct config *cfg, PGconn *c)
  * `run` checks them before streaming.
  */
 static bool
-check_types(PGconn *c, const struct router *router, const struct cleanup_table *table)
+check_types(PGconn *c, struct router *router, const struct cleanup_table *table)
 {
 	char err[2048], detail[1200];
 	bool ok = typecheck_table(c, router, table->schema, table->table, err, sizeof(err)) == 0;
@@ -143,7 +143,7 @@ check_types(PGconn *c, const struct router *router, const struct cleanup_table *
 }
 
 bool
-diagnose_postgres(const struct config *cfg, const struct router *router)
+diagnose_postgres(const struct config *cfg, struct router *router)
 {
 	enum pgconn_failure f;
 	struct pgsql_slot slot;

@@ -602,6 +602,29 @@ pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type
 	return 0;
 }
 
+int
+pgsql_enum_labels(PGconn *c, uint32_t type_oid, struct buf *out, char *errbuf, size_t errlen)
+{
+	char oid[16];
+	const char *p[] = { oid };
+	PGresult *r = NULL;
+	int rc;
+
+	snprintf(oid, sizeof(oid), "%u", type_oid);
+	rc = query(c,
+		   "SELECT pg_catalog.string_agg(enumlabel, ',' ORDER BY enumsortorder) "
+		   "FROM pg_catalog.pg_enum WHERE enumtypid = $1::oid",
+		   1, p, &r, errbuf, errlen);
+	if (rc < 0) {
+		return rc;
+	}
+	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
+		buf_add_str(out, PQgetvalue(r, 0, 0));
+	}
+	PQclear(r);
+	return 0;
+}
+
 void
 pgsql_columns_free(struct pgsql_column *cols, int n)
 {

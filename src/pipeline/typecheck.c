@@ -7,6 +7,7 @@
 
 #include "outboxd/connect/pgvalue.h"
 #include "outboxd/pg/pgsql.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/errbuf.h"
 #include "outboxd/util/mem.h"
 
@@ -43,8 +44,11 @@ typecheck_converts(const struct pgsql_type_facts *f)
 		return false;
 	}
 	if (f->domain) {
-		/* Debezium converts a domain as its base; outboxd writes the domain's text */
-		return as_text(f->category);
+		/*
+		 * Debezium converts a domain as its base, outboxd writes the domain's text: the same
+		 * bytes over a string or network type only (an enum's schema names its labels)
+		 */
+		return f->category == 'S' || f->category == 'I';
 	}
 	return pgvalue_known(f->base_oid) || as_text(f->category);
 }
@@ -79,9 +83,23 @@ typecheck_reason(const struct relcache_rel *rel, int i, const char *option, cons
 		rel->cols[i].name);
 }
 
+/* An enum's labels, for the Enum schema its values carry (router_enum_labels()). */
+static int
+learn_enum(PGconn *c, struct router *router, uint32_t type_oid, char *errbuf, size_t errlen)
+{
+	struct buf labels = BUF_INIT;
+	int rc = pgsql_enum_labels(c, type_oid, &labels, errbuf, errlen);
+
+	if (rc == 0) {
+		router_enum_labels(router, type_oid, buf_cstr(&labels));
+	}
+	buf_fini(&labels);
+	return rc;
+}
+
 int
-typecheck_relation(PGconn *c, const struct router *router, const struct relcache_rel *rel,
-		   char *errbuf, size_t errlen)
+typecheck_relation(PGconn *c, struct router *router, const struct relcache_rel *rel, char *errbuf,
+		   size_t errlen)
 {
 	const char *option = NULL;
 
@@ -100,12 +118,16 @@ typecheck_relation(PGconn *c, const struct router *router, const struct relcache
 			typecheck_reason(rel, i, option, type, errbuf, errlen);
 			return -EINVAL;
 		}
+		if (f.typtype == 'e' &&
+		    (rc = learn_enum(c, router, f.base_oid, errbuf, errlen)) < 0) {
+			return rc;
+		}
 	}
 	return 0;
 }
 
 int
-typecheck_table(PGconn *c, const struct router *router, const char *schema, const char *table,
+typecheck_table(PGconn *c, struct router *router, const char *schema, const char *table,
 		char *errbuf, size_t errlen)
 {
 	struct pgsql_column *cols = NULL;

@@ -1214,6 +1214,65 @@ START_TEST(test_server_flavour_converts_headers_and_ignores_partition_placement)
 }
 END_TEST
 
+/*
+ * A column of an enum type carries Debezium's Enum schema with the labels the catalog gave
+ * (router_enum_labels()), in a JsonConverter header and in the envelope; learnt again, the new
+ * labels apply; a column of another type keeps a plain string schema.
+ */
+START_TEST(test_enum_columns_carry_the_enum_schema_with_their_labels)
+{
+	struct relcache_col ecols[6];
+	struct relcache_rel erel = rel;
+	struct kv smt = KV_INIT;
+	struct router_config cfg = { .topic_prefix = "p",
+				     .smt = &smt,
+				     .header_converter = JSON,
+				     .extended_headers = false };
+	const struct router_row rr_base = { .notnull = notnull, .op = 'I' };
+	struct router_row rr = rr_base;
+	enum router_verdict v = ROUTER_PUBLISH;
+	struct router *r = NULL;
+	struct record rec;
+	struct row row;
+	char err[512];
+
+	memcpy(ecols, cols, sizeof(ecols));
+	ecols[5].type_oid = 16400; /* seq: an enum */
+	erel.cols = ecols;
+	record_init(&rec);
+	row_init(&row, "order", "42", "{}");
+	kv_set(&smt, "table.fields.additional.placement",
+	       "seq:header:mood,type:header:t,"
+	       "seq:envelope:mood",
+	       NULL);
+	ck_assert_msg(router_new(&cfg, &r, err, sizeof(err)) == 0, "%s", err);
+	router_enum_labels(r, 16400, "ok,sad");
+	rr.rel = &erel;
+	rr.tup = &row.t;
+	ck_assert_int_eq(router_route(r, &rr, &rec, &v, err, sizeof(err)), 0);
+	header_is(&rec, 1, "mood",
+		  "{\"schema\":{\"type\":\"string\",\"optional\":true,\"name\":"
+		  "\"io.debezium.data.Enum\",\"version\":1,\"parameters\":{\"allowed\":\"ok,"
+		  "sad\"}},\"payload\":\"7\"}");
+	header_is(&rec, 2, "t",
+		  "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":"
+		  "\"OrderCreated\"}");
+	ck_assert_msg(strstr(buf_cstr(&rec.value),
+			     "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data."
+			     "Enum\",\"version\":1,\"parameters\":{\"allowed\":\"ok,sad\"},"
+			     "\"field\":\"mood\"}"),
+		      "%s", buf_cstr(&rec.value));
+	router_enum_labels(r, 16400, "ok,sad,very sad");
+	record_init(&rec);
+	ck_assert_int_eq(router_route(r, &rr, &rec, &v, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(buf_cstr(&rec.headers[1].value), "\"allowed\":\"ok,sad,very sad\""),
+		      "%s", buf_cstr(&rec.headers[1].value));
+	router_free(r);
+	record_fini(&rec);
+	kv_fini(&smt);
+}
+END_TEST
+
 START_TEST(test_binary_data_converter_and_decimal_format_apply_through_the_router)
 {
 	struct kv smt = KV_INIT, bin = KV_INIT, num = KV_INIT;
@@ -1437,6 +1496,7 @@ router_suite(void)
 	TCase *tc = tcase_create("worked-example");
 
 	tcase_add_test(tc, test_worked_example_json_schemas);
+	tcase_add_test(tc, test_enum_columns_carry_the_enum_schema_with_their_labels);
 	tcase_add_test(tc, test_logical_messages_become_debezium_message_records);
 	tcase_add_test(tc, test_message_prefix_lists_select_by_full_match);
 	tcase_add_test(tc, test_worked_example_schemas_off_and_string);

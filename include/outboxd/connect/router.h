@@ -95,6 +95,15 @@ bool router_selects(const struct router *r, const char *nspname, const char *rel
  */
 const char *router_reads(const struct router *r, const char *column);
 
+/**
+ * router_enum_labels() - the labels of enum type @type_oid (@labels: comma-joined in sort order,
+ * as pg_enum gives them), learnt from the catalog before its first row (typecheck.h): a value of
+ * a column of that type then carries Debezium's Enum schema (io.debezium.data.Enum, version 1,
+ * parameter "allowed" = @labels), which JsonConverter with schemas writes. Replaces what was
+ * learnt for @type_oid before (an ALTER TYPE ... ADD VALUE, seen at the next check).
+ */
+void router_enum_labels(struct router *r, uint32_t type_oid, const char *labels);
+
 enum router_verdict {
 	ROUTER_PUBLISH,	   /* @out holds the record */
 	ROUTER_DROP,	   /* nothing to publish, nothing to say: DELETE, TRUNCATE */

@@ -31,7 +31,7 @@ void diagnose_line(void *arg, int level, const char *what, const char *detail);
  * tables that @router selects, the cleanup's needs.
  * Return: true when nothing failed.
  */
-bool diagnose_postgres(const struct config *cfg, const struct router *router);
+bool diagnose_postgres(const struct config *cfg, struct router *router);
 
 /*
  * diagnose_broker() - the sink's own lines (sinks_check()) with @cfg's (borrowed) settings: for

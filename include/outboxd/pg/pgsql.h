@@ -201,6 +201,12 @@ struct pgsql_type_facts {
 int pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type_facts *out,
 		     char *errbuf, size_t errlen);
 
+/**
+ * pgsql_enum_labels() - append the labels of enum type @type_oid to @out, comma-joined in their
+ * sort order (nothing for a type with none). Return: 0, or a failed query's code.
+ */
+int pgsql_enum_labels(PGconn *c, uint32_t type_oid, struct buf *out, char *errbuf, size_t errlen);
+
 /* A table as a source of rows that are not streamed (the initial snapshot, the poller) sees it. */
 struct pgsql_described {
 	const struct relcache_rel *rel; /* borrowed from the relcache it was added to */

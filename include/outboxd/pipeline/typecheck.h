@@ -51,18 +51,19 @@ void typecheck_reason(const struct relcache_rel *rel, int i, const char *option,
 
 /**
  * typecheck_relation() - @rel (as a Relation message or pgsql_describe() gives it) checked; the
- * type of a refused column named by the catalog on @c.
+ * type of a refused column named by the catalog on @c; the labels of an enum column's type
+ * learnt by @router (router_enum_labels()).
  * Return: 0; -EINVAL a refused column (typecheck_reason() in @errbuf); or a failed query's code
  * (pgsql.h: -EIO transient, every other code a precondition).
  */
-int typecheck_relation(PGconn *c, const struct router *router, const struct relcache_rel *rel,
+int typecheck_relation(PGconn *c, struct router *router, const struct relcache_rel *rel,
 		       char *errbuf, size_t errlen);
 
 /**
  * typecheck_table() - @schema.@table as the catalog describes it now, checked as
  * typecheck_relation() checks a relation. Return: as typecheck_relation().
  */
-int typecheck_table(PGconn *c, const struct router *router, const char *schema, const char *table,
+int typecheck_table(PGconn *c, struct router *router, const char *schema, const char *table,
 		    char *errbuf, size_t errlen);
 
 #endif

@@ -555,6 +555,27 @@ types.tx(trow("half_second", "2024-01-02 03:04:05.5+00", "12.340"),
          trow("rounded_up", "2024-06-30 23:59:59.9996+00", "-100"),
          trow("nulls", None, None))
 
+# ob_texty: the types both sides write as their text: an enum, a domain over varchar, the network
+# types (the catalog judges them at start-up, typecheck.h)
+PRE_DDL = ["CREATE TYPE %s.mood AS ENUM ('ok', 'sad', 'very sad');" % S,
+           "CREATE DOMAIN %s.code AS varchar(8) CHECK (VALUE <> '');" % S]
+texty = Table("ob_texty", std_cols() + [Col("mood", S + ".mood", "plain"), Col("code", S + ".code", "plain"),
+                                        Col("addr", "inet", "plain"), Col("net", "cidr", "plain"),
+                                        Col("mac", "macaddr", "plain"), Col("mac8", "macaddr8", "plain")])
+TABLES[texty.name] = texty
+
+
+def textyrow(name, **kw):
+    return texty.ins(name, aggregatetype=R("texty"), aggregateid="y-" + name, type="Texty",
+                     payload='{"y": 1}', **kw)
+
+
+texty.tx(textyrow("v4", mood="sad", code="A-1", addr="192.0.2.1/24", net="192.0.2.0/24",
+                  mac="08:00:2b:01:02:03", mac8="08:00:2b:01:02:03:04:05"),
+         textyrow("v6", mood="very sad", code="\u00e9t\u00e9", addr="2001:db8::1", net="2001:db8::/32",
+                  mac="08-00-2B-01-02-03", mac8="0800.2b01.0203.0405"),
+         textyrow("nulls", mood=None, code=None, addr=None, net=None, mac=None, mac8=None))
+
 # ob_types_inf: the infinities of both types, after two good rows (a row of its own each)
 types_inf = fail_table("ob_types_inf", None, extra_cols=[Col("tstz", "timestamptz", "plain"),
                                                          Col("num", "numeric", "plain")])
@@ -882,6 +903,7 @@ CONFIGS = [
 PLACE_TYPES_HDR = "tstz:header,num:header,tstz3:header,tstz0:header"
 PLACE_TYPES_ENV = "tstz:envelope,num:envelope,tstz3:envelope,tstz0:envelope"
 PLACE_TYPES_INF = "tstz:header,num:header"
+PLACE_TEXTY = "mood:header,code:header,addr:header,net:header,mac:header,mac8:header"
 CONFIGS += [
     Config("types_header_simple", "ob_types", J0, {"table.fields.additional.placement": PLACE_TYPES_HDR}),
     Config("types_header_json_schemas", "ob_types", {**J0, **J("header", True)},
@@ -894,6 +916,13 @@ CONFIGS += [
     # "[B@" and its identity hash, so only the timestamps go in this envelope
     Config("types_envelope_string", "ob_types", SS,
            {"table.fields.additional.placement": "tstz:envelope,tstz3:envelope,tstz0:envelope"}),
+    Config("texty_header_simple", "ob_texty", J0, {"table.fields.additional.placement": PLACE_TEXTY}),
+    Config("texty_header_json_schemas", "ob_texty", {**J0, **J("header", True)},
+           {"table.fields.additional.placement": PLACE_TEXTY}),
+    Config("texty_envelope_schemas", "ob_texty", J1,
+           {"table.fields.additional.placement": PLACE_TEXTY.replace("header", "envelope")}),
+    Config("texty_envelope_noschemas", "ob_texty", J0,
+           {"table.fields.additional.placement": PLACE_TEXTY.replace("header", "envelope")}),
     Config("types_infinity_header_simple", "ob_types_inf", J0, {"table.fields.additional.placement": PLACE_TYPES_INF}),
     Config("types_infinity_envelope_schemas", "ob_types_inf", J1,
            {"table.fields.additional.placement": PLACE_TYPES_INF.replace("header", "envelope")}),
@@ -2209,7 +2238,7 @@ def setup_database():
     if free_slots() < 4:
         die("only %d replication slots are free (max_replication_slots); other runs hold the rest"
             % free_slots())
-    ddl = ["CREATE SCHEMA %s;" % sch for sch in SCHEMAS] + [t.ddl() + ";" for t in TABLES.values()]
+    ddl = ["CREATE SCHEMA %s;" % sch for sch in SCHEMAS] + PRE_DDL + [t.ddl() + ";" for t in TABLES.values()]
     ddl.append("CREATE TABLE %s.%s (n bigserial PRIMARY KEY, who text, what text, at timestamptz DEFAULT now());"
                % (S, HB_LOG))
     for cfg in CONFIGS:
