@@ -372,11 +372,62 @@ numeric_unscaled(const char *s, size_t len, int scale, struct buf *out, int *ret
 	return 0;
 }
 
+/*
+ * decimal.handling.mode=string and double: SpecialValueDecimal gives BigDecimal.toPlainString(),
+ * which for PostgreSQL's output (plain digits at the column's scale) is that text, and for NaN,
+ * Infinity and -Infinity the names of its special values (NAN, POSITIVE_INFINITY,
+ * NEGATIVE_INFINITY, as the compat suite shows); doubleValue(), the nearest double, which
+ * strtod() gives too.
+ * Unconstrained or not, the scale is kept: only precise mode strips trailing zeros.
+ */
 static int
-convert_numeric(const struct relcache_col *col, struct slice t, struct pgvalue *pv)
+convert_numeric_as(struct slice t, enum pgvalue_decimal mode, struct pgvalue *pv)
+{
+	struct buf check = BUF_INIT;
+	int scale, rc = 0;
+
+	if (!pv->v.is_null && !numeric_special(t)) {
+		/* the same refusal of text that is not PostgreSQL's numeric output */
+		rc = numeric_unscaled(t.p, t.len, -1, &check, &scale);
+		buf_fini(&check);
+		if (rc < 0) {
+			pv->v.type =
+				mode == PGVALUE_DECIMAL_DOUBLE ? CVALUE_FLOAT64 : CVALUE_STRING;
+			return -EINVAL;
+		}
+	}
+	if (mode == PGVALUE_DECIMAL_DOUBLE) {
+		pv->v.type = CVALUE_FLOAT64;
+		if (!pv->v.is_null) {
+			/* a numeric has up to 147,455 digits: a copy of any length, NUL-ended */
+			buf_reset(&pv->data);
+			buf_add(&pv->data, t.p, t.len);
+			pv->v.u.f = strtod(buf_cstr(&pv->data), NULL);
+		}
+		return 0;
+	}
+	pv->v.type = CVALUE_STRING;
+	if (slice_eq_str(t, "NaN")) {
+		pv->v.u.s = slice_from_str("NAN");
+	} else if (slice_eq_str(t, "Infinity")) {
+		pv->v.u.s = slice_from_str("POSITIVE_INFINITY");
+	} else if (slice_eq_str(t, "-Infinity")) {
+		pv->v.u.s = slice_from_str("NEGATIVE_INFINITY");
+	} else if (!pv->v.is_null) {
+		pv->v.u.s = t;
+	}
+	return 0;
+}
+
+static int
+convert_numeric(const struct relcache_col *col, struct slice t, enum pgvalue_decimal mode,
+		struct pgvalue *pv)
 {
 	int scale;
 
+	if (mode != PGVALUE_DECIMAL_PRECISE) {
+		return convert_numeric_as(t, mode, pv);
+	}
 	if (col->typmod >= 4) {
 		int prec = ((col->typmod - 4) >> 16) & 0xffff;
 		int want = (((col->typmod - 4) & 0x7ff) ^ 1024) - 1024;
@@ -682,7 +733,7 @@ uuid_text(struct slice t)
 }
 
 static int
-dispatch(const struct relcache_col *col, struct slice t, enum pgvalue_binary binary,
+dispatch(const struct relcache_col *col, struct slice t, struct pgvalue_modes modes,
 	 struct pgvalue *pv)
 {
 	switch (col->type_oid) {
@@ -697,8 +748,8 @@ dispatch(const struct relcache_col *col, struct slice t, enum pgvalue_binary bin
 	case PGTYPE_OID: return convert_int(t, CVALUE_INT64, pv);
 	case PGTYPE_FLOAT4: return convert_float(t, CVALUE_FLOAT32, pv);
 	case PGTYPE_FLOAT8: return convert_float(t, CVALUE_FLOAT64, pv);
-	case PGTYPE_NUMERIC: return convert_numeric(col, t, pv);
-	case PGTYPE_BYTEA: return convert_bytea(t, binary, pv);
+	case PGTYPE_NUMERIC: return convert_numeric(col, t, modes.decimal, pv);
+	case PGTYPE_BYTEA: return convert_bytea(t, modes.binary, pv);
 	case PGTYPE_DATE:
 	case PGTYPE_TIMESTAMP:
 	case PGTYPE_TIMESTAMPTZ: return convert_time(col, t, pv);
@@ -717,7 +768,7 @@ dispatch(const struct relcache_col *col, struct slice t, enum pgvalue_binary bin
 
 int
 pgvalue_convert(const struct relcache_col *col, const struct pgoutput_col *pc, bool notnull,
-		enum pgvalue_binary binary, struct pgvalue *pv, char *errbuf, size_t errlen)
+		struct pgvalue_modes modes, struct pgvalue *pv, char *errbuf, size_t errlen)
 {
 	int rc;
 
@@ -739,7 +790,7 @@ pgvalue_convert(const struct relcache_col *col, const struct pgoutput_col *pc, b
 		return -EINVAL;
 	}
 	pv->v.is_null = pc->kind == 'n';
-	rc = dispatch(col, pc->value, binary, pv);
+	rc = dispatch(col, pc->value, modes, pv);
 	if (rc == -EILSEQ) {
 		errbuf_set(errbuf, errlen,
 			   "column '%s' is not valid UTF-8; set the database encoding "

@@ -128,7 +128,7 @@ column_default(struct router *r, const struct router_view *vw, int i, bool notnu
 		return;
 	}
 	pc.value = (struct slice){ buf_cstr(&r->deftxt[slot]), r->deftxt[slot].len };
-	if (pgvalue_convert(&vw->row.rel->cols[i], &pc, notnull, r->binary, &r->defs[slot], NULL,
+	if (pgvalue_convert(&vw->row.rel->cols[i], &pc, notnull, r->modes, &r->defs[slot], NULL,
 			    0) < 0) {
 		return;
 	}
@@ -160,7 +160,7 @@ router_column(struct router *r, const struct router_view *vw, const char *name, 
 		return 1;
 	}
 	nn = vw->row.notnull && vw->row.notnull[i];
-	if (pgvalue_convert(&rel->cols[i], &vw->row.tup->cols[i], nn, r->binary, &r->vals[slot],
+	if (pgvalue_convert(&rel->cols[i], &vw->row.tup->cols[i], nn, r->modes, &r->vals[slot],
 			    vw->errbuf, vw->errlen) < 0) {
 		return -EINVAL;
 	}

@@ -141,7 +141,7 @@ struct router {
 	struct buf ctx[ROUTER_CONTEXT_HEADERS];
 	bool ctx_null[ROUTER_CONTEXT_HEADERS];
 	bool ctx_ready;
-	enum pgvalue_binary binary;
+	struct pgvalue_modes modes; /* binary.handling.mode, decimal.handling.mode */
 	enum jsonw_double_format dfmt;
 	struct envname *envnames;
 	size_t nenvnames;

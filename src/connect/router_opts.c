@@ -383,7 +383,7 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 			return -EINVAL;
 		}
 	}
-	r->binary = (enum pgvalue_binary)b;
+	r->modes.binary = (enum pgvalue_binary)b;
 	if (cfg->time_precision_mode &&
 	    configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds", NULL) <
 		    0) {
@@ -393,12 +393,16 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 			   cfg->time_precision_mode);
 		return -EINVAL;
 	}
-	if (cfg->decimal_handling_mode && !configdef_eq(cfg->decimal_handling_mode, "precise")) {
-		errbuf_set(errbuf, errlen,
-			   "decimal.handling.mode='%s' is not supported yet; use "
-			   "precise (the default)",
-			   cfg->decimal_handling_mode);
-		return -EINVAL;
+	if (cfg->decimal_handling_mode) {
+		b = configdef_enum(cfg->decimal_handling_mode, "precise|double|string", NULL);
+		if (b < 0) {
+			errbuf_set(errbuf, errlen,
+				   "decimal.handling.mode='%s' is invalid; use precise, double or "
+				   "string",
+				   cfg->decimal_handling_mode);
+			return -EINVAL;
+		}
+		r->modes.decimal = (enum pgvalue_decimal)b;
 	}
 	return jsonw_double_format_parse(cfg->double_format, &r->dfmt, errbuf, errlen);
 }

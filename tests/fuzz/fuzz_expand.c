@@ -209,7 +209,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memcpy(copy, data + 1, size - 1);
 	pc.value = (struct slice){ copy, size - 1 };
-	if (pgvalue_convert(&col, &pc, false, PGVALUE_BINARY_BYTES, &pv, NULL, 0) == 0) {
+	if (pgvalue_convert(&col, &pc, false, (struct pgvalue_modes){ 0 }, &pv, NULL, 0) == 0) {
 		expand(f, data[0], &pv.v);
 	}
 	pgvalue_fini(&pv);

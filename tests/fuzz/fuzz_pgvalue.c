@@ -98,7 +98,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pc.value = (struct slice){ copy, size - 1 };
 	}
 	err[0] = '\0';
-	rc = pgvalue_convert(&col, &pc, data[0] & 0x40, c->binary, &pv, err, sizeof(err));
+	rc = pgvalue_convert(&col, &pc, data[0] & 0x40,
+			     (struct pgvalue_modes){ .binary = c->binary }, &pv, err, sizeof(err));
 	fuzz_pgvalue_check(c, &pc, &pv, rc, err);
 	pgvalue_fini(&pv);
 	free(copy);

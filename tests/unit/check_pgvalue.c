@@ -17,6 +17,8 @@
 #include "outboxd/pg/pgtype.h"
 
 /* atttypmod of numeric(p,s): ((p << 16) | (s & 0x7ff)) + 4 */
+#define HEX		     ((struct pgvalue_modes){ .binary = PGVALUE_BINARY_HEX })
+#define BYTES		     ((struct pgvalue_modes){ .binary = PGVALUE_BINARY_BYTES })
 #define NUMERIC_TYPMOD(p, s) ((int32_t)((((p) << 16) | ((s)&0x7ff)) + 4))
 
 /* One conversion: the column, the text, and what came out. */
@@ -40,7 +42,9 @@ convert_as(uint32_t oid, int32_t typmod, char kind, const char *text, bool notnu
 	if (text) {
 		c->pc.value = (struct slice){ text, strlen(text) };
 	}
-	c->rc = pgvalue_convert(&c->col, &c->pc, notnull, binary, &c->pv, c->err, sizeof(c->err));
+	c->rc = pgvalue_convert(&c->col, &c->pc, notnull,
+				(struct pgvalue_modes){ .binary = binary }, &c->pv, c->err,
+				sizeof(c->err));
 	return c;
 }
 
@@ -246,6 +250,87 @@ START_TEST(test_numeric_nan_and_infinity_become_null)
 		ck_assert_str_eq(c->pv.v.name, "io.debezium.data.VariableScaleDecimal");
 		conv_free(c);
 	}
+}
+END_TEST
+
+/* @text of a nullable numeric with @typmod under decimal.handling.mode @mode. */
+static struct conv *
+convert_decimal(int32_t typmod, const char *text, enum pgvalue_decimal mode)
+{
+	struct conv *c = calloc(1, sizeof(*c));
+
+	ck_assert_ptr_nonnull(c);
+	c->col = (struct relcache_col){ .name = "col",
+					.type_oid = PGTYPE_NUMERIC,
+					.typmod = typmod };
+	c->pc.kind = text ? 't' : 'n';
+	c->pc.value = text ? (struct slice){ text, strlen(text) } : SLICE_NULL;
+	c->rc = pgvalue_convert(&c->col, &c->pc, false, (struct pgvalue_modes){ .decimal = mode },
+				&c->pv, c->err, sizeof(c->err));
+	return c;
+}
+
+/*
+ * decimal.handling.mode=string: PostgreSQL's text as it is (BigDecimal.toPlainString() of it:
+ * trailing zeros kept, unconstrained or not), NaN and the infinities as SpecialValueDecimal's
+ * names; double: the
+ * nearest double (doubleValue()), NaN and the infinities as doubles; NULL keeps the schema;
+ * malformed text is refused in both.
+ */
+START_TEST(test_decimal_handling_modes_string_and_double)
+{
+	static const char *const texts[] = { "12.340",
+					     "-0.000001000",
+					     "1200",
+					     "NaN",
+					     "Infinity",
+					     "-Infinity",
+					     "123456789012345678901234567890.5" };
+	static const char *const strings[] = { "12.340",
+					       "-0.000001000",
+					       "1200",
+					       "NAN",
+					       "POSITIVE_INFINITY",
+					       "NEGATIVE_INFINITY",
+					       "123456789012345678901234567890.5" };
+	static const double doubles[] = {
+		12.34, -0.000001, 1200, NAN, INFINITY, -INFINITY, 1.2345678901234568e29
+	};
+	struct conv *c;
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		for (int typmod = -1; typmod <= 0; typmod++) {
+			int32_t tm = typmod < 0 ? -1 : NUMERIC_TYPMOD(40, 9);
+
+			c = convert_decimal(tm, texts[i], PGVALUE_DECIMAL_STRING);
+			ck_assert_msg(c->rc == 0, "%s: %s", texts[i], c->err);
+			ck_assert_int_eq(c->pv.v.type, CVALUE_STRING);
+			ck_assert_ptr_null(c->pv.v.name);
+			ck_assert_uint_eq(c->pv.v.u.s.len, strlen(strings[i]));
+			ck_assert(memcmp(c->pv.v.u.s.p, strings[i], strlen(strings[i])) == 0);
+			conv_free(c);
+			c = convert_decimal(tm, texts[i], PGVALUE_DECIMAL_DOUBLE);
+			ck_assert_msg(c->rc == 0, "%s: %s", texts[i], c->err);
+			ck_assert_int_eq(c->pv.v.type, CVALUE_FLOAT64);
+			ck_assert_ptr_null(c->pv.v.name);
+			if (isnan(doubles[i])) {
+				ck_assert(isnan(c->pv.v.u.f));
+			} else {
+				ck_assert_msg(c->pv.v.u.f == doubles[i], "%s: %.17g", texts[i],
+					      c->pv.v.u.f);
+			}
+			conv_free(c);
+		}
+	}
+	c = convert_decimal(-1, NULL, PGVALUE_DECIMAL_DOUBLE);
+	ck_assert(c->rc == 0 && c->pv.v.is_null && c->pv.v.type == CVALUE_FLOAT64);
+	conv_free(c);
+	c = convert_decimal(-1, "1e5", PGVALUE_DECIMAL_STRING);
+	ck_assert_int_eq(c->rc, -EINVAL);
+	conv_free(c);
+	c = convert_decimal(-1, "12.3.4", PGVALUE_DECIMAL_DOUBLE);
+	ck_assert_int_eq(c->rc, -EINVAL);
+	conv_free(c);
 }
 END_TEST
 
@@ -898,13 +983,12 @@ START_TEST(test_pgvalue_is_reusable_across_columns)
 	struct pgoutput_col v1 = { 't', { "\\x414243", 8 } }, v2 = { 't', { "xyz", 3 } };
 	struct pgvalue pv = { 0 };
 
-	ck_assert_int_eq(pgvalue_convert(&bytea, &v1, false, PGVALUE_BINARY_HEX, &pv, NULL, 0), 0);
+	ck_assert_int_eq(pgvalue_convert(&bytea, &v1, false, HEX, &pv, NULL, 0), 0);
 	assert_text(&pv.v, "414243");
-	ck_assert_int_eq(pgvalue_convert(&text, &v2, true, PGVALUE_BINARY_HEX, &pv, NULL, 0), 0);
+	ck_assert_int_eq(pgvalue_convert(&text, &v2, true, HEX, &pv, NULL, 0), 0);
 	assert_text(&pv.v, "xyz");
 	ck_assert_str_eq(pv.v.field, "t");
-	ck_assert_int_eq(pgvalue_convert(&bytea, &v1, false, PGVALUE_BINARY_BYTES, &pv, NULL, 0),
-			 0);
+	ck_assert_int_eq(pgvalue_convert(&bytea, &v1, false, BYTES, &pv, NULL, 0), 0);
 	assert_text(&pv.v, "ABC");
 	pgvalue_fini(&pv);
 }
@@ -926,6 +1010,7 @@ pgvalue_suite(void)
 	tcase_add_test(num, test_variable_scale_decimal_strips_trailing_zeros);
 	tcase_add_test(num, test_numeric_nan_and_infinity_become_null);
 	tcase_add_test(num, test_numeric_with_negative_scale_is_refused);
+	tcase_add_test(num, test_decimal_handling_modes_string_and_double);
 	tcase_add_test(time, test_timestamp_precision_chooses_millis_or_micros);
 	tcase_add_test(time, test_timestamp_before_1970_is_negative_micros);
 	tcase_add_test(time, test_timestamptz_becomes_utc_iso_text_with_the_column_precision);

@@ -26,6 +26,19 @@ enum pgvalue_binary {
 	PGVALUE_BINARY_HEX,
 };
 
+/* decimal.handling.mode */
+enum pgvalue_decimal {
+	PGVALUE_DECIMAL_PRECISE, /* Decimal, or VariableScaleDecimal when unconstrained */
+	PGVALUE_DECIMAL_DOUBLE,	 /* FLOAT64 */
+	PGVALUE_DECIMAL_STRING,	 /* STRING, the plain text */
+};
+
+/* The connector's type options a conversion follows. */
+struct pgvalue_modes {
+	enum pgvalue_binary binary;
+	enum pgvalue_decimal decimal;
+};
+
 /* A converted column. @v borrows from the other members: do not copy the struct. */
 struct pgvalue {
 	struct cvalue v;
@@ -62,12 +75,13 @@ void pgvalue_fini(struct pgvalue *pv);
  * @col: borrowed; name, type OID and typmod.
  * @pc: borrowed; the value ('t' text or 'n' null).
  * @notnull: the column is NOT NULL (the schema is then required).
+ * @modes: binary.handling.mode and decimal.handling.mode.
  * @pv: filled; its cvalue borrows from @pc's bytes and from @pv itself.
  *
  * Return: 0, or -EINVAL (a poison value: unsupported type or value, invalid UTF-8, unchanged
  * TOAST, binary format) with the reason in @errbuf.
  */
 int pgvalue_convert(const struct relcache_col *col, const struct pgoutput_col *pc, bool notnull,
-		    enum pgvalue_binary binary, struct pgvalue *pv, char *errbuf, size_t errlen);
+		    struct pgvalue_modes modes, struct pgvalue *pv, char *errbuf, size_t errlen);
 
 #endif

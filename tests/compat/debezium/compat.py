@@ -903,6 +903,8 @@ CONFIGS = [
 PLACE_TYPES_HDR = "tstz:header,num:header,tstz3:header,tstz0:header"
 PLACE_TYPES_ENV = "tstz:envelope,num:envelope,tstz3:envelope,tstz0:envelope"
 PLACE_TYPES_INF = "tstz:header,num:header"
+DEC_STRING = {"decimal.handling.mode": "string"}
+DEC_DOUBLE = {"decimal.handling.mode": "double"}
 PLACE_TEXTY = "mood:header,code:header,addr:header,net:header,mac:header,mac8:header"
 CONFIGS += [
     Config("types_header_simple", "ob_types", J0, {"table.fields.additional.placement": PLACE_TYPES_HDR}),
@@ -923,6 +925,24 @@ CONFIGS += [
            {"table.fields.additional.placement": PLACE_TEXTY.replace("header", "envelope")}),
     Config("texty_envelope_noschemas", "ob_texty", J0,
            {"table.fields.additional.placement": PLACE_TEXTY.replace("header", "envelope")}),
+    # decimal.handling.mode string and double: the numeric (and NaN) of ob_types, numeric(12,3)
+    # and unconstrained numeric of ob_main
+    Config("types_decimal_string_header_simple", "ob_types", {**J0, **DEC_STRING},
+           {"table.fields.additional.placement": PLACE_TYPES_HDR}),
+    Config("types_decimal_string_header_json_schemas", "ob_types", {**J0, **J("header", True), **DEC_STRING},
+           {"table.fields.additional.placement": PLACE_TYPES_HDR}),
+    Config("types_decimal_double_header_simple", "ob_types", {**J0, **DEC_DOUBLE},
+           {"table.fields.additional.placement": PLACE_TYPES_HDR}),
+    Config("types_decimal_double_envelope_schemas", "ob_types", {**J1, **DEC_DOUBLE},
+           {"table.fields.additional.placement": PLACE_TYPES_ENV}),
+    Config("types_decimal_string_infinity_header_simple", "ob_types_inf", {**J0, **DEC_STRING},
+           {"table.fields.additional.placement": "num:header"}),
+    Config("types_decimal_double_infinity_envelope_schemas", "ob_types_inf", {**J1, **DEC_DOUBLE},
+           {"table.fields.additional.placement": "num:envelope"}),
+    Config("main_decimal_string_envelope_schemas", "ob_main", {**J1, **DEC_STRING},
+           {"table.fields.additional.placement": "amount:envelope,price:envelope,type:header"}),
+    Config("main_decimal_double_header_json_noschemas", "ob_main", {**J0, **J("header", False), **DEC_DOUBLE},
+           {"table.fields.additional.placement": "amount:header,price:header"}),
     Config("types_infinity_header_simple", "ob_types_inf", J0, {"table.fields.additional.placement": PLACE_TYPES_INF}),
     Config("types_infinity_envelope_schemas", "ob_types_inf", J1,
            {"table.fields.additional.placement": PLACE_TYPES_INF.replace("header", "envelope")}),
