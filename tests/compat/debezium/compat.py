@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """
 Byte-for-byte comparison of outboxd with the real Debezium 3.6.1.Final (PostgreSQL connector +
-outbox EventRouter) on Kafka Connect 4.3.0, over the same rows of the same PostgreSQL.
+outbox EventRouter) on Kafka Connect 4.3.0 and as Debezium Server 3.6.1.Final, over the same rows
+of the same PostgreSQL.
 
-Run by hand (the test stack and a build of outboxd are needed; Java 17, Maven and kcat too; a
-Java 19+ runtime under /usr/lib/jvm is used when there is one):
+Run by hand (the test stack and a build of outboxd are needed; Java 17, Maven and kcat too, and
+a Java 21+ JDK under /usr/lib/jvm for Debezium Server: without one the server_* configurations
+fail, naming the fix; the newest one also runs the Java 19+ worker):
 
     eval "$(scripts/stack up)"                     # or: eval "$(scripts/stack env)"
     meson setup build && ninja -C build
@@ -74,13 +76,21 @@ How it works:
      - outboxd.java.double.format=shortest against a second Connect worker on a Java 19+ runtime
        (the newest under /usr/lib/jvm); without one, the output says so and the expectation is the
        Java 17 run with the recorded Java 19+ texts (SHORTEST_RECORDED).
-     - the Debezium Server flavour (an application.properties per configuration): the
-       expectation is the real Connect worker's records of a base configuration with
-       header.converter=JsonConverter, with Debezium Server's differences applied (a header whose
-       converted bytes are a Kafka null dropped, which JsonConverter never gives a placed column;
-       partition placement ignored), and the `id` header checked against the reference's recorded
-       bytes. Debezium Server itself (io.debezium:debezium-server-dist, on Maven Central, Java 21+)
-       does not run here yet.
+     - the Debezium Server flavour (runtime="server": one application.properties per
+       configuration, read by both sides; server.py): after the Connect workers, the real
+       Debezium Server 3.6.1.Final runs each configuration in a process of its own (it runs one
+       connector), all at once, each on a copy of the template slot with a fresh offsets file,
+       from the distribution's run.sh on the newest JDK 21+ under /usr/lib/jvm (-Xmx256m). Its
+       distribution (io.debezium:debezium-server-dist:3.6.1.Final:tar.gz, 780 MB) is resolved by
+       Maven and unpacked once into the cache folder ($OUTBOXD_CACHE, else /var/cache/outboxd as
+       root, else ~/.cache/outboxd). The processes are stopped once the run's topics hold all
+       their rows (end offsets; at most SERVER_WAIT seconds), so their records are in the Debezium
+       dump and outboxd's follow them; they are compared like Connect's (topic, partition for
+       non-null keys, key, value, header names/order/bytes with the runId masked), plus the `id`
+       header against the reference's recorded bytes. A NULL placed column keeps its header
+       (null_payload); the escaped replacement (\\${routedByValue} and $${routedByValue}) gives
+       both sides the same topics. Debezium Server runs on Java 21+: its doubles are the shortest
+       form, which outboxd's Server flavour writes by default.
      - logical decoding messages (messages_*): ob_msg's transactions emit pg_logical_emit_message
        messages (transactional with outbox rows and alone, non-transactional in autocommit, inside
        a transaction and inside a rolled-back one; text and bytea content, non-UTF-8, empty, long)
@@ -1023,9 +1033,9 @@ CONFIGS += [
 
 NOT_YET_COMPARABLE = [
     ("provide.transaction.metadata=true", "refused by outboxd (no transaction metadata records)"),
-    ("Debezium Server itself", "not run here yet (io.debezium:debezium-server-dist 3.6.1.Final is on "
-                               "Maven Central, 780 MB, Java 21+): the Server flavour is compared "
-                               "against its rules applied to the Connect worker's records"),
+    ("Debezium Server's partition placement and record timestamp", "its Kafka sink sets neither, "
+     "so partitions are compared only for non-null keys (tenant:partition is placed on the server_* "
+     "configurations all the same, and must change nothing)"),
     ("logical decoding messages: the top-level ts_ms", "processing time: message values are compared "
      "with the top-level ts_ms masked (the source block, commit time included, is compared)"),
     ("table.op.invalid.behavior", "not visible in records (warn/error drop the row, fatal fails); "
@@ -1509,16 +1519,25 @@ def server_outcome(srv, rc):
     return ("FAILED", "\n".join(cause[-5:] or lines[-5:]))
 
 
-def run_debezium_server(configs):
+def server_setup():
+    """(java home, major, version text, distribution folder) for run_debezium_server, found
+    before anything else runs: a missing JDK 21+ or distribution fails the suite at once."""
+    home, major, text = server_jdk()
+    try:
+        return home, major, text, dserver.dist(log)
+    except RuntimeError as e:
+        die("Debezium Server %s: %s" % (dserver.VERSION, e))
+
+
+def run_debezium_server(configs, setup):
     """The real Debezium Server for the runtime="server" configurations: one process per
     configuration (it runs one connector), all at once, each on a copy of the template slot with
     a fresh offsets file. Every process is stopped (SIGTERM) once the run's topics hold the rows
     of all of them, or when one ends by itself, or after SERVER_WAIT seconds; it runs after the
     Connect workers and before outboxd, so its records are in the Debezium dump. Returns
     ({config name: (state, trace)}, {config name: server.Server})."""
-    home, major, jtext = server_jdk()
+    home, major, jtext, dist = setup
     t0 = time.time()
-    dist = dserver.dist(log)
     log("Debezium Server %s on %s: %s" % (dserver.VERSION, jtext, " ".join(c.name for c in configs)))
     want = outbox_total(run_topic_offsets()) + sum(expected_count(c) for c in configs)
     servers = {}
@@ -2376,12 +2395,15 @@ def by_tag(recs):
 
 
 def main_():
+    srv = [c for c in CONFIGS if c.runtime == "server"]
+    t_srv = time.time()
+    srv_setup = server_setup() if srv else None
+    t_srv = time.time() - t_srv
     setup_database()
     o_pre = {}
     d_outcome, workers = {}, []
     j17 = [c for c in CONFIGS if c.runtime == "java17"]
     j19 = [c for c in CONFIGS if c.runtime == "java19+"]
-    srv = [c for c in CONFIGS if c.runtime == "server"]
     derived = []
     if j17:
         oc, w = run_debezium("java17", j17, o_pre)
@@ -2395,11 +2417,11 @@ def main_():
         log("NO JAVA 19+ RUNTIME (%s): the shortest-double configurations are compared against the "
             "Java 17 run with the recorded Java 19+ texts, not against a real Java 19+ worker" % JAVA19_WHY)
         derived += j19
-    servers, t_srv = {}, time.time()
+    servers, t0 = {}, time.time()
     if srv:
-        oc, servers = run_debezium_server(srv)
+        oc, servers = run_debezium_server(srv, srv_setup)
         d_outcome.update(oc)
-    t_srv = time.time() - t_srv
+    t_srv += time.time() - t0
     read_effects()
     log("dumping Debezium's records")
     d_end = os.path.join(WORK, "debezium.end")
@@ -2488,7 +2510,7 @@ def main_():
                                            "against recorded Java 19+ texts" % JAVA19_WHY))
     if srv:
         print("Debezium Server flavour: against the real Debezium Server %s on %s (%d configurations, %.0f s)"
-              % (dserver.VERSION, dserver.find_jdk(dserver.MIN_JAVA)[2], len(srv), t_srv))
+              % (dserver.VERSION, srv_setup[2], len(srv), t_srv))
     print("logical decoding messages: %d with source times masked (non-transactional, before any "
           "commit: the source time is each connector's start time)" % MSGS_START_MASKED[0])
     print("logical decoding messages: %d compared byte for byte, top-level ts_ms (processing time) masked"

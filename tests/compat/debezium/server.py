@@ -41,8 +41,7 @@ def find_jdk(minimum):
     for d in sorted(os.listdir(root)) if os.path.isdir(root) else []:
         home = os.path.join(root, d)
         rel, jb = os.path.join(home, "release"), os.path.join(home, "bin", "java")
-        # the Debian alias folders (java-1.17.0-openjdk-amd64 -> java-17-...) are links: skip
-        if os.path.islink(home) or not os.path.isfile(rel) or not os.access(jb, os.X_OK):
+        if not os.path.isfile(rel) or not os.access(jb, os.X_OK):
             continue
         with open(rel, errors="replace") as f:
             m = re.search(r'^JAVA_VERSION="(\d+)', f.read(), re.M)
@@ -129,9 +128,10 @@ class Server:
         self.log_path = os.path.join(run_dir, "server.log")
         # A small heap: the suite runs JVMs side by side on 2 cores. Java 24+ needs java.lang
         # opened for the libraries of the distribution that reach into it. Quarkus's HTTP server
-        # (health checks) on a free port, not 8080: other processes may hold that one.
+        # (health checks) on a free port, not 8080: other processes may hold that one. The log
+        # as text, not the distribution's JSON lines: compat.py prints its tail on a failure.
         opts = ("-Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true"
-                " -Dquarkus.http.port=0")
+                " -Dquarkus.http.port=0 -Dquarkus.log.console.json=false")
         if major >= 24:
             opts += " --add-opens java.base/java.lang=ALL-UNNAMED"
         env = {k: v for k, v in os.environ.items()
