@@ -429,6 +429,11 @@ load(struct ctx *c)
 	if (r == 0) {
 		r = apply_defaults(c, config_outboxd_keys, config_noutboxd_keys);
 	}
+	if (r == 0 && src->flavour == CFGSRC_SERVER) {
+		/* Debezium Server 3.6 runs on Java 21+, whose Double.toString is the shortest form */
+		free(c->cfg->java_double_format);
+		c->cfg->java_double_format = xstrdup("shortest");
+	}
 	r = r ? r :
 		(src->flavour == CFGSRC_SERVER ? config_kafka_server(c) : config_kafka_worker(c));
 	config_ctx_ignore_all(c, &src->ignored);

@@ -365,6 +365,7 @@ START_TEST(test_server_file_takes_environment_overrides_and_expressions)
 	ck_kv(cfg->pg_conn, "password", "secret");
 	ck_kv(cfg->pg_conn, "keepalives", "0");
 	ck_assert_str_eq(cfg->slot_name, "from_env");
+	ck_assert_str_eq(cfg->java_double_format, "shortest"); /* Server 3.6 needs Java 21+ */
 	ck_assert_str_eq(cfg->key_converter, "org.apache.kafka.connect.json.JsonConverter");
 	ck_assert_str_eq(cfg->header_converter, "org.apache.kafka.connect.json.JsonConverter");
 	ck_kv(cfg->key_converter_opts, "schemas.enable", "false");
@@ -381,6 +382,27 @@ START_TEST(test_server_file_takes_environment_overrides_and_expressions)
 	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "OUTBOXD_TEST_BINARY"));
 	ck_assert_str_eq(kv_find(&cfg->pg_conn, "host")->origin,
 			 "environment DEBEZIUM_SOURCE_DATABASE_HOSTNAME");
+	config_free(cfg);
+}
+END_TEST
+
+/* Debezium Server 3.6 needs Java 21+: its doubles are Java 19+'s shortest form, unless the
+ * operator says otherwise */
+START_TEST(test_server_doubles_default_to_the_shortest_form)
+{
+	char *envp[] = { "PGUSER=relay", NULL, NULL };
+	const char *path = testdir_put("application.properties", SERVER);
+	struct config *cfg = NULL;
+	char err[512] = "";
+
+	ck_assert_msg(config_load((const char *const *)&path, 1, envp, &cfg, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_str_eq(cfg->java_double_format, "shortest");
+	config_free(cfg);
+	envp[1] = "OUTBOXD_JAVA_DOUBLE_FORMAT=jdk17";
+	ck_assert_msg(config_load((const char *const *)&path, 1, envp, &cfg, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_str_eq(cfg->java_double_format, "jdk17");
 	config_free(cfg);
 }
 END_TEST
@@ -823,6 +845,7 @@ config_suite(void)
 	tcase_add_test(tc, test_kafkaconnector_yaml_configures_like_properties);
 	tcase_add_test(tc, test_server_file_takes_environment_overrides_and_expressions);
 	tcase_add_test(tc, test_router_config_carries_the_selection_lists_and_the_flavour);
+	tcase_add_test(tc, test_server_doubles_default_to_the_shortest_form);
 	tcase_add_test(tc, test_server_variable_without_a_value_is_an_error_at_its_line);
 	tcase_add_test(tc, test_declared_providers_resolve_and_a_missing_key_names_the_file);
 	tcase_add_test(tc, test_unknown_key_is_an_error_asking_to_check_the_spelling);

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """
 Byte-for-byte comparison of outboxd with the real Debezium 3.6.1.Final (PostgreSQL connector +
-outbox EventRouter) on Kafka Connect 4.3.0, over the same rows of the same PostgreSQL.
+outbox EventRouter) on Kafka Connect 4.3.0 and as Debezium Server 3.6.1.Final, over the same rows
+of the same PostgreSQL.
 
-Run by hand (the test stack and a build of outboxd are needed; Java 17, Maven and kcat too; a
-Java 19+ runtime under /usr/lib/jvm is used when there is one):
+Run by hand (the test stack and a build of outboxd are needed; Java 17, Maven and kcat too, and
+a Java 21+ JDK under /usr/lib/jvm for Debezium Server: without one the server_* configurations
+fail, naming the fix; the newest one also runs the Java 19+ worker):
 
     eval "$(scripts/stack up)"                     # or: eval "$(scripts/stack env)"
     meson setup build && ninja -C build
@@ -74,13 +76,21 @@ How it works:
      - outboxd.java.double.format=shortest against a second Connect worker on a Java 19+ runtime
        (the newest under /usr/lib/jvm); without one, the output says so and the expectation is the
        Java 17 run with the recorded Java 19+ texts (SHORTEST_RECORDED).
-     - the Debezium Server flavour (an application.properties per configuration): the
-       expectation is the real Connect worker's records of a base configuration with
-       header.converter=JsonConverter, with Debezium Server's differences applied (a header whose
-       converted bytes are a Kafka null dropped, which JsonConverter never gives a placed column;
-       partition placement ignored), and the `id` header checked against the reference's recorded
-       bytes. Debezium Server itself (io.debezium:debezium-server-dist, on Maven Central, Java 21+)
-       does not run here yet.
+     - the Debezium Server flavour (runtime="server": one application.properties per
+       configuration, read by both sides; server.py): after the Connect workers, the real
+       Debezium Server 3.6.1.Final runs each configuration in a process of its own (it runs one
+       connector), all at once, each on a copy of the template slot with a fresh offsets file,
+       from the distribution's run.sh on the newest JDK 21+ under /usr/lib/jvm (-Xmx256m). Its
+       distribution (io.debezium:debezium-server-dist:3.6.1.Final:tar.gz, 780 MB) is resolved by
+       Maven and unpacked once into the cache folder ($OUTBOXD_CACHE, else /var/cache/outboxd as
+       root, else ~/.cache/outboxd). The processes are stopped once the run's topics hold all
+       their rows (end offsets; at most SERVER_WAIT seconds), so their records are in the Debezium
+       dump and outboxd's follow them; they are compared like Connect's (topic, partition for
+       non-null keys, key, value, header names/order/bytes with the runId masked), plus the `id`
+       header against the reference's recorded bytes. A NULL placed column keeps its header
+       (null_payload); the escaped replacement (\\${routedByValue} and $${routedByValue}) gives
+       both sides the same topics. Debezium Server runs on Java 21+: its doubles are the shortest
+       form, which outboxd's Server flavour writes by default.
      - logical decoding messages (messages_*): ob_msg's transactions emit pg_logical_emit_message
        messages (transactional with outbox rows and alone, non-transactional in autocommit, inside
        a transaction and inside a rolled-back one; text and bytea content, non-UTF-8, empty, long)
@@ -112,6 +122,8 @@ import urllib.request
 import uuid
 
 import yaml
+
+import server as dserver   # the real Debezium Server (tests/compat/debezium/server.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -780,7 +792,7 @@ class Config:
         self.bad_row = bad_row            # row name Debezium fails on
         self.idx = None
         # runtime: java17 (the Connect worker on Java 17), java19+ (a second worker on a Java 19+
-        # runtime), server (Debezium Server flavour: the expectation is derived from config base)
+        # runtime), server (the Debezium Server flavour: the real Debezium Server, server.py)
         self.runtime = runtime
         self.pub = pub                    # table: FOR TABLE; all: the run's FOR ALL TABLES publication
         self.select = select              # selection keys replacing table.include.list
@@ -791,7 +803,7 @@ class Config:
         self.heartbeat, self.effects, self.snapshot = heartbeat, effects, snapshot
         self.o_worker = dict(o_worker or {})      # outboxd-only settings (its worker file)
         self.server = server              # Debezium Server keys (debezium.format.*) for runtime server
-        self.base = base                  # the Connect configuration the expectation comes from
+        self.base = base                  # java19+: the Connect configuration of the recorded fallback
         self.min_run = min_run            # outboxd runs at least this long (heartbeats)
         # o_format: how outboxd run gets the connector: "properties", or "strimzi" (the same keys
         # as Strimzi's KafkaConnector resource, YAML; Debezium's side is the same either way)
@@ -1032,26 +1044,31 @@ CONFIGS += [
            fieldset_rows=HETERO, runtime="java19+", o_worker=SHORT, base="expand_envelope_schemas"),
 ]
 
-# The Debezium Server flavour: the expectation is the real Connect worker's records of the base
-# configuration (header.converter JsonConverter, as Server's default header format) with Debezium
-# Server's differences applied (ConverterBuilder drops a header whose converted bytes are a Kafka
-# null; JsonConverter gives a null column {"schema":...,"payload":null}, or null without schemas;
-# partition placement ignored). Debezium Server itself does not run here yet.
+# The Debezium Server flavour: the real Debezium Server 3.6.1.Final (server.py), one process per
+# configuration with the same application.properties outboxd reads (only the slot and the offsets
+# file differ). Its defaults: headers converted by JsonConverter with schemas (so a NULL placed
+# column keeps its header: null_payload's note, i4 and flag), key and value JSON with schemas as
+# strings, extended headers on. EventRouter's ${routedByValue} must be escaped from SmallRye
+# Config's expansion: the value \${...} (written \\${...} by the properties escape) in one
+# configuration, $${...} in another, after a literal prefix (the tag: the topic names stay
+# distinct, and no longer than the default outbox.event. for the 249-character topic).
+# The expectation used to be derived from a Connect configuration with Server's rules applied;
+# that derivation adds nothing beside the real server (outboxd is compared with the real records,
+# and outboxd's run and poll sides with the same ones), so it and its base configurations are gone.
 PLACE_SRV = "type:header:eventType,note:header,i4:header,flag:header"
 CONFIGS += [
-    Config("server_base_json_schemas", "ob_main", {**J1, **J("header", True)},
-           {"table.fields.additional.placement": PLACE_SRV}),
-    Config("server_json_default", "ob_main", {}, {"table.fields.additional.placement": PLACE_SRV + ",tenant:partition"},
-           runtime="server", server={}, base="server_base_json_schemas"),
+    Config("server_json_default", "ob_main", {},
+           {"table.fields.additional.placement": PLACE_SRV + ",tenant:partition",
+            "route.topic.replacement": "{tag}.\\${routedByValue}"},
+           runtime="server", server={}),
     Config("server_json_noschemas", "ob_main", {},
-           {"table.fields.additional.placement": PLACE_HDR_JSON + ",tenant:partition"}, runtime="server",
+           {"table.fields.additional.placement": PLACE_HDR_JSON + ",tenant:partition",
+            "route.topic.replacement": "{tag}.$${routedByValue}"}, runtime="server",
            server={"debezium.format.key.schemas.enable": "false",
                    "debezium.format.value.schemas.enable": "false",
-                   "debezium.format.header.schemas.enable": "false"}, base="main_header_json_noschemas"),
-    Config("server_base_string_route", "ob_route", {**SS, **J("header", True)}),
+                   "debezium.format.header.schemas.enable": "false"}),
     Config("server_simplestring_route", "ob_route", {}, runtime="server",
-           server={"debezium.format.key": "simplestring", "debezium.format.value": "simplestring"},
-           base="server_base_string_route"),
+           server={"debezium.format.key": "simplestring", "debezium.format.value": "simplestring"}),
 ]
 
 # logical decoding messages: message.prefix.include.list instead of the exclude list .*
@@ -1065,9 +1082,9 @@ CONFIGS += [
 
 NOT_YET_COMPARABLE = [
     ("provide.transaction.metadata=true", "refused by outboxd (no transaction metadata records)"),
-    ("Debezium Server itself", "not run here yet (io.debezium:debezium-server-dist 3.6.1.Final is on "
-                               "Maven Central, 780 MB, Java 21+): the Server flavour is compared "
-                               "against its rules applied to the Connect worker's records"),
+    ("Debezium Server's partition placement and record timestamp", "its Kafka sink sets neither, "
+     "so partitions are compared only for non-null keys (tenant:partition is placed on the server_* "
+     "configurations all the same, and must change nothing)"),
     ("logical decoding messages: the top-level ts_ms", "processing time: message values are compared "
      "with the top-level ts_ms masked (the source block, commit time included, is compared)"),
     ("table.op.invalid.behavior", "not visible in records (warn/error drop the row, fatal fails); "
@@ -1094,20 +1111,8 @@ BY_NAME = {c.name: c for c in CONFIGS}
 
 def find_java19():
     """(java binary, version text) of a Java 19+ runtime, or (None, why)."""
-    cands = []
-    for d in sorted(os.listdir("/usr/lib/jvm")) if os.path.isdir("/usr/lib/jvm") else []:
-        rel = os.path.join("/usr/lib/jvm", d, "release")
-        jb = os.path.join("/usr/lib/jvm", d, "bin", "java")
-        if os.path.isfile(rel) and os.access(jb, os.X_OK):
-            with open(rel, errors="replace") as f:
-                m = re.search(r'^JAVA_VERSION="(\d+)', f.read(), re.M)
-            if m and int(m.group(1)) >= 19:
-                cands.append((int(m.group(1)), jb))
-    if not cands:
-        return None, "no Java 19+ runtime under /usr/lib/jvm"
-    ver, jb = max(cands)
-    p = subprocess.run([jb, "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    return jb, p.stdout.decode(errors="replace").splitlines()[1].strip() if p.returncode == 0 else "Java %d" % ver
+    home, _, text = dserver.find_jdk(19)
+    return (os.path.join(home, "bin", "java"), text) if home else (None, text)
 
 
 JAVA19, JAVA19_WHY = find_java19() if not ARGS.no_java19 else (None, "--no-java19 given")
@@ -1539,6 +1544,87 @@ def run_debezium(runtime, configs, o_outcome):
     return outcome, w
 
 
+SERVER_WAIT = 180   # seconds for every Debezium Server process to start and publish its rows
+
+
+def server_jdk():
+    """(java home, major, version text) of the Java 21+ runtime Debezium Server needs; without
+    one the suite fails (it never skips)."""
+    home, major, text = dserver.find_jdk(dserver.MIN_JAVA)
+    if not home:
+        die("Debezium Server %s needs Java %d+ (%s): install a JDK %d or newer under /usr/lib/jvm "
+            "(Debian 12 has only 17: Temurin 21 or 25 from Adoptium's Debian packages), or leave out "
+            "the server_* configurations with --only" % (dserver.VERSION, dserver.MIN_JAVA, text, dserver.MIN_JAVA))
+    return home, major, text
+
+
+def server_outcome(srv, rc):
+    """(state, trace) as Connect's REST status gives them: RUNNING when the process was still
+    running when stopped, FAILED (with the log's last exception lines) when it ended by itself."""
+    if rc == "running":
+        return ("RUNNING", "")
+    lines = srv.tail(200).splitlines()
+    cause = [x for x in lines if "Exception" in x or "ERROR" in x]
+    return ("FAILED", "\n".join(cause[-5:] or lines[-5:]))
+
+
+def server_setup():
+    """(java home, major, version text, distribution folder) for run_debezium_server, found
+    before anything else runs: a missing JDK 21+ or distribution fails the suite at once."""
+    home, major, text = server_jdk()
+    try:
+        return home, major, text, dserver.dist(log)
+    except RuntimeError as e:
+        die("Debezium Server %s: %s" % (dserver.VERSION, e))
+
+
+def run_debezium_server(configs, setup):
+    """The real Debezium Server for the runtime="server" configurations: one process per
+    configuration (it runs one connector), all at once, each on a copy of the template slot with
+    a fresh offsets file. Every process is stopped (SIGTERM) once the run's topics hold the rows
+    of all of them, or when one ends by itself, or after SERVER_WAIT seconds; it runs after the
+    Connect workers and before outboxd, so its records are in the Debezium dump. Returns
+    ({config name: (state, trace)}, {config name: server.Server})."""
+    home, major, jtext, dist = setup
+    t0 = time.time()
+    log("Debezium Server %s on %s: %s" % (dserver.VERSION, jtext, " ".join(c.name for c in configs)))
+    want = outbox_total(run_topic_offsets()) + sum(expected_count(c) for c in configs)
+    servers = {}
+    for cfg in configs:
+        slot = cfg.tag + "_d"
+        copy_slot(slot)
+        props = server_props(cfg, slot, "d")
+        servers[cfg.name] = srv = dserver.Server(
+            dist, home, major, os.path.join(WORK, cfg.tag + "-debezium-server"),
+            lambda path, p=props, c=cfg: write_props(path, p, "Debezium Server: " + c.name))
+        children.append(srv.proc)
+    deadline = time.time() + SERVER_WAIT
+    while True:
+        total = outbox_total(run_topic_offsets())
+        if total >= want:
+            time.sleep(2)   # stragglers (a record too many is a difference too)
+            break
+        ended = [n for n, v in servers.items() if v.exited()]
+        if ended:
+            log("Debezium Server: %s ended by itself (%d of %d records)" % (", ".join(ended), total, want))
+            break
+        if time.time() > deadline:
+            log("Debezium Server: timed out after %d s (%d of %d records)" % (SERVER_WAIT, total, want))
+            break
+        time.sleep(1)
+    outcome = {}
+    for name, srv in servers.items():
+        rc = "running" if not srv.exited() else srv.proc.returncode
+        stopped = srv.stop()
+        outcome[name] = server_outcome(srv, rc)
+        log("Debezium Server %-31s %s, stopped: %s" % (name, outcome[name][0],
+                                                      "exit %s" % stopped if stopped is not None else "killed"))
+    for cfg in configs:
+        drop_slot(cfg.tag + "_d")
+    log("Debezium Server: done in %.0f s" % (time.time() - t0))
+    return outcome, servers
+
+
 # --------------------------------------------------------------------------------------------
 # the outboxd side
 
@@ -1546,15 +1632,16 @@ def run_debezium(runtime, configs, o_outcome):
 OUTBOXD_ENV = {k: v for k, v in os.environ.items() if not k.startswith("OUTBOXD_")}
 
 
-def server_props(cfg, slot):
-    """The Debezium Server application.properties equivalent of cfg."""
+def server_props(cfg, slot, side="o"):
+    """The Debezium Server application.properties equivalent of cfg, for the real Debezium Server
+    (side "d") or outboxd: the same keys but the slot and a fresh offsets file per side."""
     p = {"debezium.sink.type": "kafka",
          "debezium.sink.kafka.producer.bootstrap.servers": BOOTSTRAP,
          "debezium.sink.kafka.producer.key.serializer": "org.apache.kafka.common.serialization.StringSerializer",
          "debezium.sink.kafka.producer.value.serializer": "org.apache.kafka.common.serialization.StringSerializer",
-         "debezium.source.offset.storage.file.filename": os.path.join(WORK, cfg.tag + "-server.offsets"),
+         "debezium.source.offset.storage.file.filename": os.path.join(WORK, "%s-server-%s.offsets" % (cfg.tag, side)),
          "debezium.source.offset.flush.interval.ms": "0"}
-    for k, v in connector_props(cfg, slot, "o").items():
+    for k, v in connector_props(cfg, slot, side).items():
         if k in ("name", "tasks.max", "transforms") or k.startswith("transforms."):
             continue
         p["debezium.source." + k] = v
@@ -1709,7 +1796,7 @@ def poll_files(cfg):
     slot = cfg.tag + "_o"
     if cfg.runtime == "server":
         ap_ = os.path.join(WORK, cfg.tag + "-poll-application.properties")
-        write_props(ap_, server_props(cfg, slot), "Debezium Server flavour (outboxd poll): " + cfg.name)
+        write_props(ap_, server_props(cfg, slot, "p"), "Debezium Server flavour (outboxd poll): " + cfg.name)
         env = dict(OUTBOXD_ENV, OUTBOXD_HTTP_PORT="0")
         env.update({k.upper().replace(".", "_"): v for k, v in poll_set.items()})
         return [ap_], env
@@ -2320,8 +2407,10 @@ SHORTEST_RECORDED = {
 
 
 def derive(recs, cfg, d_by_cfg_tag):
-    """Expected records of cfg from the real records of cfg.base (same rows, same bytes but the
-    tag), with the runtime's differences applied."""
+    """Expected records of a java19+ configuration without a Java 19+ runtime: the real records
+    of cfg.base (same rows, same bytes but the tag) with the recorded Java 19+ texts. (The Debezium
+    Server flavour was derived here too, from a Connect configuration with its rules applied; now
+    the real Debezium Server runs, which that derivation could only approximate, so it is gone.)"""
     base = BY_NAME[cfg.base]
     bt, ct = base.tag.encode(), cfg.tag.encode()
     out = []
@@ -2331,15 +2420,10 @@ def derive(recs, cfg, d_by_cfg_tag):
         sub = (lambda b: None if b is None else b.replace(bt, ct))
         n["key"], n["value"] = sub(r["key"]), sub(r["value"])
         n["headers"] = [(h, sub(v)) for h, v in r["headers"]]
-        if cfg.runtime == "server":
-            # Server drops a header whose converted bytes are a Kafka null (ConverterBuilder);
-            # partition placement is ignored (the record has none)
-            n["headers"] = [(h, v) for h, v in n["headers"] if v is not None]
-        else:
-            for a, b in SHORTEST_RECORDED.items():
-                rep_ = (lambda x: None if x is None else x.replace(a.encode(), b.encode()))
-                n["value"] = rep_(n["value"])
-                n["headers"] = [(h, rep_(v)) for h, v in n["headers"]]
+        for a, b in SHORTEST_RECORDED.items():
+            rep_ = (lambda x: None if x is None else x.replace(a.encode(), b.encode()))
+            n["value"] = rep_(n["value"])
+            n["headers"] = [(h, rep_(v)) for h, v in n["headers"]]
         out.append(n)
     return out
 
@@ -2360,12 +2444,16 @@ def by_tag(recs):
 
 
 def main_():
+    srv = [c for c in CONFIGS if c.runtime == "server"]
+    t_srv = time.time()
+    srv_setup = server_setup() if srv else None
+    t_srv = time.time() - t_srv
     setup_database()
     o_pre = {}
     d_outcome, workers = {}, []
     j17 = [c for c in CONFIGS if c.runtime == "java17"]
     j19 = [c for c in CONFIGS if c.runtime == "java19+"]
-    derived = [c for c in CONFIGS if c.runtime == "server"]
+    derived = []
     if j17:
         oc, w = run_debezium("java17", j17, o_pre)
         d_outcome.update(oc)
@@ -2378,6 +2466,11 @@ def main_():
         log("NO JAVA 19+ RUNTIME (%s): the shortest-double configurations are compared against the "
             "Java 17 run with the recorded Java 19+ texts, not against a real Java 19+ worker" % JAVA19_WHY)
         derived += j19
+    servers, t0 = {}, time.time()
+    if srv:
+        oc, servers = run_debezium_server(srv, srv_setup)
+        d_outcome.update(oc)
+    t_srv += time.time() - t0
     read_effects()
     log("dumping Debezium's records")
     d_end = os.path.join(WORK, "debezium.end")
@@ -2456,11 +2549,17 @@ def main_():
             print("Debezium worker log (tail):")
             print(worker.tail(30))
             print()
+        for name, server in servers.items():
+            if d_outcome[name][0] != "RUNNING":
+                print("Debezium Server log of %s (tail, %s):" % (name, server.log_path))
+                print(server.tail(30))
+                print()
     print("runtimes: Debezium on %s%s" % (JAVA17_TEXT, "; shortest doubles against Debezium on %s" % JAVA19_WHY
                                            if JAVA19 else "; NO Java 19+ runtime (%s): shortest doubles "
                                            "against recorded Java 19+ texts" % JAVA19_WHY))
-    print("Debezium Server flavour: compared against the reference's recorded rules and bytes (section 3.6) "
-          "applied to the real Connect worker's records; no Debezium Server 3.6.1 exists on Maven Central")
+    if srv:
+        print("Debezium Server flavour: against the real Debezium Server %s on %s (%d configurations, %.0f s)"
+              % (dserver.VERSION, srv_setup[2], len(srv), t_srv))
     print("logical decoding messages: %d with source times masked (non-transactional, before any "
           "commit: the source time is each connector's start time)" % MSGS_START_MASKED[0])
     print("logical decoding messages: %d compared byte for byte, top-level ts_ms (processing time) masked"
