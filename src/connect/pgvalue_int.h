@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OUTBOXD_CONNECT_PGVALUE_INT_H
+#define OUTBOXD_CONNECT_PGVALUE_INT_H
+
+/* Between pgvalue.c and the conversions it dispatches to in their own files. */
+
+#include "outboxd/connect/pgvalue.h"
+
+/*
+ * pgvalue_numeric() - @t, the text of numeric column @col (NULL when @pv's value is), into @pv
+ * under decimal.handling.mode @mode. Return: 0, or -EINVAL (text that is not PostgreSQL's
+ * numeric output, or a negative scale in precise mode).
+ */
+int pgvalue_numeric(const struct relcache_col *col, struct slice t, enum pgvalue_decimal mode,
+		    struct pgvalue *pv);
+
+#endif
