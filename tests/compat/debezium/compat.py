@@ -2443,6 +2443,33 @@ def by_tag(recs):
     return res
 
 
+# Debezium's type options and their defaults, for the closing line's count of option values
+TYPE_OPTIONS = {"binary.handling.mode": "bytes", "decimal.handling.mode": "precise",
+                "time.precision.mode": "adaptive", "interval.handling.mode": "numeric",
+                "hstore.handling.mode": "json", "money.fraction.digits": "2"}
+ROUTER_COLUMNS = {"table.field.event.id": "id", "table.field.event.key": "aggregateid",
+                  "table.field.event.payload": "payload", "route.by.field": "aggregatetype",
+                  "table.field.event.timestamp": None, "table.field.event.schema.version": None}
+
+
+def type_matrix(configs):
+    """The column types the configurations make the EventRouter convert (placed or read), and the
+    type option values they run under (a default counts when nothing sets it)."""
+    types, options = set(), set()
+    for cfg in configs:
+        tables = cfg.table.tables if isinstance(cfg.table, Group) else [cfg.table]
+        names = [cfg.router.get(k, d) for k, d in ROUTER_COLUMNS.items()]
+        for entry in cfg.router.get("table.fields.additional.placement", "").split(","):
+            names.append(entry.split(":")[0].strip())
+        for t in tables:
+            for n in names:
+                if n and n in t.bycol:
+                    types.add(t.bycol[n].sqltype.split(" DEFAULT")[0].replace(S + ".", ""))
+        for k, d in TYPE_OPTIONS.items():
+            options.add((k, cfg.conn.get(k, d)))
+    return len(types), len(options)
+
+
 def main_():
     srv = [c for c in CONFIGS if c.runtime == "server"]
     t_srv = time.time()
@@ -2564,9 +2591,10 @@ def main_():
           "commit: the source time is each connector's start time)" % MSGS_START_MASKED[0])
     print("logical decoding messages: %d compared byte for byte, top-level ts_ms (processing time) masked"
           % MSGS_COMPARED[0])
-    print("compat: %d configurations, %d rows and %d logical decoding messages compared, %d differences (%.0f s)"
-          % (len(CONFIGS), rows_compared, MSGS_COMPARED[0], len(diffs) - (len(p_diffs) if not ARGS.no_poll else 0),
-             time.time() - T0))
+    print("compat: %d configurations, %d column types, %d option values, %d rows and %d logical decoding "
+          "messages compared, %d differences (%.0f s)"
+          % ((len(CONFIGS),) + type_matrix(CONFIGS) + (rows_compared, MSGS_COMPARED[0],
+             len(diffs) - (len(p_diffs) if not ARGS.no_poll else 0), time.time() - T0)))
     if ARGS.no_poll:
         print("compat poll: not run (--no-poll)")
     else:
