@@ -1263,6 +1263,7 @@ START_TEST(test_enum_columns_carry_the_enum_schema_with_their_labels)
 			     "\"field\":\"mood\"}"),
 		      "%s", buf_cstr(&rec.value));
 	router_enum_labels(r, 16400, "ok,sad,very sad");
+	record_fini(&rec);
 	record_init(&rec);
 	ck_assert_int_eq(router_route(r, &rr, &rec, &v, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(buf_cstr(&rec.headers[1].value), "\"allowed\":\"ok,sad,very sad\""),
