@@ -504,6 +504,7 @@ config_router(const struct config *cfg, const char *run_id)
 		.binary_handling_mode = cfg->binary_handling_mode,
 		.time_precision_mode = cfg->time_precision_mode,
 		.decimal_handling_mode = cfg->decimal_handling_mode,
+		.interval_handling_mode = cfg->interval_handling_mode,
 	};
 }
 

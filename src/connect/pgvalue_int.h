@@ -14,4 +14,18 @@
 int pgvalue_numeric(const struct relcache_col *col, struct slice t, enum pgvalue_decimal mode,
 		    struct pgvalue *pv);
 
+/*
+ * pgvalue_datetime() - @t, the text of date, timestamp, timestamptz, time or timetz column
+ * @col, into @pv under time.precision.mode @mode. Return: 0, or -EINVAL (text that is not
+ * PostgreSQL's ISO output, a BC date, a value Debezium's type cannot hold).
+ */
+int pgvalue_datetime(const struct relcache_col *col, struct slice t, enum pgvalue_time mode,
+		     struct pgvalue *pv);
+
+/*
+ * pgvalue_interval() - @t, the text of an interval column (IntervalStyle=postgres), into @pv
+ * under interval.handling.mode @mode. Return: 0, or -EINVAL (text that is not that output).
+ */
+int pgvalue_interval(struct slice t, enum pgvalue_interval mode, struct pgvalue *pv);
+
 #endif

@@ -384,14 +384,27 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 		}
 	}
 	r->modes.binary = (enum pgvalue_binary)b;
-	if (cfg->time_precision_mode &&
-	    configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds", NULL) <
-		    0) {
-		errbuf_set(errbuf, errlen,
-			   "time.precision.mode='%s' is not supported yet; use "
-			   "adaptive (the default) or adaptive_time_microseconds",
-			   cfg->time_precision_mode);
-		return -EINVAL;
+	if (cfg->time_precision_mode) {
+		b = configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds",
+				   NULL);
+		if (b < 0) {
+			errbuf_set(errbuf, errlen,
+				   "time.precision.mode='%s' is not supported yet; use "
+				   "adaptive (the default) or adaptive_time_microseconds",
+				   cfg->time_precision_mode);
+			return -EINVAL;
+		}
+		r->modes.time = (enum pgvalue_time)b;
+	}
+	if (cfg->interval_handling_mode) {
+		b = configdef_enum(cfg->interval_handling_mode, "numeric|string", NULL);
+		if (b < 0) {
+			errbuf_set(errbuf, errlen,
+				   "interval.handling.mode='%s' is invalid; use numeric or string",
+				   cfg->interval_handling_mode);
+			return -EINVAL;
+		}
+		r->modes.interval = (enum pgvalue_interval)b;
 	}
 	if (cfg->decimal_handling_mode) {
 		b = configdef_enum(cfg->decimal_handling_mode, "precise|double|string", NULL);

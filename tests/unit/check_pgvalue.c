@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -331,6 +332,123 @@ START_TEST(test_decimal_handling_modes_string_and_double)
 	c = convert_decimal(-1, "12.3.4", PGVALUE_DECIMAL_DOUBLE);
 	ck_assert_int_eq(c->rc, -EINVAL);
 	conv_free(c);
+}
+END_TEST
+
+/* @text of a nullable column @oid(@typmod) under @modes. */
+static struct conv *
+convert_modes(uint32_t oid, int32_t typmod, const char *text, struct pgvalue_modes modes)
+{
+	struct conv *c = calloc(1, sizeof(*c));
+
+	ck_assert_ptr_nonnull(c);
+	c->col = (struct relcache_col){ .name = "col", .type_oid = oid, .typmod = typmod };
+	c->pc.kind = text ? 't' : 'n';
+	c->pc.value = text ? (struct slice){ text, strlen(text) } : SLICE_NULL;
+	c->rc = pgvalue_convert(&c->col, &c->pc, false, modes, &c->pv, c->err, sizeof(c->err));
+	return c;
+}
+
+static void
+assert_int_value(uint32_t oid, int32_t typmod, const char *text, struct pgvalue_modes modes,
+		 enum cvalue_type type, const char *name, int64_t want)
+{
+	struct conv *c = convert_modes(oid, typmod, text, modes);
+
+	ck_assert_msg(c->rc == 0, "%s: %s", text, c->err);
+	ck_assert_int_eq(c->pv.v.type, type);
+	ck_assert_str_eq(c->pv.v.name, name);
+	ck_assert_msg(c->pv.v.u.i == want, "%s: %" PRId64 " not %" PRId64, text, c->pv.v.u.i, want);
+	conv_free(c);
+}
+
+static void
+assert_text_value(uint32_t oid, int32_t typmod, const char *text, struct pgvalue_modes modes,
+		  const char *name, const char *want)
+{
+	struct conv *c = convert_modes(oid, typmod, text, modes);
+
+	ck_assert_msg(c->rc == 0, "%s: %s", text, c->err);
+	ck_assert_int_eq(c->pv.v.type, CVALUE_STRING);
+	ck_assert_str_eq(c->pv.v.name, name);
+	ck_assert_msg(c->pv.v.u.s.len == strlen(want) &&
+			      memcmp(c->pv.v.u.s.p, want, strlen(want)) == 0,
+		      "%s: '%.*s' not '%s'", text, (int)c->pv.v.u.s.len, c->pv.v.u.s.p, want);
+	conv_free(c);
+}
+
+static void
+assert_refused_in(uint32_t oid, int32_t typmod, const char *text, struct pgvalue_modes modes)
+{
+	struct conv *c = convert_modes(oid, typmod, text, modes);
+
+	ck_assert_msg(c->rc == -EINVAL, "'%s' converted", text);
+	conv_free(c);
+}
+
+/*
+ * time: Time (INT32 ms of the day) for time(0-3) in adaptive mode, MicroTime otherwise, 24:00:00
+ * the whole day; timetz: ZonedTime in UTC with the fewest fraction digits, an offset with
+ * seconds refused (Debezium's parser fails).
+ */
+START_TEST(test_time_and_timetz_as_debezium_converts_them)
+{
+	struct pgvalue_modes ad = { 0 }, us = { .time = PGVALUE_TIME_ADAPTIVE_TIME_MICROSECONDS };
+
+	assert_int_value(PGTYPE_TIME, -1, "12:34:56.789012", ad, CVALUE_INT64,
+			 "io.debezium.time.MicroTime", INT64_C(45296789012));
+	assert_int_value(PGTYPE_TIME, 3, "12:34:56.789", ad, CVALUE_INT32, "io.debezium.time.Time",
+			 45296789);
+	assert_int_value(PGTYPE_TIME, 3, "12:34:56.789", us, CVALUE_INT64,
+			 "io.debezium.time.MicroTime", INT64_C(45296789000));
+	assert_int_value(PGTYPE_TIME, -1, "24:00:00", ad, CVALUE_INT64,
+			 "io.debezium.time.MicroTime", INT64_C(86400000000));
+	assert_int_value(PGTYPE_TIME, 0, "00:00:00", ad, CVALUE_INT32, "io.debezium.time.Time", 0);
+	assert_text_value(PGTYPE_TIMETZ, -1, "12:34:56.5+05:30", ad, "io.debezium.time.ZonedTime",
+			  "07:04:56.5Z");
+	assert_text_value(PGTYPE_TIMETZ, 0, "23:30:00-01", ad, "io.debezium.time.ZonedTime",
+			  "00:30:00Z");
+	assert_text_value(PGTYPE_TIMETZ, 3, "00:10:00.25+01", us, "io.debezium.time.ZonedTime",
+			  "23:10:00.25Z");
+	assert_refused_in(PGTYPE_TIME, -1, "24:00:01", ad);
+	assert_refused_in(PGTYPE_TIME, -1, "12:34", ad);
+	assert_refused_in(PGTYPE_TIME, -1, "12:34:56+01", ad);
+	assert_refused_in(PGTYPE_TIMETZ, -1, "12:34:56", ad);
+	assert_refused_in(PGTYPE_TIMETZ, -1, "12:34:56-00:00:30", ad);
+}
+END_TEST
+
+/*
+ * interval (IntervalStyle=postgres): MicroDuration with months of 365.25/12 days, or Interval's
+ * ISO 8601 text with every field; each field keeps its own sign.
+ */
+START_TEST(test_interval_as_debezium_converts_it)
+{
+	struct pgvalue_modes num = { 0 }, str = { .interval = PGVALUE_INTERVAL_STRING };
+	const char *md = "io.debezium.time.MicroDuration", *iso = "io.debezium.time.Interval";
+
+	assert_int_value(PGTYPE_INTERVAL, -1, "1 year 2 mons 3 days 04:05:06.78", num, CVALUE_INT64,
+			 md, INT64_C(37091106780000));
+	assert_int_value(PGTYPE_INTERVAL, -1, "00:00:00", num, CVALUE_INT64, md, 0);
+	assert_int_value(PGTYPE_INTERVAL, -1, "-1 days +02:03:00", num, CVALUE_INT64, md,
+			 INT64_C(-79020000000));
+	assert_int_value(PGTYPE_INTERVAL, -1, "1 mon", num, CVALUE_INT64, md,
+			 INT64_C(2629800000000));
+	assert_text_value(PGTYPE_INTERVAL, -1, "1 year 2 mons 3 days 04:05:06.78", str, iso,
+			  "P1Y2M3DT4H5M6.78S");
+	assert_text_value(PGTYPE_INTERVAL, -1, "-1 days +02:03:00", str, iso, "P0Y0M-1DT2H3M0S");
+	assert_text_value(PGTYPE_INTERVAL, -1, "-00:00:00.5", str, iso, "P0Y0M0DT0H0M-0.5S");
+	assert_text_value(PGTYPE_INTERVAL, -1, "-2 years -00:01:00", str, iso, "P-2Y0M0DT0H-1M0S");
+	assert_refused_in(PGTYPE_INTERVAL, -1, "", num);
+	assert_refused_in(PGTYPE_INTERVAL, -1, "1 fortnight", num);
+	assert_refused_in(PGTYPE_INTERVAL, -1, "P1Y", str);
+	assert_refused_in(PGTYPE_INTERVAL, -1, "3 days 2 years", num);
+	assert_refused_in(PGTYPE_INTERVAL, -1, "04:05", num);
+	assert_refused_in(PGTYPE_INTERVAL, -1, "2147483648:00:00", num);
+	/* beyond a long: Java's (long) cast saturates */
+	assert_int_value(PGTYPE_INTERVAL, -1, "178000000 years 2147483647:00:54.775807", num,
+			 CVALUE_INT64, md, INT64_MAX);
+	assert_int_value(PGTYPE_INTERVAL, -1, "-178000000 years", num, CVALUE_INT64, md, INT64_MIN);
 }
 END_TEST
 
@@ -885,9 +1003,9 @@ START_TEST(test_the_last_postgresql_timestamps_convert_or_are_refused_never_wrap
 END_TEST
 
 /* Types Debezium writes other than as a plain string, not converted yet: refused, named. */
-START_TEST(test_money_time_interval_arrays_and_geometry_are_refused)
+START_TEST(test_money_bits_arrays_and_geometry_are_refused)
 {
-	static const uint32_t oids[] = { PGTYPE_MONEY,	     PGTYPE_TIME,	PGTYPE_INTERVAL,
+	static const uint32_t oids[] = { PGTYPE_MONEY,	     1560 /* bit */,	1562 /* varbit */,
 					 PGTYPE_INT4_ARRAY,  PGTYPE_TEXT_ARRAY, PGTYPE_UUID_ARRAY,
 					 PGTYPE_JSONB_ARRAY, PGTYPE_POINT };
 
@@ -911,10 +1029,11 @@ END_TEST
  */
 START_TEST(test_converts_says_which_types_are_refused)
 {
-	static const uint32_t refused[] = { PGTYPE_MONEY, PGTYPE_TIME, PGTYPE_INTERVAL,
+	static const uint32_t refused[] = { PGTYPE_MONEY, 1560 /* bit */, 3904 /* int4range */,
 					    PGTYPE_INT4_ARRAY, PGTYPE_POINT };
 	static const uint32_t converted[] = { PGTYPE_TEXT, PGTYPE_UUID,	     PGTYPE_JSONB,
-					      PGTYPE_INT4, PGTYPE_TIMESTAMP, PGTYPE_NUMERIC };
+					      PGTYPE_INT4, PGTYPE_TIMESTAMP, PGTYPE_NUMERIC,
+					      PGTYPE_TIME, PGTYPE_TIMETZ,    PGTYPE_INTERVAL };
 	int nrefused = 0;
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
@@ -1011,6 +1130,8 @@ pgvalue_suite(void)
 	tcase_add_test(num, test_numeric_nan_and_infinity_become_null);
 	tcase_add_test(num, test_numeric_with_negative_scale_is_refused);
 	tcase_add_test(num, test_decimal_handling_modes_string_and_double);
+	tcase_add_test(time, test_time_and_timetz_as_debezium_converts_them);
+	tcase_add_test(time, test_interval_as_debezium_converts_it);
 	tcase_add_test(time, test_timestamp_precision_chooses_millis_or_micros);
 	tcase_add_test(time, test_timestamp_before_1970_is_negative_micros);
 	tcase_add_test(time, test_timestamptz_becomes_utc_iso_text_with_the_column_precision);
@@ -1036,7 +1157,7 @@ pgvalue_suite(void)
 	tcase_add_test(refuse, test_text_postgresql_never_writes_is_refused_naming_the_column);
 	tcase_add_test(refuse, test_postgresql_number_and_uuid_text_still_converts);
 	tcase_add_test(refuse, test_numeric_beyond_the_column_scale_is_refused_not_null);
-	tcase_add_test(refuse, test_money_time_interval_arrays_and_geometry_are_refused);
+	tcase_add_test(refuse, test_money_bits_arrays_and_geometry_are_refused);
 	tcase_add_test(refuse, test_converts_says_which_types_are_refused);
 	tcase_add_test(refuse, test_unchanged_toast_and_binary_columns_are_refused);
 	suite_add_tcase(s, num);

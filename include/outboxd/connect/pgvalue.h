@@ -33,10 +33,24 @@ enum pgvalue_decimal {
 	PGVALUE_DECIMAL_STRING,	 /* STRING, the plain text */
 };
 
+/* time.precision.mode (connect is refused at start-up, router_opts.c) */
+enum pgvalue_time {
+	PGVALUE_TIME_ADAPTIVE,			 /* time(0-3) Time, else MicroTime */
+	PGVALUE_TIME_ADAPTIVE_TIME_MICROSECONDS, /* every time MicroTime */
+};
+
+/* interval.handling.mode */
+enum pgvalue_interval {
+	PGVALUE_INTERVAL_NUMERIC, /* MicroDuration */
+	PGVALUE_INTERVAL_STRING,  /* Interval, ISO 8601 text */
+};
+
 /* The connector's type options a conversion follows. */
 struct pgvalue_modes {
 	enum pgvalue_binary binary;
 	enum pgvalue_decimal decimal;
+	enum pgvalue_time time;
+	enum pgvalue_interval interval;
 };
 
 /* A converted column. @v borrows from the other members: do not copy the struct. */
@@ -75,7 +89,8 @@ void pgvalue_fini(struct pgvalue *pv);
  * @col: borrowed; name, type OID and typmod.
  * @pc: borrowed; the value ('t' text or 'n' null).
  * @notnull: the column is NOT NULL (the schema is then required).
- * @modes: binary.handling.mode and decimal.handling.mode.
+ * @modes: binary.handling.mode, decimal.handling.mode, time.precision.mode and
+ *         interval.handling.mode.
  * @pv: filled; its cvalue borrows from @pc's bytes and from @pv itself.
  *
  * Return: 0, or -EINVAL (a poison value: unsupported type or value, invalid UTF-8, unchanged

@@ -48,11 +48,12 @@ struct router_config {
 	const struct kv *key_converter_opts; /* prefix-stripped converter options; NULL = none */
 	const struct kv *value_converter_opts;
 	const struct kv *header_converter_opts;
-	bool extended_headers;		   /* extended.headers.enabled (Debezium default true) */
-	const char *double_format;	   /* outboxd.java.double.format; NULL = jdk17 */
-	const char *binary_handling_mode;  /* bytes (NULL) | base64 | base64-url-safe | hex */
-	const char *time_precision_mode;   /* adaptive (NULL) | adaptive_time_microseconds */
-	const char *decimal_handling_mode; /* precise (NULL); double/string rejected for now */
+	bool extended_headers;		    /* extended.headers.enabled (Debezium default true) */
+	const char *double_format;	    /* outboxd.java.double.format; NULL = jdk17 */
+	const char *binary_handling_mode;   /* bytes (NULL) | base64 | base64-url-safe | hex */
+	const char *time_precision_mode;    /* adaptive (NULL) | adaptive_time_microseconds */
+	const char *decimal_handling_mode;  /* precise (NULL) | double | string */
+	const char *interval_handling_mode; /* numeric (NULL) | string */
 	/*
 	 * Debezium Server's Kafka sink (reference §3.6): the header converter defaults to
 	 * JsonConverter (config passes debezium.format.header.* as header_converter_opts, e.g.
