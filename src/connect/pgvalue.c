@@ -23,9 +23,8 @@ static bool
 unsupported_oid(uint32_t oid)
 {
 	static const uint32_t deny[] = {
-		600,  601,  602,  603,	604,  628,  718,  790, 1560, 1562,
-		3904, 3906, 3908, 3910, 3912, 3926, 4451, 199, 3807, 2951,
-		1115, 1182, 1183, 1185, 1187, 1231, 1270, 651, 1041,
+		600,  601,  602,  603,	604,  628,  718,  790,	1560, 1562, 4451, 199,
+		3807, 2951, 1115, 1182, 1183, 1185, 1187, 1231, 1270, 651,  1041,
 	};
 
 	if (oid >= 1000 && oid <= 1040) {
@@ -76,7 +75,14 @@ pgvalue_known(uint32_t type_oid)
 	case PGTYPE_INET:
 	case PGTYPE_CIDR:
 	case PGTYPE_MACADDR:
-	case PGTYPE_MACADDR8: return true;
+	case PGTYPE_MACADDR8:
+	case PGTYPE_TSVECTOR:
+	case PGTYPE_INT4RANGE:
+	case PGTYPE_NUMRANGE:
+	case PGTYPE_TSRANGE:
+	case PGTYPE_TSTZRANGE:
+	case PGTYPE_DATERANGE:
+	case PGTYPE_INT8RANGE: return true;
 	default: return false;
 	}
 }
@@ -298,6 +304,7 @@ dispatch(const struct relcache_col *col, struct slice t, struct pgvalue_modes mo
 	case PGTYPE_JSON:
 	case PGTYPE_JSONB: return convert_string(t, "io.debezium.data.Json", pv);
 	case PGTYPE_XML: return convert_string(t, "io.debezium.data.Xml", pv);
+	case PGTYPE_TSVECTOR: return convert_string(t, "io.debezium.data.Tsvector", pv);
 	default: return convert_string(t, NULL, pv);
 	}
 }

@@ -2335,7 +2335,7 @@ assert_header(const struct itest_record *r, const char *name, const char *want)
 
 /*
  * Types the catalog judges: an enum and a domain over text are their text, as Debezium writes
- * them (published); a domain over integer (Debezium writes the integer) and tsvector are exit 2
+ * them (published); a domain over integer (Debezium writes the integer) and tsquery are exit 2
  * at start, named with their base.
  */
 START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
@@ -2353,12 +2353,12 @@ START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 		   "CREATE DOMAIN %s.code AS varchar(8) CHECK (VALUE <> ''); "
 		   "CREATE DOMAIN %s.qty AS integer CHECK (VALUE > 0); "
 		   "ALTER TABLE %s.outbox ADD COLUMN mood %s.mood, ADD COLUMN code %s.code, "
-		   "ADD COLUMN qty %s.qty, ADD COLUMN words tsvector",
+		   "ADD COLUMN qty %s.qty, ADD COLUMN words tsquery",
 		   f.name, f.name, f.name, f.name, f.name, f.name, f.name);
 	itest_sqlf(f.pg,
 		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload, mood, "
 		   "code, qty, words) VALUES ('0badc0de-0000-4000-8000-0000000000d5', '%s', "
-		   "'agg-1', 'T', '{}', 'sad', 'A-1', 3, 'a b')",
+		   "'agg-1', 'T', '{}', 'sad', 'A-1', 3, 'a & b')",
 		   f.name, aggtypes[0]);
 	buf_add_fmt(&needle,
 		    "column \"qty\" (table.fields.additional.placement) has type %s.qty, a domain "
@@ -2372,7 +2372,7 @@ START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
 	ck_assert(relayfix_wait_log(&f,
 				    "column \"words\" (table.fields.additional.placement) has type "
-				    "tsvector, which outboxd does not convert yet",
+				    "tsquery, which outboxd does not convert yet",
 				    1));
 	relayfix_config(&f, NULL,
 			"transforms.outbox.table.fields.additional.placement=mood:header,"

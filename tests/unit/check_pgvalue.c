@@ -1029,7 +1029,7 @@ END_TEST
  */
 START_TEST(test_converts_says_which_types_are_refused)
 {
-	static const uint32_t refused[] = { PGTYPE_MONEY, 1560 /* bit */, 3904 /* int4range */,
+	static const uint32_t refused[] = { PGTYPE_MONEY, 1560 /* bit */, 4451 /* int4multirange */,
 					    PGTYPE_INT4_ARRAY, PGTYPE_POINT };
 	static const uint32_t converted[] = { PGTYPE_TEXT, PGTYPE_UUID,	     PGTYPE_JSONB,
 					      PGTYPE_INT4, PGTYPE_TIMESTAMP, PGTYPE_NUMERIC,

@@ -92,9 +92,9 @@ START_TEST(test_the_catalog_facts_decide)
 	ck_assert(!converts(PGTYPE_MONEY, 'b', 'N', false));
 	/* arrays, ranges, multiranges, tsvector, extension and composite types */
 	ck_assert(!converts(3643, 'b', 'A', false));
-	ck_assert(!converts(3904, 'r', 'R', false));
+	ck_assert(!converts(17003, 'r', 'R', false)); /* a range type of one's own */
 	ck_assert(!converts(4532, 'm', 'R', false));
-	ck_assert(!converts(3614, 'b', 'U', false));
+	ck_assert(!converts(3615, 'b', 'U', false)); /* tsquery */
 	ck_assert(!converts(17001, 'b', 'U', false));
 	ck_assert(!converts(17002, 'c', 'C', false));
 	ck_assert(!converts(2205, 'b', 'N', false)); /* regclass */

@@ -568,12 +568,16 @@ types.tx(trow("half_second", "2024-01-02 03:04:05.5+00", "12.340"),
          trow("nulls", None, None))
 
 # ob_texty: the types both sides write as their text: an enum, a domain over varchar, the network
-# types (the catalog judges them at start-up, typecheck.h)
+# types, the built-in ranges and tsvector (the catalog judges them at start-up, typecheck.h)
 PRE_DDL = ["CREATE TYPE %s.mood AS ENUM ('ok', 'sad', 'very sad');" % S,
            "CREATE DOMAIN %s.code AS varchar(8) CHECK (VALUE <> '');" % S]
 texty = Table("ob_texty", std_cols() + [Col("mood", S + ".mood", "plain"), Col("code", S + ".code", "plain"),
                                         Col("addr", "inet", "plain"), Col("net", "cidr", "plain"),
-                                        Col("mac", "macaddr", "plain"), Col("mac8", "macaddr8", "plain")])
+                                        Col("mac", "macaddr", "plain"), Col("mac8", "macaddr8", "plain"),
+                                        Col("r4", "int4range", "plain"), Col("r8", "int8range", "plain"),
+                                        Col("rn", "numrange", "plain"), Col("rts", "tsrange", "plain"),
+                                        Col("rtz", "tstzrange", "plain"), Col("rd", "daterange", "plain"),
+                                        Col("tv", "tsvector", "plain")])
 TABLES[texty.name] = texty
 
 
@@ -583,10 +587,16 @@ def textyrow(name, **kw):
 
 
 texty.tx(textyrow("v4", mood="sad", code="A-1", addr="192.0.2.1/24", net="192.0.2.0/24",
-                  mac="08:00:2b:01:02:03", mac8="08:00:2b:01:02:03:04:05"),
+                  mac="08:00:2b:01:02:03", mac8="08:00:2b:01:02:03:04:05", r4="[1,5)", r8="(,0]",
+                  rn="(1.5,2.25]", rts="[2024-01-01 00:00:00.5,2024-01-02)",
+                  rtz="[2024-01-01 00:00:00+00,2024-01-02 00:00:00+02)", rd="[2024-01-01,infinity)",
+                  tv="a fat cat:2 sat:3A,4"),
          textyrow("v6", mood="very sad", code="\u00e9t\u00e9", addr="2001:db8::1", net="2001:db8::/32",
-                  mac="08-00-2B-01-02-03", mac8="0800.2b01.0203.0405"),
-         textyrow("nulls", mood=None, code=None, addr=None, net=None, mac=None, mac8=None))
+                  mac="08-00-2B-01-02-03", mac8="0800.2b01.0203.0405", r4="empty", r8="[-9223372036854775808,0)",
+                  rn="[-1e-3,NaN]", rts="(,)", rtz="empty", rd="[2024-02-29,2024-03-01]",
+                  tv="'it''s' \"quoted\" caf\u00e9"),
+         textyrow("nulls", mood=None, code=None, addr=None, net=None, mac=None, mac8=None, r4=None, r8=None,
+                  rn=None, rts=None, rtz=None, rd=None, tv=None))
 
 # ob_times: time, timetz and interval at their edges (24:00:00, offsets that cross midnight,
 # mixed signs, fractions, the largest interval)
@@ -954,7 +964,8 @@ PLACE_TYPES_INF = "tstz:header,num:header"
 PLACE_TIMES = "t:header,t3:header,t0:header,tz:header,tz3:header,iv:header"
 DEC_STRING = {"decimal.handling.mode": "string"}
 DEC_DOUBLE = {"decimal.handling.mode": "double"}
-PLACE_TEXTY = "mood:header,code:header,addr:header,net:header,mac:header,mac8:header"
+PLACE_TEXTY = ("mood:header,code:header,addr:header,net:header,mac:header,mac8:header,r4:header,r8:header,"
+               "rn:header,rts:header,rtz:header,rd:header,tv:header")
 CONFIGS += [
     Config("types_header_simple", "ob_types", J0, {"table.fields.additional.placement": PLACE_TYPES_HDR}),
     Config("types_header_json_schemas", "ob_types", {**J0, **J("header", True)},
