@@ -3,10 +3,9 @@
  * SimpleHeaderConverter.fromConnectHeader(): Values.convertToString(), which is
  * Values.append() of the value. Checked by running Kafka 4.3.0: a struct header is
  * {"a":"q\"\\","b":"AQID","c":null} (names and strings quoted with only '"' and '\'
- * escaped, bytes as Base64). Integers, booleans and arrays are written as JsonConverter writes
- * them (convert_json.c). For an array that is not what Values.append() does (it quotes the
- * strings inside with only '"' and '\' escaped, and prints a Decimal as a number), but headers
- * carry column values (pgvalue), which are never arrays.
+ * escaped, bytes as Base64); an array is its elements as inside a struct, between '[' and ']'
+ * (the compat suite's array columns). Integers and booleans are written as JsonConverter writes
+ * them (convert_json.c).
  */
 #include "convert_int.h"
 
@@ -56,6 +55,19 @@ header_text(const struct convert *c, const struct cvalue *v, bool embedded, stru
 		return 0;
 	case CVALUE_FLOAT32: jsonw_java_float(out, (float)v->u.f, c->dfmt); return 0;
 	case CVALUE_FLOAT64: jsonw_java_double(out, v->u.f, c->dfmt); return 0;
+	case CVALUE_ARRAY:
+		/* Values.append() of a List: its elements as inside a struct, ',' between */
+		buf_add_char(out, '[');
+		for (size_t i = 0; i < v->u.array.n; i++) {
+			if (i) {
+				buf_add_char(out, ',');
+			}
+			if (header_text(c, &v->u.array.v[i], true, out, errbuf, errlen) < 0) {
+				return -EINVAL;
+			}
+		}
+		buf_add_char(out, ']');
+		return 0;
 	case CVALUE_STRUCT:
 		buf_add_char(out, '{');
 		for (size_t i = 0; i < v->u.fields.n; i++) {

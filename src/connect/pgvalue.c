@@ -23,12 +23,15 @@ static bool
 unsupported_oid(uint32_t oid)
 {
 	static const uint32_t deny[] = {
-		600,  601,  602,  603,	604,  628,  718,  790,	1560, 1562, 4451, 199,
-		3807, 2951, 1115, 1182, 1183, 1185, 1187, 1231, 1270, 651,  1041,
+		600,  601,  602,  603,	604,  628,  718, 790,
+		1560, 1562, 4451, 1183, 1187, 1270, 651, 1041,
 	};
 
+	if (pgvalue_array_elem(oid)) {
+		return false;
+	}
 	if (oid >= 1000 && oid <= 1040) {
-		return true; /* arrays of the basic types */
+		return true; /* arrays of the other basic types */
 	}
 	for (size_t i = 0; i < sizeof(deny) / sizeof(deny[0]); i++) {
 		if (deny[i] == oid) {
@@ -83,7 +86,7 @@ pgvalue_known(uint32_t type_oid)
 	case PGTYPE_TSTZRANGE:
 	case PGTYPE_DATERANGE:
 	case PGTYPE_INT8RANGE: return true;
-	default: return false;
+	default: return pgvalue_array_elem(type_oid) != 0;
 	}
 }
 
@@ -91,6 +94,8 @@ void
 pgvalue_fini(struct pgvalue *pv)
 {
 	buf_fini(&pv->data);
+	buf_fini(&pv->raw);
+	pgvalue_array_fini(pv);
 }
 
 static int
@@ -275,6 +280,11 @@ static int
 dispatch(const struct relcache_col *col, struct slice t, struct pgvalue_modes modes,
 	 struct pgvalue *pv)
 {
+	uint32_t elem = pgvalue_array_elem(col->type_oid);
+
+	if (elem) {
+		return pgvalue_array(col, elem, t, modes, dispatch, pv);
+	}
 	switch (col->type_oid) {
 	case PGTYPE_BOOL:
 		pv->v.type = CVALUE_BOOLEAN;

@@ -28,4 +28,21 @@ int pgvalue_datetime(const struct relcache_col *col, struct slice t, enum pgvalu
  */
 int pgvalue_interval(struct slice t, enum pgvalue_interval mode, struct pgvalue *pv);
 
+/* A scalar conversion, which pgvalue_array() applies to each element. */
+typedef int (*pgvalue_elem_fn)(const struct relcache_col *col, struct slice t,
+			       struct pgvalue_modes modes, struct pgvalue *pv);
+
+/* pgvalue_array_elem() - the element type of an array type converted, or 0. */
+uint32_t pgvalue_array_elem(uint32_t array_oid);
+
+/*
+ * pgvalue_array() - @t, the text of array column @col whose elements are of type @elem, into
+ * @pv as a Connect ARRAY, each element by @convert. Return: 0, or a conversion's error.
+ */
+int pgvalue_array(const struct relcache_col *col, uint32_t elem, struct slice t,
+		  struct pgvalue_modes modes, pgvalue_elem_fn convert, struct pgvalue *pv);
+
+/* pgvalue_array_fini() - free what pgvalue_array() made in @pv. */
+void pgvalue_array_fini(struct pgvalue *pv);
+
 #endif

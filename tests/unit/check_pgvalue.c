@@ -452,6 +452,65 @@ START_TEST(test_interval_as_debezium_converts_it)
 }
 END_TEST
 
+/*
+ * Arrays: a Connect ARRAY of the element's conversion, quoted elements unescaped, NULL a null
+ * element; a numeric NaN nulls the whole array (pgjdbc's BigDecimal has none); a
+ * multi-dimensional array (Debezium writes Java identities for some) and text that is not an
+ * array refused.
+ */
+START_TEST(test_arrays_as_debezium_converts_them)
+{
+	struct pgvalue_modes m = { 0 };
+	struct conv *c =
+		convert_modes(PGTYPE_TEXT_ARRAY, -1, "{a,\"b c\",NULL,\"d\\\"e\",\"NULL\"}", m);
+	const struct cvalue *e;
+
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert_int_eq(c->pv.v.type, CVALUE_ARRAY);
+	ck_assert_int_eq(c->pv.v.u.array.items->type, CVALUE_STRING);
+	ck_assert(c->pv.v.u.array.items->optional);
+	ck_assert_uint_eq(c->pv.v.u.array.n, 5);
+	e = c->pv.v.u.array.v;
+	ck_assert(e[0].u.s.len == 1 && e[0].u.s.p[0] == 'a');
+	ck_assert(e[1].u.s.len == 3 && memcmp(e[1].u.s.p, "b c", 3) == 0);
+	ck_assert(e[2].is_null);
+	ck_assert(e[3].u.s.len == 3 && memcmp(e[3].u.s.p, "d\"e", 3) == 0);
+	ck_assert(!e[4].is_null && e[4].u.s.len == 4);
+	conv_free(c);
+	c = convert_modes(PGTYPE_INT4_ARRAY, -1, "{1,NULL,-3}", m);
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert_int_eq(c->pv.v.u.array.items->type, CVALUE_INT32);
+	ck_assert_uint_eq(c->pv.v.u.array.n, 3);
+	ck_assert(c->pv.v.u.array.v[0].u.i == 1 && c->pv.v.u.array.v[1].is_null &&
+		  c->pv.v.u.array.v[2].u.i == -3);
+	conv_free(c);
+	assert_refused_in(PGTYPE_INT4_ARRAY, -1, "{{1,2},{3,4}}", m);
+	c = convert_modes(PGTYPE_UUID_ARRAY, -1, "{}", m);
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert_uint_eq(c->pv.v.u.array.n, 0);
+	ck_assert_str_eq(c->pv.v.u.array.items->name, "io.debezium.data.Uuid");
+	conv_free(c);
+	c = convert_modes(1231 /* numeric[] */, -1, "{1.50,NaN}", m);
+	ck_assert_msg(c->rc == 0 && c->pv.v.is_null, "%s", c->err);
+	ck_assert_int_eq(c->pv.v.type, CVALUE_ARRAY);
+	conv_free(c);
+	c = convert_modes(1231 /* numeric[] */, -1, "{-Infinity}",
+			  (struct pgvalue_modes){ .decimal = PGVALUE_DECIMAL_STRING });
+	ck_assert_msg(c->rc == 0 && c->pv.v.is_null, "%s", c->err);
+	conv_free(c);
+	c = convert_modes(PGTYPE_JSONB_ARRAY, -1, NULL, m);
+	ck_assert(c->rc == 0 && c->pv.v.is_null);
+	ck_assert_str_eq(c->pv.v.u.array.items->name, "io.debezium.data.Json");
+	conv_free(c);
+	assert_refused_in(PGTYPE_TEXT_ARRAY, -1, "{a", m);
+	assert_refused_in(PGTYPE_TEXT_ARRAY, -1, "1,2", m);
+	assert_refused_in(PGTYPE_INT4_ARRAY, -1, "[0:1]={1,2}", m);
+	assert_refused_in(PGTYPE_INT4_ARRAY, -1, "{1,x}", m);
+	assert_refused_in(PGTYPE_TEXT_ARRAY, -1, "{a,,b}", m);
+	assert_refused_in(PGTYPE_TEXT_ARRAY, -1, "{\"a}", m);
+}
+END_TEST
+
 START_TEST(test_numeric_with_negative_scale_is_refused)
 {
 	struct conv *c = convert_as(PGTYPE_NUMERIC, NUMERIC_TYPMOD(2, -1), 't', "120", false,
@@ -1005,9 +1064,10 @@ END_TEST
 /* Types Debezium writes other than as a plain string, not converted yet: refused, named. */
 START_TEST(test_money_bits_arrays_and_geometry_are_refused)
 {
-	static const uint32_t oids[] = { PGTYPE_MONEY,	     1560 /* bit */,	1562 /* varbit */,
-					 PGTYPE_INT4_ARRAY,  PGTYPE_TEXT_ARRAY, PGTYPE_UUID_ARRAY,
-					 PGTYPE_JSONB_ARRAY, PGTYPE_POINT };
+	static const uint32_t oids[] = { PGTYPE_MONEY,		1560 /* bit */,
+					 1562 /* varbit */,	1183 /* time[] */,
+					 1187 /* interval[] */, 1041 /* inet[] */,
+					 1270 /* timetz[] */,	PGTYPE_POINT };
 
 	for (size_t i = 0; i < sizeof(oids) / sizeof(oids[0]); i++) {
 		struct conv *c = convert_as(oids[i], -1, 't', "x", false, PGVALUE_BINARY_BYTES);
@@ -1030,10 +1090,12 @@ END_TEST
 START_TEST(test_converts_says_which_types_are_refused)
 {
 	static const uint32_t refused[] = { PGTYPE_MONEY, 1560 /* bit */, 4451 /* int4multirange */,
-					    PGTYPE_INT4_ARRAY, PGTYPE_POINT };
-	static const uint32_t converted[] = { PGTYPE_TEXT, PGTYPE_UUID,	     PGTYPE_JSONB,
-					      PGTYPE_INT4, PGTYPE_TIMESTAMP, PGTYPE_NUMERIC,
-					      PGTYPE_TIME, PGTYPE_TIMETZ,    PGTYPE_INTERVAL };
+					    1187 /* interval[] */, PGTYPE_POINT };
+	static const uint32_t converted[] = {
+		PGTYPE_TEXT,	  PGTYPE_UUID,	     PGTYPE_JSONB,	PGTYPE_INT4,
+		PGTYPE_TIMESTAMP, PGTYPE_NUMERIC,    PGTYPE_TIME,	PGTYPE_TIMETZ,
+		PGTYPE_INTERVAL,  PGTYPE_INT4_ARRAY, PGTYPE_TEXT_ARRAY, PGTYPE_UUID_ARRAY
+	};
 	int nrefused = 0;
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
@@ -1132,6 +1194,7 @@ pgvalue_suite(void)
 	tcase_add_test(num, test_decimal_handling_modes_string_and_double);
 	tcase_add_test(time, test_time_and_timetz_as_debezium_converts_them);
 	tcase_add_test(time, test_interval_as_debezium_converts_it);
+	tcase_add_test(num, test_arrays_as_debezium_converts_them);
 	tcase_add_test(time, test_timestamp_precision_chooses_millis_or_micros);
 	tcase_add_test(time, test_timestamp_before_1970_is_negative_micros);
 	tcase_add_test(time, test_timestamptz_becomes_utc_iso_text_with_the_column_precision);

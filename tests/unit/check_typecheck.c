@@ -17,7 +17,7 @@ static struct relcache_col cols[] = {
 	{ "aggregatetype", PGTYPE_VARCHAR, 259, false },
 	{ "aggregateid", PGTYPE_VARCHAR, 259, false },
 	{ "payload", PGTYPE_JSONB, -1, false },
-	{ "tags", PGTYPE_TEXT_ARRAY, -1, false },
+	{ "tags", 1187 /* interval[] */, -1, false },
 	{ "dur", PGTYPE_MONEY, -1, false },
 	{ "at", PGTYPE_POINT, -1, false },
 };

@@ -61,6 +61,12 @@ struct pgvalue {
 	char scale_txt[16];
 	char prec_txt[16];
 	struct buf data; /* owned: decoded bytes or reformatted text */
+	struct buf raw;	 /* owned: an array element's text, unquoted */
+	/* an array (pgvalue_array.c): its elements, their cvalues side by side, its item schema */
+	struct pgvalue *elems; /* owned */
+	struct cvalue *evals;  /* owned */
+	size_t elemcap;
+	struct pgvalue *item; /* owned */
 };
 
 /**

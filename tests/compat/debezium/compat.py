@@ -634,6 +634,36 @@ TABLES[times_bad.name] = times_bad
 times_bad.tx(times_bad.ins("bad", aggregatetype=R("ok"), aggregateid="tb", type="G", payload='{"g": 3}',
                            tz="12:00:00-00:00:30"))
 
+# ob_arrays: one array column per element type outboxd converts, with quoting, NULL elements,
+# empty arrays, NaN in a numeric array (Debezium nulls the whole array). Multi-dimensional arrays
+# are not here: Debezium writes some as Java identities ("[Ljava.lang.String;@310af372"), and
+# outboxd refuses them (poison row).
+ARRAY_COLS = [("ta", "text[]"), ("va", "varchar(8)[]"), ("i2a", "int2[]"), ("i4a", "int4[]"),
+              ("i8a", "int8[]"), ("ba", "bool[]"), ("f4a", "float4[]"), ("f8a", "float8[]"),
+              ("na", "numeric[]"), ("n2a", "numeric(10,2)[]"), ("ua", "uuid[]"), ("ja", "jsonb[]"),
+              ("jsa", "json[]"), ("da", "date[]"), ("tsa", "timestamp[]"), ("tza", "timestamptz[]"),
+              ("bya", "bytea[]"), ("bpa", "char(2)[]")]
+arrays_t = Table("ob_arrays", std_cols() + [Col(n, t, "plain") for n, t in ARRAY_COLS])
+TABLES[arrays_t.name] = arrays_t
+
+
+def arow(name, **kw):
+    vals = {n: kw.get(n) for n, _ in ARRAY_COLS}
+    return arrays_t.ins(name, aggregatetype=R("arrays"), aggregateid="a-" + name, type="Arrayed",
+                        payload='{"a": 1}', **vals)
+
+
+arrays_t.tx(arow("plain", ta='{a,"b c",NULL,"d\\"e","NULL",""}', va="{x,yy}", i2a="{1,-32768}",
+                 i4a="{1,NULL,-3}", i8a="{9223372036854775807}", ba="{t,f,NULL}", f4a="{1.5,NaN,-Infinity}",
+                 f8a="{0.1,1e23}", na="{1.50,-0.001,0}", n2a="{12.30,NULL}", ua="{a1b2c3d4-0000-4000-8000-000000000001}",
+                 ja='{"{\\"x\\": 1}",null}', jsa='{"[1, 2]"}', da="{2024-02-29,1969-12-31}",
+                 tsa='{"2024-01-02 03:04:05.5"}', tza='{"2024-01-02 03:04:05.5+02"}', bya='{"\\\\x00ff"}',
+                 bpa='{a,"b "}'),
+            arow("empty", ta="{}", va="{}", i2a="{}", i4a="{}", i8a="{}", ba="{}", f4a="{}", f8a="{}", na="{}",
+                 n2a="{}", ua="{}", ja="{}", jsa="{}", da="{}", tsa="{}", tza="{}", bya="{}", bpa="{}"),
+            arow("null_elements", na="{NaN}", n2a="{NULL}", ua="{NULL}", ja="{NULL,NULL}", ta="{NULL}"),
+            arow("nulls"))
+
 # ob_types_inf: the infinities of both types, after two good rows (a row of its own each)
 types_inf = fail_table("ob_types_inf", None, extra_cols=[Col("tstz", "timestamptz", "plain"),
                                                          Col("num", "numeric", "plain")])
@@ -962,6 +992,7 @@ PLACE_TYPES_HDR = "tstz:header,num:header,tstz3:header,tstz0:header"
 PLACE_TYPES_ENV = "tstz:envelope,num:envelope,tstz3:envelope,tstz0:envelope"
 PLACE_TYPES_INF = "tstz:header,num:header"
 PLACE_TIMES = "t:header,t3:header,t0:header,tz:header,tz3:header,iv:header"
+PLACE_ARRAYS = ",".join(n + ":header" for n, _ in ARRAY_COLS)
 DEC_STRING = {"decimal.handling.mode": "string"}
 DEC_DOUBLE = {"decimal.handling.mode": "double"}
 PLACE_TEXTY = ("mood:header,code:header,addr:header,net:header,mac:header,mac8:header,r4:header,r8:header,"
@@ -1018,6 +1049,13 @@ CONFIGS += [
            fails=True, bad_row="bad"),
     Config("times_interval_string_envelope_schemas", "ob_times", {**J1, "interval.handling.mode": "string"},
            {"table.fields.additional.placement": PLACE_TIMES.replace("header", "envelope")}),
+    Config("arrays_header_simple", "ob_arrays", J0, {"table.fields.additional.placement": PLACE_ARRAYS}),
+    Config("arrays_header_json_schemas", "ob_arrays", {**J0, **J("header", True)},
+           {"table.fields.additional.placement": PLACE_ARRAYS}),
+    Config("arrays_envelope_schemas", "ob_arrays", J1,
+           {"table.fields.additional.placement": PLACE_ARRAYS.replace("header", "envelope")}),
+    Config("arrays_envelope_noschemas_decimal_string", "ob_arrays", {**J0, **DEC_STRING},
+           {"table.fields.additional.placement": PLACE_ARRAYS.replace("header", "envelope")}),
     Config("types_infinity_header_simple", "ob_types_inf", J0, {"table.fields.additional.placement": PLACE_TYPES_INF}),
     Config("types_infinity_envelope_schemas", "ob_types_inf", J1,
            {"table.fields.additional.placement": PLACE_TYPES_INF.replace("header", "envelope")}),
