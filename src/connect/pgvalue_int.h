@@ -28,6 +28,13 @@ int pgvalue_datetime(const struct relcache_col *col, struct slice t, enum pgvalu
  */
 int pgvalue_interval(struct slice t, enum pgvalue_interval mode, struct pgvalue *pv);
 
+/*
+ * pgvalue_money() - @t, the text of a money column (lc_monetary=C), into @pv under
+ * decimal.handling.mode and money.fraction.digits, as its exact decimal.
+ * Return: 0, or -EINVAL (another locale's text).
+ */
+int pgvalue_money(struct slice t, struct pgvalue_modes modes, struct pgvalue *pv);
+
 /* A scalar conversion, which pgvalue_array() applies to each element. */
 typedef int (*pgvalue_elem_fn)(const struct relcache_col *col, struct slice t,
 			       struct pgvalue_modes modes, struct pgvalue *pv);

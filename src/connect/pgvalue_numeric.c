@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * numeric, as Debezium's PostgresValueConverter converts it under decimal.handling.mode:
- * Decimal (a column with a scale) or VariableScaleDecimal (unconstrained), from the decimal
- * text PostgreSQL writes; a double; or the text.
+ * numeric and money, as Debezium's PostgresValueConverter converts them under
+ * decimal.handling.mode: Decimal (a column with a scale, money with money.fraction.digits) or
+ * VariableScaleDecimal (unconstrained numeric); a double; or text.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -219,5 +219,138 @@ pgvalue_numeric(const struct relcache_col *col, struct slice t, enum pgvalue_dec
 	}
 	pv->fields[0].u.i = scale;
 	pv->fields[1].u.s = (struct slice){ pv->data.data, pv->data.len };
+	return 0;
+}
+
+/*
+ * PostgreSQL's money output under lc_monetary=C (the default of initdb without a locale, and
+ * the only form pgjdbc's PGmoney reads): "[-]$d,ddd.dd". Its number as plain text into @out.
+ */
+static bool
+money_text(struct slice t, struct buf *out)
+{
+	size_t i = 0;
+	bool digits = false;
+
+	if (i < t.len && t.p[i] == '-') {
+		buf_add_char(out, '-');
+		i++;
+	}
+	if (i >= t.len || t.p[i++] != '$') {
+		return false;
+	}
+	for (; i < t.len; i++) {
+		char ch = t.p[i];
+
+		if (ch >= '0' && ch <= '9') {
+			buf_add_char(out, ch);
+			digits = true;
+		} else if (ch == '.' && digits && !strchr(buf_cstr(out), '.')) {
+			buf_add_char(out, ch);
+		} else if (ch != ',' || !digits) {
+			return false;
+		}
+	}
+	return digits;
+}
+
+/*
+ * The decimal text @s ("1234.56", "-0.01", "1.5E3") as BigDecimal reads it, set to @scale with
+ * RoundingMode.HALF_UP: the unscaled digits into @out, their sign in @neg.
+ */
+static void
+java_decimal_scaled(const char *s, int scale, struct buf *out, bool *neg)
+{
+	struct buf d = BUF_INIT;
+	long exp = 0;
+	int frac = 0;
+	bool in_frac = false;
+
+	*neg = *s == '-';
+	s += *neg;
+	for (; *s && *s != 'E'; s++) {
+		if (*s == '.') {
+			in_frac = true;
+		} else {
+			buf_add_char(&d, *s);
+			frac += in_frac;
+		}
+	}
+	if (*s == 'E') {
+		exp = strtol(s + 1, NULL, 10);
+	}
+	/* value = d * 10^(exp - frac); wanted: d * 10^(exp - frac + scale) */
+	exp = exp - frac + scale;
+	if (exp >= 0) {
+		for (long k = 0; k < exp; k++) {
+			buf_add_char(&d, '0');
+		}
+	} else {
+		size_t keep = (size_t)-exp >= d.len ? 0 : d.len - (size_t)-exp;
+		bool up = (size_t)-exp <= d.len && d.data[keep] >= '5';
+
+		d.len = keep;
+		if (up) {
+			size_t k = d.len;
+
+			while (k > 0 && d.data[k - 1] == '9') {
+				d.data[--k] = '0';
+			}
+			if (k == 0) {
+				buf_add_char(&d, '0');
+				memmove(d.data + 1, d.data, d.len - 1);
+				d.data[0] = '1';
+			} else {
+				d.data[k - 1]++;
+			}
+		}
+	}
+	if (d.len == 0) {
+		buf_add_char(&d, '0');
+	}
+	buf_add(out, d.data, d.len);
+	buf_fini(&d);
+}
+
+int
+pgvalue_money(struct slice t, struct pgvalue_modes modes, struct pgvalue *pv)
+{
+	struct buf num = BUF_INIT, digits = BUF_INIT;
+	bool neg;
+
+	if (modes.decimal == PGVALUE_DECIMAL_PRECISE) {
+		pv->v.type = CVALUE_BYTES;
+		pv->v.name = CVALUE_DECIMAL_NAME;
+		pv->v.version = 1;
+		snprintf(pv->scale_txt, sizeof(pv->scale_txt), "%d", modes.money_digits);
+		pv->params[0] = (struct cvalue_param){ "scale", pv->scale_txt };
+		pv->v.params = pv->params;
+		pv->v.nparams = 1;
+	} else {
+		pv->v.type =
+			modes.decimal == PGVALUE_DECIMAL_DOUBLE ? CVALUE_FLOAT64 : CVALUE_STRING;
+	}
+	if (pv->v.is_null) {
+		return 0;
+	}
+	if (!money_text(t, &num)) {
+		buf_fini(&num);
+		return -EINVAL;
+	}
+	/* the exact decimal (the compat suite: money's largest value keeps every digit) */
+	if (modes.decimal == PGVALUE_DECIMAL_DOUBLE) {
+		pv->v.u.f = strtod(buf_cstr(&num), NULL);
+	} else if (modes.decimal == PGVALUE_DECIMAL_STRING) {
+		buf_add(&pv->data, num.data, num.len);
+	} else {
+		/* setScale(money.fraction.digits, HALF_UP) */
+		java_decimal_scaled(buf_cstr(&num), modes.money_digits, &digits, &neg);
+		digits_to_twos(digits.data, digits.len, neg, &pv->data);
+	}
+	if (modes.decimal != PGVALUE_DECIMAL_DOUBLE) {
+		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
+	}
+	buf_fini(&num);
+	buf_fini(&digits);
 	return 0;
 }

@@ -417,6 +417,7 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 		}
 		r->modes.decimal = (enum pgvalue_decimal)b;
 	}
+	r->modes.money_digits = cfg->money_fraction_digits;
 	return jsonw_double_format_parse(cfg->double_format, &r->dfmt, errbuf, errlen);
 }
 

@@ -370,7 +370,11 @@ assert_text_value(uint32_t oid, int32_t typmod, const char *text, struct pgvalue
 
 	ck_assert_msg(c->rc == 0, "%s: %s", text, c->err);
 	ck_assert_int_eq(c->pv.v.type, CVALUE_STRING);
-	ck_assert_str_eq(c->pv.v.name, name);
+	if (name) {
+		ck_assert_str_eq(c->pv.v.name, name);
+	} else {
+		ck_assert_ptr_null(c->pv.v.name);
+	}
 	ck_assert_msg(c->pv.v.u.s.len == strlen(want) &&
 			      memcmp(c->pv.v.u.s.p, want, strlen(want)) == 0,
 		      "%s: '%.*s' not '%s'", text, (int)c->pv.v.u.s.len, c->pv.v.u.s.p, want);
@@ -508,6 +512,51 @@ START_TEST(test_arrays_as_debezium_converts_them)
 	assert_refused_in(PGTYPE_INT4_ARRAY, -1, "{1,x}", m);
 	assert_refused_in(PGTYPE_TEXT_ARRAY, -1, "{a,,b}", m);
 	assert_refused_in(PGTYPE_TEXT_ARRAY, -1, "{\"a}", m);
+}
+END_TEST
+
+/* @text of a money column under @modes: its Decimal's unscaled bytes as hex. */
+static void
+assert_money(const char *text, struct pgvalue_modes modes, const char *want_hex)
+{
+	struct conv *c = convert_modes(PGTYPE_MONEY, -1, text, modes);
+
+	ck_assert_msg(c->rc == 0, "%s: %s", text, c->err);
+	ck_assert_int_eq(c->pv.v.type, CVALUE_BYTES);
+	ck_assert_str_eq(c->pv.v.name, CVALUE_DECIMAL_NAME);
+	ck_assert_uint_eq(c->pv.v.nparams, 1);
+	ck_assert_msg(strcmp(hex_of(c->pv.v.u.s), want_hex) == 0, "%s: %s", text,
+		      hex_of(c->pv.v.u.s));
+	conv_free(c);
+}
+
+/*
+ * money (lc_monetary=C) as its exact decimal: a Decimal of money.fraction.digits rounded half
+ * up, the double, or the plain text.
+ */
+START_TEST(test_money_as_debezium_converts_it)
+{
+	struct pgvalue_modes two = { .money_digits = 2 }, none = { .money_digits = 0 };
+	struct pgvalue_modes str = { .decimal = PGVALUE_DECIMAL_STRING, .money_digits = 2 };
+	struct pgvalue_modes dbl = { .decimal = PGVALUE_DECIMAL_DOUBLE, .money_digits = 2 };
+	struct conv *c;
+
+	assert_money("$1,234.56", two, "01e240");
+	assert_money("-$0.01", two, "ff");
+	assert_money("$0.00", two, "00");
+	assert_money("$2.50", none, "03");
+	assert_money("-$2.50", none, "fd");
+	assert_money("$92,233,720,368,547,758.07", two, "7fffffffffffffff");
+	assert_money("$92,233,720,368,547,758.07", none, "0147ae147ae147ae");
+	assert_text_value(PGTYPE_MONEY, -1, "$1,234.50", str, NULL, "1234.50");
+	assert_text_value(PGTYPE_MONEY, -1, "$12,345,678.90", str, NULL, "12345678.90");
+	c = convert_modes(PGTYPE_MONEY, -1, "-$1,234.56", dbl);
+	ck_assert(c->rc == 0 && c->pv.v.type == CVALUE_FLOAT64 && c->pv.v.u.f == -1234.56);
+	conv_free(c);
+	assert_refused_in(PGTYPE_MONEY, -1, "1234.56", two);
+	assert_refused_in(PGTYPE_MONEY, -1, "1.234,56 EUR", two);
+	assert_refused_in(PGTYPE_MONEY, -1, "$", two);
+	assert_refused_in(PGTYPE_MONEY, -1, "$1.2.3", two);
 }
 END_TEST
 
@@ -1062,9 +1111,9 @@ START_TEST(test_the_last_postgresql_timestamps_convert_or_are_refused_never_wrap
 END_TEST
 
 /* Types Debezium writes other than as a plain string, not converted yet: refused, named. */
-START_TEST(test_money_bits_arrays_and_geometry_are_refused)
+START_TEST(test_bits_some_arrays_and_geometry_are_refused)
 {
-	static const uint32_t oids[] = { PGTYPE_MONEY,		1560 /* bit */,
+	static const uint32_t oids[] = { 600 /* point */,	1560 /* bit */,
 					 1562 /* varbit */,	1183 /* time[] */,
 					 1187 /* interval[] */, 1041 /* inet[] */,
 					 1270 /* timetz[] */,	PGTYPE_POINT };
@@ -1089,8 +1138,9 @@ END_TEST
  */
 START_TEST(test_converts_says_which_types_are_refused)
 {
-	static const uint32_t refused[] = { PGTYPE_MONEY, 1560 /* bit */, 4451 /* int4multirange */,
-					    1187 /* interval[] */, PGTYPE_POINT };
+	static const uint32_t refused[] = { 1562 /* varbit */, 1560 /* bit */,
+					    4451 /* int4multirange */, 1187 /* interval[] */,
+					    PGTYPE_POINT };
 	static const uint32_t converted[] = {
 		PGTYPE_TEXT,	  PGTYPE_UUID,	     PGTYPE_JSONB,	PGTYPE_INT4,
 		PGTYPE_TIMESTAMP, PGTYPE_NUMERIC,    PGTYPE_TIME,	PGTYPE_TIMETZ,
@@ -1195,6 +1245,7 @@ pgvalue_suite(void)
 	tcase_add_test(time, test_time_and_timetz_as_debezium_converts_them);
 	tcase_add_test(time, test_interval_as_debezium_converts_it);
 	tcase_add_test(num, test_arrays_as_debezium_converts_them);
+	tcase_add_test(num, test_money_as_debezium_converts_it);
 	tcase_add_test(time, test_timestamp_precision_chooses_millis_or_micros);
 	tcase_add_test(time, test_timestamp_before_1970_is_negative_micros);
 	tcase_add_test(time, test_timestamptz_becomes_utc_iso_text_with_the_column_precision);
@@ -1220,7 +1271,7 @@ pgvalue_suite(void)
 	tcase_add_test(refuse, test_text_postgresql_never_writes_is_refused_naming_the_column);
 	tcase_add_test(refuse, test_postgresql_number_and_uuid_text_still_converts);
 	tcase_add_test(refuse, test_numeric_beyond_the_column_scale_is_refused_not_null);
-	tcase_add_test(refuse, test_money_bits_arrays_and_geometry_are_refused);
+	tcase_add_test(refuse, test_bits_some_arrays_and_geometry_are_refused);
 	tcase_add_test(refuse, test_converts_says_which_types_are_refused);
 	tcase_add_test(refuse, test_unchanged_toast_and_binary_columns_are_refused);
 	suite_add_tcase(s, num);

@@ -51,6 +51,7 @@ struct pgvalue_modes {
 	enum pgvalue_decimal decimal;
 	enum pgvalue_time time;
 	enum pgvalue_interval interval;
+	int money_digits; /* money.fraction.digits */
 };
 
 /* A converted column. @v borrows from the other members: do not copy the struct. */

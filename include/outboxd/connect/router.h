@@ -54,6 +54,7 @@ struct router_config {
 	const char *time_precision_mode;    /* adaptive (NULL) | adaptive_time_microseconds */
 	const char *decimal_handling_mode;  /* precise (NULL) | double | string */
 	const char *interval_handling_mode; /* numeric (NULL) | string */
+	int money_fraction_digits;	    /* money.fraction.digits (Decimal scale of money) */
 	/*
 	 * Debezium Server's Kafka sink (reference §3.6): the header converter defaults to
 	 * JsonConverter (config passes debezium.format.header.* as header_converter_opts, e.g.

@@ -664,6 +664,16 @@ arrays_t.tx(arow("plain", ta='{a,"b c",NULL,"d\\"e","NULL",""}', va="{x,yy}", i2
             arow("null_elements", na="{NaN}", n2a="{NULL}", ua="{NULL}", ja="{NULL,NULL}", ta="{NULL}"),
             arow("nulls"))
 
+# ob_money: money (lc_monetary C.UTF-8 on the stack) at its edges; Debezium reads it through a
+# double, so its largest values lose digits on both sides alike
+money_t = Table("ob_money", std_cols() + [Col("mo", "money", "plain")])
+TABLES[money_t.name] = money_t
+money_t.tx(*[money_t.ins(name, aggregatetype=R("money"), aggregateid="mo-" + name, type="Paid", payload='{"p": 1}',
+                         mo=v)
+             for name, v in (("plain", "1234.56"), ("cent", "-0.01"), ("zero", "0"), ("half", "2.50"),
+                             ("millions", "12345678.90"), ("max", "92233720368547758.07"),
+                             ("min", "-92233720368547758.08"), ("nulls", None))])
+
 # ob_types_inf: the infinities of both types, after two good rows (a row of its own each)
 types_inf = fail_table("ob_types_inf", None, extra_cols=[Col("tstz", "timestamptz", "plain"),
                                                          Col("num", "numeric", "plain")])
@@ -1056,6 +1066,15 @@ CONFIGS += [
            {"table.fields.additional.placement": PLACE_ARRAYS.replace("header", "envelope")}),
     Config("arrays_envelope_noschemas_decimal_string", "ob_arrays", {**J0, **DEC_STRING},
            {"table.fields.additional.placement": PLACE_ARRAYS.replace("header", "envelope")}),
+    Config("money_header_simple", "ob_money", J0, {"table.fields.additional.placement": "mo:header"}),
+    Config("money_header_json_schemas", "ob_money", {**J0, **J("header", True)},
+           {"table.fields.additional.placement": "mo:header"}),
+    Config("money_envelope_schemas_no_fraction", "ob_money", {**J1, "money.fraction.digits": "0"},
+           {"table.fields.additional.placement": "mo:envelope"}),
+    Config("money_decimal_string_header_simple", "ob_money", {**J0, **DEC_STRING},
+           {"table.fields.additional.placement": "mo:header"}),
+    Config("money_decimal_double_envelope_schemas", "ob_money", {**J1, **DEC_DOUBLE},
+           {"table.fields.additional.placement": "mo:envelope"}),
     Config("types_infinity_header_simple", "ob_types_inf", J0, {"table.fields.additional.placement": PLACE_TYPES_INF}),
     Config("types_infinity_envelope_schemas", "ob_types_inf", J1,
            {"table.fields.additional.placement": PLACE_TYPES_INF.replace("header", "envelope")}),
