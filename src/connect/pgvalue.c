@@ -23,7 +23,7 @@ static bool
 unsupported_oid(uint32_t oid)
 {
 	static const uint32_t deny[] = {
-		600, 601, 602, 603, 604, 628, 718, 1560, 1562, 4451, 1183, 1187, 1270, 651, 1041,
+		601, 602, 603, 604, 628, 718, 4451, 1183, 1187, 1270, 651, 1041,
 	};
 
 	if (pgvalue_array_elem(oid)) {
@@ -66,6 +66,9 @@ pgvalue_known(uint32_t type_oid)
 	case PGTYPE_TIMETZ:
 	case PGTYPE_INTERVAL:
 	case PGTYPE_MONEY:
+	case PGTYPE_BIT:
+	case PGTYPE_VARBIT:
+	case PGTYPE_POINT:
 	case PGTYPE_UUID:
 	case PGTYPE_JSON:
 	case PGTYPE_JSONB:
@@ -306,6 +309,9 @@ dispatch(const struct relcache_col *col, struct slice t, struct pgvalue_modes mo
 	case PGTYPE_TIMETZ: return pgvalue_datetime(col, t, modes.time, pv);
 	case PGTYPE_INTERVAL: return pgvalue_interval(t, modes.interval, pv);
 	case PGTYPE_MONEY: return pgvalue_money(t, modes, pv);
+	case PGTYPE_BIT:
+	case PGTYPE_VARBIT: return pgvalue_bits(col, t, pv);
+	case PGTYPE_POINT: return pgvalue_point(t, pv);
 	case PGTYPE_UUID:
 		if (!pv->v.is_null && !uuid_text(t)) {
 			pv->v.type = CVALUE_STRING;

@@ -35,6 +35,15 @@ int pgvalue_interval(struct slice t, enum pgvalue_interval mode, struct pgvalue 
  */
 int pgvalue_money(struct slice t, struct pgvalue_modes modes, struct pgvalue *pv);
 
+/*
+ * pgvalue_bits() - @t, the text of bit or bit varying column @col, into @pv. Return: 0, or
+ * -EINVAL (not a bit string).
+ */
+int pgvalue_bits(const struct relcache_col *col, struct slice t, struct pgvalue *pv);
+
+/* pgvalue_point() - @t, the text of a point column, into @pv. Return: 0, or -EINVAL. */
+int pgvalue_point(struct slice t, struct pgvalue *pv);
+
 /* A scalar conversion, which pgvalue_array() applies to each element. */
 typedef int (*pgvalue_elem_fn)(const struct relcache_col *col, struct slice t,
 			       struct pgvalue_modes modes, struct pgvalue *pv);

@@ -66,6 +66,7 @@ static const struct fuzz_pgvalue_case CASES[] = {
 	{ PGTYPE_INTERVAL, -1, PGVALUE_BINARY_BYTES },
 	{ PGTYPE_MONEY, -1, PGVALUE_BINARY_BYTES },
 	{ PGTYPE_POINT, -1, PGVALUE_BINARY_BYTES },
+	{ 603, -1, PGVALUE_BINARY_BYTES },   /* box, which outboxd does not convert */
 	{ 16385, -1, PGVALUE_BINARY_BYTES }, /* a user-defined type (an enum, a domain) */
 };
 

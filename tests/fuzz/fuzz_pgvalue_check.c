@@ -512,7 +512,7 @@ static bool
 unsupported(uint32_t oid)
 {
 	switch (oid) {
-	case PGTYPE_POINT: return true;
+	case 603: return true; /* box */
 	default: return false;
 	}
 }
@@ -549,6 +549,7 @@ check_text(const struct fuzz_pgvalue_case *c, struct slice t, const struct pgval
 				   pv->v.u.i <= INT64_C(86400000000)));
 		break;
 	case PGTYPE_INTERVAL: expect(rc != 0 || pv->v.type == CVALUE_INT64); break;
+	case PGTYPE_POINT: expect(rc != 0 || pv->v.type == CVALUE_STRUCT); break;
 	case PGTYPE_MONEY:
 		/* a Decimal of money.fraction.digits (0 here): at least one byte */
 		expect(rc != 0 || (pv->v.type == CVALUE_BYTES && pv->v.u.s.len > 0));

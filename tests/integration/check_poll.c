@@ -1266,7 +1266,7 @@ START_TEST(test_check_poll_names_what_is_missing)
 END_TEST
 
 /*
- * A placed column of a type outboxd does not convert (point) is exit 2 before the first batch,
+ * A placed column of a type outboxd does not convert (box) is exit 2 before the first batch,
  * naming the table, the column, the option and the type, and a FAIL line of `check --poll`;
  * unplaced, the rows are published.
  */
@@ -1277,14 +1277,15 @@ START_TEST(test_placed_column_of_a_type_outboxd_does_not_convert_exits_2)
 	char out[8192], *topic, *log;
 
 	poll_fixture(&f, NULL, &topic);
-	itest_sqlf(f.pg, "ALTER TABLE %s.outbox ADD COLUMN dur point DEFAULT '(1,2)'", f.name);
+	itest_sqlf(f.pg, "ALTER TABLE %s.outbox ADD COLUMN dur box DEFAULT '((0,0),(1,2))'",
+		   f.name);
 	insert_rows(&f, f.pg, 0, 1, 3);
 	buf_add_fmt(&w, "outboxd.poll.notify.channel=%s\n", f.name);
 	relayfix_config(&f, buf_cstr(&w),
 			"transforms.outbox.table.fields.additional.placement=dur:header:d");
 	buf_add_fmt(&needle,
 		    "table %s.outbox: column \"dur\" (table.fields.additional.placement) has type "
-		    "point, which outboxd does not convert yet",
+		    "box, which outboxd does not convert yet",
 		    f.name);
 	relayfix_start_command(&f, "poll");
 	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);

@@ -2231,7 +2231,7 @@ add_dur_row(struct relayfix *f, const char *type, const char *id, const char *va
 #define PLACE_DUR "transforms.outbox.table.fields.additional.placement=type:header:t,dur:header:d"
 
 /*
- * A placed column of a type outboxd does not convert (point) is exit 2 at start, naming the
+ * A placed column of a type outboxd does not convert (box) is exit 2 at start, naming the
  * table, the column, the option and the type, before the stream starts (nothing read, nothing
  * confirmed), and a FAIL line of `outboxd check`; so is the snapshot's, before it makes a slot.
  */
@@ -2246,11 +2246,11 @@ START_TEST(test_placed_column_of_a_type_outboxd_does_not_convert_exits_2_at_star
 
 	relayfix_init(&f, false);
 	setup_types(&f);
-	add_dur_row(&f, "point", id, "(1,2)");
+	add_dur_row(&f, "box", id, "((0,0),(1,2))");
 	before = relayfix_confirmed(&f);
 	buf_add_fmt(&needle,
 		    "table %s.outbox: column \"dur\" (table.fields.additional.placement) has type "
-		    "point, which outboxd does not convert yet",
+		    "box, which outboxd does not convert yet",
 		    f.name);
 	expect_precondition(&f, PLACE_DUR, buf_cstr(&needle));
 	log = relayfix_log(&f);
@@ -2264,19 +2264,18 @@ START_TEST(test_placed_column_of_a_type_outboxd_does_not_convert_exits_2_at_star
 	relayfix_config(&f, NULL, "transforms.outbox.table.field.event.key=dur");
 	relayfix_start(&f);
 	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
-	ck_assert(
-		relayfix_wait_log(&f, "column \"dur\" (table.field.event.key) has type point", 1));
+	ck_assert(relayfix_wait_log(&f, "column \"dur\" (table.field.event.key) has type box", 1));
 	relayfix_fini(&f);
 	free_types();
 	/* snapshot.mode=initial: refused before the slot is made */
 	relayfix_init(&f, false);
 	setup_types(&f);
-	add_dur_row(&f, "point", id, "(1,2)");
+	add_dur_row(&f, "box", id, "((0,0),(1,2))");
 	drop_slot(&f);
 	buf_reset(&needle);
 	buf_add_fmt(&needle,
 		    "table %s.outbox: column \"dur\" (table.fields.additional.placement) has type "
-		    "point, which outboxd does not convert yet",
+		    "box, which outboxd does not convert yet",
 		    f.name);
 	expect_precondition(&f, PLACE_DUR "\nsnapshot.mode=initial\noutboxd.slot.create=true",
 			    buf_cstr(&needle));
@@ -2302,7 +2301,7 @@ START_TEST(test_unplaced_column_of_a_type_outboxd_does_not_convert_is_fine)
 
 	relayfix_init(&f, false);
 	setup_types(&f);
-	add_dur_row(&f, "point", "0badc0de-0000-4000-8000-0000000000d2", "(1,2)");
+	add_dur_row(&f, "box", "0badc0de-0000-4000-8000-0000000000d2", "((0,0),(1,2))");
 	relayfix_config(&f, NULL,
 			"transforms.outbox.table.fields.additional.placement=type:header:t");
 	ck_assert_msg(run_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));

@@ -560,6 +560,54 @@ START_TEST(test_money_as_debezium_converts_it)
 }
 END_TEST
 
+/*
+ * bit(1) a BOOLEAN; other bit strings Bits, the bits one big-endian binary number in
+ * BitSet.toByteArray()'s little-endian bytes, length the column's; point a Point struct with
+ * its little-endian WKB.
+ */
+START_TEST(test_bits_and_point_as_debezium_converts_them)
+{
+	struct pgvalue_modes m = { 0 };
+	struct conv *c = convert_modes(PGTYPE_BIT, 1, "1", m);
+
+	ck_assert(c->rc == 0 && c->pv.v.type == CVALUE_BOOLEAN && c->pv.v.u.b);
+	conv_free(c);
+	c = convert_modes(PGTYPE_BIT, 8, "10100001", m);
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert_str_eq(c->pv.v.name, "io.debezium.data.Bits");
+	ck_assert_str_eq(c->pv.v.params[0].key, "length");
+	ck_assert_str_eq(c->pv.v.params[0].value, "8");
+	ck_assert_str_eq(hex_of(c->pv.v.u.s), "a1");
+	conv_free(c);
+	c = convert_modes(PGTYPE_VARBIT, -1, "1000000000000001", m);
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert_str_eq(c->pv.v.params[0].value, "2147483647");
+	ck_assert_str_eq(hex_of(c->pv.v.u.s), "0180");
+	conv_free(c);
+	c = convert_modes(PGTYPE_VARBIT, 12, "000000000001", m);
+	ck_assert_str_eq(hex_of(c->pv.v.u.s), "01");
+	conv_free(c);
+	c = convert_modes(PGTYPE_BIT, 8, "00000000", m);
+	ck_assert(c->rc == 0 && c->pv.v.u.s.len == 0);
+	conv_free(c);
+	assert_refused_in(PGTYPE_BIT, 8, "1010x001", m);
+	assert_refused_in(PGTYPE_BIT, 1, "2", m);
+	c = convert_modes(PGTYPE_POINT, -1, "(1.5,-2)", m);
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert_int_eq(c->pv.v.type, CVALUE_STRUCT);
+	ck_assert_str_eq(c->pv.v.name, "io.debezium.data.geometry.Point");
+	ck_assert_uint_eq(c->pv.v.u.fields.n, 4);
+	ck_assert(c->pv.v.u.fields.v[0].u.f == 1.5 && c->pv.v.u.fields.v[1].u.f == -2);
+	ck_assert_str_eq(hex_of(c->pv.v.u.fields.v[2].u.s),
+			 "0101000000000000000000f83f00000000000000c0");
+	ck_assert(c->pv.v.u.fields.v[3].is_null);
+	conv_free(c);
+	assert_refused_in(PGTYPE_POINT, -1, "1.5,-2", m);
+	assert_refused_in(PGTYPE_POINT, -1, "(1.5)", m);
+	assert_refused_in(PGTYPE_POINT, -1, "(a,b)", m);
+}
+END_TEST
+
 START_TEST(test_numeric_with_negative_scale_is_refused)
 {
 	struct conv *c = convert_as(PGTYPE_NUMERIC, NUMERIC_TYPMOD(2, -1), 't', "120", false,
@@ -1111,12 +1159,12 @@ START_TEST(test_the_last_postgresql_timestamps_convert_or_are_refused_never_wrap
 END_TEST
 
 /* Types Debezium writes other than as a plain string, not converted yet: refused, named. */
-START_TEST(test_bits_some_arrays_and_geometry_are_refused)
+START_TEST(test_some_arrays_and_geometric_types_are_refused)
 {
-	static const uint32_t oids[] = { 600 /* point */,	1560 /* bit */,
-					 1562 /* varbit */,	1183 /* time[] */,
+	static const uint32_t oids[] = { 601 /* lseg */,	602 /* path */,
+					 603 /* box */,		1183 /* time[] */,
 					 1187 /* interval[] */, 1041 /* inet[] */,
-					 1270 /* timetz[] */,	PGTYPE_POINT };
+					 1270 /* timetz[] */,	628 /* line */ };
 
 	for (size_t i = 0; i < sizeof(oids) / sizeof(oids[0]); i++) {
 		struct conv *c = convert_as(oids[i], -1, 't', "x", false, PGVALUE_BINARY_BYTES);
@@ -1138,9 +1186,9 @@ END_TEST
  */
 START_TEST(test_converts_says_which_types_are_refused)
 {
-	static const uint32_t refused[] = { 1562 /* varbit */, 1560 /* bit */,
+	static const uint32_t refused[] = { 603 /* box */, 604 /* polygon */,
 					    4451 /* int4multirange */, 1187 /* interval[] */,
-					    PGTYPE_POINT };
+					    628 /* line */ };
 	static const uint32_t converted[] = {
 		PGTYPE_TEXT,	  PGTYPE_UUID,	     PGTYPE_JSONB,	PGTYPE_INT4,
 		PGTYPE_TIMESTAMP, PGTYPE_NUMERIC,    PGTYPE_TIME,	PGTYPE_TIMETZ,
@@ -1246,6 +1294,7 @@ pgvalue_suite(void)
 	tcase_add_test(time, test_interval_as_debezium_converts_it);
 	tcase_add_test(num, test_arrays_as_debezium_converts_them);
 	tcase_add_test(num, test_money_as_debezium_converts_it);
+	tcase_add_test(num, test_bits_and_point_as_debezium_converts_them);
 	tcase_add_test(time, test_timestamp_precision_chooses_millis_or_micros);
 	tcase_add_test(time, test_timestamp_before_1970_is_negative_micros);
 	tcase_add_test(time, test_timestamptz_becomes_utc_iso_text_with_the_column_precision);
@@ -1271,7 +1320,7 @@ pgvalue_suite(void)
 	tcase_add_test(refuse, test_text_postgresql_never_writes_is_refused_naming_the_column);
 	tcase_add_test(refuse, test_postgresql_number_and_uuid_text_still_converts);
 	tcase_add_test(refuse, test_numeric_beyond_the_column_scale_is_refused_not_null);
-	tcase_add_test(refuse, test_bits_some_arrays_and_geometry_are_refused);
+	tcase_add_test(refuse, test_some_arrays_and_geometric_types_are_refused);
 	tcase_add_test(refuse, test_converts_says_which_types_are_refused);
 	tcase_add_test(refuse, test_unchanged_toast_and_binary_columns_are_refused);
 	suite_add_tcase(s, num);

@@ -1439,7 +1439,7 @@ START_TEST(test_router_reads_names_the_columns_routing_converts)
 		{ "type", 1043, 259, false },
 		{ "payload", 3802, -1, false },
 		{ "seq", 23, -1, false },
-		{ "dur", 600, -1, false }, /* point: not converted yet */
+		{ "dur", 603, -1, false }, /* box: not converted */
 	};
 	static struct relcache_rel irel = { 2, "public", "outbox", 'd', 7, icols, NULL };
 	const char *v[] = { UUID, "order", "42", "OrderCreated", "{}", "7", "1 day" };

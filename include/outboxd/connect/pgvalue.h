@@ -57,7 +57,7 @@ struct pgvalue_modes {
 /* A converted column. @v borrows from the other members: do not copy the struct. */
 struct pgvalue {
 	struct cvalue v;
-	struct cvalue fields[2];       /* VariableScaleDecimal {scale, value} */
+	struct cvalue fields[4]; /* VariableScaleDecimal {scale, value}, Point {x, y, wkb, srid} */
 	struct cvalue_param params[2]; /* Decimal scale, connect.decimal.precision */
 	char scale_txt[16];
 	char prec_txt[16];

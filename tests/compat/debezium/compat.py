@@ -674,6 +674,19 @@ money_t.tx(*[money_t.ins(name, aggregatetype=R("money"), aggregateid="mo-" + nam
                              ("millions", "12345678.90"), ("max", "92233720368547758.07"),
                              ("min", "-92233720368547758.08"), ("nulls", None))])
 
+# ob_bits: bit(1), bit(n), bit varying with and without a length, point
+bits_t = Table("ob_bits", std_cols() + [Col("b1", "bit(1)", "plain"), Col("b8", "bit(8)", "plain"),
+                                        Col("b16", "bit(16)", "plain"), Col("vb", "varbit", "plain"),
+                                        Col("vb5", "varbit(5)", "plain"), Col("pt", "point", "plain")])
+TABLES[bits_t.name] = bits_t
+bits_t.tx(*[bits_t.ins(name, aggregatetype=R("bits"), aggregateid="b-" + name, type="Bitty", payload='{"b": 1}',
+                       b1=b1, b8=b8, b16=b16, vb=vb, vb5=vb5, pt=pt)
+            for name, b1, b8, b16, vb, vb5, pt in (
+                ("ones", "1", "10100001", "1000000000000001", "101", "11111", "(1.5,-2)"),
+                ("zeros", "0", "00000000", "0000000000000000", "", "0", "(0,-0)"),
+                ("mixed", "1", "00000001", "0000000100000000", "1" * 70, "10", "(1e300,-1.7976931348623157e308)"),
+                ("nulls", None, None, None, None, None, None))])
+
 # ob_types_inf: the infinities of both types, after two good rows (a row of its own each)
 types_inf = fail_table("ob_types_inf", None, extra_cols=[Col("tstz", "timestamptz", "plain"),
                                                          Col("num", "numeric", "plain")])
@@ -1003,6 +1016,7 @@ PLACE_TYPES_ENV = "tstz:envelope,num:envelope,tstz3:envelope,tstz0:envelope"
 PLACE_TYPES_INF = "tstz:header,num:header"
 PLACE_TIMES = "t:header,t3:header,t0:header,tz:header,tz3:header,iv:header"
 PLACE_ARRAYS = ",".join(n + ":header" for n, _ in ARRAY_COLS)
+PLACE_BITS = "b1:header,b8:header,b16:header,vb:header,vb5:header,pt:header"
 DEC_STRING = {"decimal.handling.mode": "string"}
 DEC_DOUBLE = {"decimal.handling.mode": "double"}
 PLACE_TEXTY = ("mood:header,code:header,addr:header,net:header,mac:header,mac8:header,r4:header,r8:header,"
@@ -1075,6 +1089,11 @@ CONFIGS += [
            {"table.fields.additional.placement": "mo:header"}),
     Config("money_decimal_double_envelope_schemas", "ob_money", {**J1, **DEC_DOUBLE},
            {"table.fields.additional.placement": "mo:envelope"}),
+    Config("bits_header_simple", "ob_bits", J0, {"table.fields.additional.placement": PLACE_BITS}),
+    Config("bits_header_json_schemas", "ob_bits", {**J0, **J("header", True)},
+           {"table.fields.additional.placement": PLACE_BITS}),
+    Config("bits_envelope_schemas_binary_hex", "ob_bits", {**J1, "binary.handling.mode": "hex"},
+           {"table.fields.additional.placement": PLACE_BITS.replace("header", "envelope")}),
     Config("types_infinity_header_simple", "ob_types_inf", J0, {"table.fields.additional.placement": PLACE_TYPES_INF}),
     Config("types_infinity_envelope_schemas", "ob_types_inf", J1,
            {"table.fields.additional.placement": PLACE_TYPES_INF.replace("header", "envelope")}),
