@@ -505,6 +505,7 @@ config_router(const struct config *cfg, const char *run_id)
 		.time_precision_mode = cfg->time_precision_mode,
 		.decimal_handling_mode = cfg->decimal_handling_mode,
 		.interval_handling_mode = cfg->interval_handling_mode,
+		.hstore_handling_mode = cfg->hstore_handling_mode,
 		.money_fraction_digits = (int)cfg->money_fraction_digits,
 	};
 }

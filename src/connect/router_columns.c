@@ -71,41 +71,73 @@ default_literal(const char *e, struct buf *out)
 	return 0;
 }
 
+/* The entry of @type_oid, made on first use. */
+static struct router_enum *
+learnt(struct router *r, uint32_t type_oid)
+{
+	for (size_t i = 0; i < r->nenums; i++) {
+		if (r->enums[i].oid == type_oid) {
+			return &r->enums[i];
+		}
+	}
+	r->enums = xrealloc(r->enums, (r->nenums + 1) * sizeof(*r->enums));
+	r->enums[r->nenums] = (struct router_enum){ .oid = type_oid };
+	return &r->enums[r->nenums++];
+}
+
 void
 router_enum_labels(struct router *r, uint32_t type_oid, const char *labels)
 {
-	struct router_enum *e = NULL;
+	struct router_enum *e = learnt(r, type_oid);
 
-	for (size_t i = 0; i < r->nenums && !e; i++) {
-		e = r->enums[i].oid == type_oid ? &r->enums[i] : NULL;
-	}
-	if (!e) {
-		r->enums = xrealloc(r->enums, (r->nenums + 1) * sizeof(*r->enums));
-		e = &r->enums[r->nenums++];
-		*e = (struct router_enum){ .oid = type_oid };
-	}
+	e->kind = ROUTER_TYPE_ENUM;
 	free(e->labels);
 	e->labels = xstrdup(labels);
 	e->allowed = (struct cvalue_param){ "allowed", e->labels };
 }
 
+int
+router_named_type(struct router *r, uint32_t type_oid, const char *typname)
+{
+	struct router_enum *e;
+
+	if (strcmp(typname, "ltree") != 0 && strcmp(typname, "hstore") != 0) {
+		return -EINVAL;
+	}
+	e = learnt(r, type_oid);
+	e->kind = strcmp(typname, "ltree") == 0 ? ROUTER_TYPE_LTREE : ROUTER_TYPE_HSTORE;
+	return 0;
+}
+
 /*
- * A value of an enum column carries Debezium's Enum schema (PostgresValueConverter gives a
- * column of an enum type io.debezium.data.Enum with its labels as "allowed"); pgvalue below the
- * router knows the type's number only, the labels come from the catalog (router_enum_labels()).
+ * A value of a type the catalog named: an enum's carries Debezium's Enum schema
+ * (io.debezium.data.Enum with its labels as "allowed"), an ltree's io.debezium.data.Ltree, an
+ * hstore's is its JSON object (pgvalue_hstore_json()); pgvalue below the router knows the
+ * type's number only, which differs per database. @t is the value's text. Return: as
+ * pgvalue_hstore_json(), 0 for the others.
  */
-static void
-enum_schema(const struct router *r, uint32_t type_oid, struct pgvalue *pv)
+static int
+named_type(const struct router *r, uint32_t type_oid, struct slice t, struct pgvalue *pv)
 {
 	for (size_t i = 0; i < r->nenums; i++) {
-		if (r->enums[i].oid == type_oid && pv->v.type == CVALUE_STRING) {
-			pv->v.name = "io.debezium.data.Enum";
-			pv->v.version = 1;
-			pv->v.params = &r->enums[i].allowed;
-			pv->v.nparams = 1;
-			return;
+		const struct router_enum *e = &r->enums[i];
+
+		if (e->oid != type_oid || pv->v.type != CVALUE_STRING) {
+			continue;
 		}
+		if (e->kind == ROUTER_TYPE_HSTORE) {
+			return pgvalue_hstore_json(t, pv);
+		}
+		pv->v.name = e->kind == ROUTER_TYPE_ENUM ? "io.debezium.data.Enum" :
+							   "io.debezium.data.Ltree";
+		pv->v.version = 1;
+		if (e->kind == ROUTER_TYPE_ENUM) {
+			pv->v.params = &e->allowed;
+			pv->v.nparams = 1;
+		}
+		return 0;
 	}
+	return 0;
 }
 
 /*
@@ -132,7 +164,9 @@ column_default(struct router *r, const struct router_view *vw, int i, bool notnu
 			    0) < 0) {
 		return;
 	}
-	enum_schema(r, vw->row.rel->cols[i].type_oid, &r->defs[slot]);
+	if (named_type(r, vw->row.rel->cols[i].type_oid, pc.value, &r->defs[slot]) < 0) {
+		return;
+	}
 	r->defs[slot].v.field = NULL;
 	pv->v.def = &r->defs[slot].v;
 	if (pv->v.is_null) {
@@ -164,7 +198,18 @@ router_column(struct router *r, const struct router_view *vw, const char *name, 
 			    vw->errbuf, vw->errlen) < 0) {
 		return -EINVAL;
 	}
-	enum_schema(r, rel->cols[i].type_oid, &r->vals[slot]);
+	if (named_type(r, rel->cols[i].type_oid, vw->row.tup->cols[i].value, &r->vals[slot]) < 0) {
+		errbuf_set(vw->errbuf, vw->errlen,
+			   "column '%s' (hstore): value '%.*s' is not hstore's output, is not "
+			   "UTF-8, or fills a java.util.HashMap bucket with 8 keys (whose order "
+			   "outboxd does not reproduce)",
+			   rel->cols[i].name,
+			   (int)(vw->row.tup->cols[i].value.len > 64 ?
+					 64 :
+					 vw->row.tup->cols[i].value.len),
+			   vw->row.tup->cols[i].value.p ? vw->row.tup->cols[i].value.p : "");
+		return -EINVAL;
+	}
 	column_default(r, vw, i, nn, slot, &r->vals[slot]);
 	return 0;
 }

@@ -109,10 +109,15 @@ void router_memo_fini(struct router_memo *m);
 /* Debezium's __debezium.context.* headers (router.c context_headers()). */
 #define ROUTER_CONTEXT_HEADERS 4
 
-/* An enum type's labels, for Debezium's Enum schema (router_enum_labels()). */
+/*
+ * A type the catalog named, whose number differs per database: an enum with its labels, for
+ * Debezium's Enum schema, or an extension's ltree or hstore (router_enum_labels(),
+ * router_named_type()).
+ */
 struct router_enum {
 	uint32_t oid;
-	char *labels; /* owned */
+	enum { ROUTER_TYPE_ENUM, ROUTER_TYPE_LTREE, ROUTER_TYPE_HSTORE } kind;
+	char *labels; /* owned; an enum's */
 	struct cvalue_param allowed;
 };
 

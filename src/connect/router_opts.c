@@ -417,6 +417,12 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 		}
 		r->modes.decimal = (enum pgvalue_decimal)b;
 	}
+	if (cfg->hstore_handling_mode && !configdef_eq(cfg->hstore_handling_mode, "json")) {
+		errbuf_set(errbuf, errlen,
+			   "hstore.handling.mode='%s' is not supported yet; use json (the default)",
+			   cfg->hstore_handling_mode);
+		return -EINVAL;
+	}
 	r->modes.money_digits = cfg->money_fraction_digits;
 	return jsonw_double_format_parse(cfg->double_format, &r->dfmt, errbuf, errlen);
 }

@@ -579,7 +579,8 @@ pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type
 		   "FROM pg_catalog.pg_type t JOIN d ON t.oid = d.typbasetype "
 		   "WHERE d.typtype = 'd' AND d.depth < 64) "
 		   "SELECT pg_catalog.format_type($1::oid, $2::integer), d.oid, d.typtype, "
-		   "d.typcategory, pg_catalog.format_type(d.oid, NULL), d.depth > 0 "
+		   "d.typcategory, pg_catalog.format_type(d.oid, NULL), d.depth > 0, "
+		   "(SELECT typname FROM pg_catalog.pg_type WHERE oid = d.oid) "
 		   "FROM d ORDER BY d.depth DESC LIMIT 1",
 		   2, p, &r, errbuf, errlen);
 	if (rc < 0) {
@@ -593,6 +594,7 @@ pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type
 		out->category = PQgetvalue(r, 0, 3)[0];
 		snprintf(out->base_name, sizeof(out->base_name), "%s", PQgetvalue(r, 0, 4));
 		out->domain = strcmp(PQgetvalue(r, 0, 5), "t") == 0;
+		snprintf(out->typname, sizeof(out->typname), "%s", PQgetvalue(r, 0, 6));
 	} else {
 		/* dropped meanwhile: named by its number, judged by the built-in lists alone */
 		snprintf(out->name, sizeof(out->name), "OID %u", type_oid);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "outboxd/connect/pgvalue.h"
 #include "outboxd/pg/pgsql.h"
@@ -37,6 +38,14 @@ as_text(char category)
 	return category == 'S' || category == 'E' || category == 'I';
 }
 
+/* hstore and ltree, which the router converts once it knows their numbers (router.h). */
+static bool
+extension_type(const struct pgsql_type_facts *f)
+{
+	return f->typtype == 'b' &&
+	       (strcmp(f->typname, "hstore") == 0 || strcmp(f->typname, "ltree") == 0);
+}
+
 bool
 typecheck_converts(const struct pgsql_type_facts *f)
 {
@@ -50,7 +59,7 @@ typecheck_converts(const struct pgsql_type_facts *f)
 		 */
 		return f->category == 'S' || f->category == 'I';
 	}
-	return pgvalue_known(f->base_oid) || as_text(f->category);
+	return pgvalue_known(f->base_oid) || as_text(f->category) || extension_type(f);
 }
 
 void
@@ -121,6 +130,9 @@ typecheck_relation(PGconn *c, struct router *router, const struct relcache_rel *
 		if (f.typtype == 'e' &&
 		    (rc = learn_enum(c, router, f.base_oid, errbuf, errlen)) < 0) {
 			return rc;
+		}
+		if (!f.domain && extension_type(&f)) {
+			router_named_type(router, f.base_oid, f.typname);
 		}
 	}
 	return 0;

@@ -608,6 +608,35 @@ START_TEST(test_bits_and_point_as_debezium_converts_them)
 }
 END_TEST
 
+/*
+ * hstore as a JSON object in java.util.HashMap's order, the order Debezium 3.6.1 wrote for the
+ * same text in the compat suite (ob_ext); supplementary characters raw; bad text refused.
+ */
+START_TEST(test_hstore_is_json_in_hashmap_order)
+{
+	static const char text[] = "\"B\"=>\"4\", \"a\"=>NULL, \"aa\"=>\"5\", \"\xc3\xa9\"=>\"3\", "
+				   "\"b c\"=>\"x\\\"y\\\\\", \"zeta\"=>\"1\", "
+				   "\"\xf0\x9f\x98\x80\"=>\"6\", \"longer_key\"=>\"2\"";
+	static const char want[] = "{\"aa\":\"5\",\"zeta\":\"1\",\"a\":null,\"B\":\"4\","
+				   "\"b c\":\"x\\\"y\\\\\",\"\xf0\x9f\x98\x80\":\"6\","
+				   "\"\xc3\xa9\":\"3\",\"longer_key\":\"2\"}";
+	struct pgvalue pv = { 0 };
+
+	pv.v.optional = true;
+	ck_assert_int_eq(pgvalue_hstore_json((struct slice){ text, strlen(text) }, &pv), 0);
+	ck_assert_str_eq(pv.v.name, "io.debezium.data.Json");
+	ck_assert_msg(pv.v.u.s.len == strlen(want) && memcmp(pv.v.u.s.p, want, strlen(want)) == 0,
+		      "%.*s", (int)pv.v.u.s.len, pv.v.u.s.p);
+	ck_assert_int_eq(pgvalue_hstore_json((struct slice){ "", 0 }, &pv), 0);
+	ck_assert(pv.v.u.s.len == 2 && memcmp(pv.v.u.s.p, "{}", 2) == 0);
+	ck_assert_int_eq(pgvalue_hstore_json(slice_from_str("a=>1"), &pv), -EINVAL);
+	ck_assert_int_eq(pgvalue_hstore_json(slice_from_str("\"a\"=>\"1\",\"b\"=>\"2\""), &pv),
+			 -EINVAL);
+	ck_assert_int_eq(pgvalue_hstore_json(slice_from_str("\"a\"=>\"1"), &pv), -EINVAL);
+	pgvalue_fini(&pv);
+}
+END_TEST
+
 START_TEST(test_numeric_with_negative_scale_is_refused)
 {
 	struct conv *c = convert_as(PGTYPE_NUMERIC, NUMERIC_TYPMOD(2, -1), 't', "120", false,
@@ -1295,6 +1324,7 @@ pgvalue_suite(void)
 	tcase_add_test(num, test_arrays_as_debezium_converts_them);
 	tcase_add_test(num, test_money_as_debezium_converts_it);
 	tcase_add_test(num, test_bits_and_point_as_debezium_converts_them);
+	tcase_add_test(num, test_hstore_is_json_in_hashmap_order);
 	tcase_add_test(time, test_timestamp_precision_chooses_millis_or_micros);
 	tcase_add_test(time, test_timestamp_before_1970_is_negative_micros);
 	tcase_add_test(time, test_timestamptz_becomes_utc_iso_text_with_the_column_precision);

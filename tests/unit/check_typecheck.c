@@ -105,6 +105,26 @@ START_TEST(test_the_catalog_facts_decide)
 }
 END_TEST
 
+/* hstore and ltree by their name (their numbers differ per database); others of 'U' not. */
+START_TEST(test_hstore_and_ltree_are_known_by_name)
+{
+	struct pgsql_type_facts f = { .name = "hstore",
+				      .base_oid = 17500,
+				      .typtype = 'b',
+				      .category = 'U',
+				      .typname = "hstore" };
+
+	ck_assert(typecheck_converts(&f));
+	snprintf(f.typname, sizeof(f.typname), "ltree");
+	ck_assert(typecheck_converts(&f));
+	snprintf(f.typname, sizeof(f.typname), "geometry");
+	ck_assert(!typecheck_converts(&f));
+	snprintf(f.typname, sizeof(f.typname), "hstore");
+	f.domain = true; /* a domain over hstore: Debezium's conversion of it is not known */
+	ck_assert(!typecheck_converts(&f));
+}
+END_TEST
+
 START_TEST(test_a_domain_is_described_with_its_base)
 {
 	struct pgsql_type_facts f = { .name = "positive_int",
@@ -146,6 +166,7 @@ typecheck_suite(void)
 
 	tcase_add_test(tc, test_only_the_columns_the_router_converts_count);
 	tcase_add_test(tc, test_the_catalog_facts_decide);
+	tcase_add_test(tc, test_hstore_and_ltree_are_known_by_name);
 	tcase_add_test(tc, test_a_domain_is_described_with_its_base);
 	tcase_add_test(tc, test_the_reason_names_table_column_option_type_and_fix);
 	suite_add_tcase(s, tc);

@@ -88,6 +88,15 @@ bool pgvalue_converts(uint32_t type_oid);
  */
 bool pgvalue_known(uint32_t type_oid);
 
+/**
+ * pgvalue_hstore_json() - @t, the text of an hstore column (NULL when @pv's value is), into @pv
+ * as Debezium's hstore.handling.mode=json writes it: io.debezium.data.Json text of a JSON object
+ * in java.util.HashMap's order. The router calls it for the columns whose type the catalog
+ * named hstore (hstore's number differs per database). Return: 0, or -EINVAL (not hstore's
+ * output, or a HashMap bucket of 8 keys), -EILSEQ (not UTF-8).
+ */
+int pgvalue_hstore_json(struct slice t, struct pgvalue *pv);
+
 /* pgvalue_fini() - free the owned buffer; the struct may be reused after. */
 void pgvalue_fini(struct pgvalue *pv);
 

@@ -54,6 +54,7 @@ struct router_config {
 	const char *time_precision_mode;    /* adaptive (NULL) | adaptive_time_microseconds */
 	const char *decimal_handling_mode;  /* precise (NULL) | double | string */
 	const char *interval_handling_mode; /* numeric (NULL) | string */
+	const char *hstore_handling_mode;   /* json (NULL); map refused for now */
 	int money_fraction_digits;	    /* money.fraction.digits (Decimal scale of money) */
 	/*
 	 * Debezium Server's Kafka sink (reference §3.6): the header converter defaults to
@@ -105,6 +106,14 @@ const char *router_reads(const struct router *r, const char *column);
  * learnt for @type_oid before (an ALTER TYPE ... ADD VALUE, seen at the next check).
  */
 void router_enum_labels(struct router *r, uint32_t type_oid, const char *labels);
+
+/**
+ * router_named_type() - type @type_oid is an extension's @typname (pg_type.typname), learnt from
+ * the catalog before its first row (typecheck.h): "ltree" (a string named
+ * io.debezium.data.Ltree) or "hstore" (hstore.handling.mode=json's JSON object).
+ * Return: 0, or -EINVAL for another name.
+ */
+int router_named_type(struct router *r, uint32_t type_oid, const char *typname);
 
 enum router_verdict {
 	ROUTER_PUBLISH,	   /* @out holds the record */

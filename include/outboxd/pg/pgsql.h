@@ -191,6 +191,7 @@ struct pgsql_type_facts {
 	char category;	     /* the base's pg_type.typcategory: 'S' string, 'A' array, ... */
 	char base_name[128]; /* format_type() of the base */
 	bool domain;	     /* the type is a domain over base_oid */
+	char typname[64];    /* the base's pg_type.typname, unqualified: "hstore" */
 };
 
 /**

@@ -687,6 +687,21 @@ bits_t.tx(*[bits_t.ins(name, aggregatetype=R("bits"), aggregateid="b-" + name, t
                 ("mixed", "1", "00000001", "0000000100000000", "1" * 70, "10", "(1e300,-1.7976931348623157e308)"),
                 ("nulls", None, None, None, None, None, None))])
 
+# ob_ext: the extensions' hstore (json mode: Debezium writes a java.util.HashMap's order) and
+# ltree, installed into the run's schema
+PRE_DDL += ["CREATE EXTENSION IF NOT EXISTS hstore SCHEMA %s;" % S,
+            "CREATE EXTENSION IF NOT EXISTS ltree SCHEMA %s;" % S]
+ext_t = Table("ob_ext", std_cols() + [Col("hs", S + ".hstore", "plain"), Col("lt", S + ".ltree", "plain")])
+TABLES[ext_t.name] = ext_t
+ext_t.tx(*[ext_t.ins(name, aggregatetype=R("ext"), aggregateid="e-" + name, type="Ext", payload='{"e": 1}',
+                     hs=hs, lt=lt)
+           for name, hs, lt in (
+               ("mixed", 'zeta=>1, a=>NULL, "b c"=>"x\\"y\\\\", longer_key=>2, \u00e9=>3, B=>4, aa=>5, "\U0001F600"=>6',
+                "Top.Science.Astronomy"),
+               ("resized", ", ".join("k%d=>v%d" % (i, i) for i in range(40)), "a"),
+               ("empty", "", ""),
+               ("nulls", None, None))])
+
 # ob_types_inf: the infinities of both types, after two good rows (a row of its own each)
 types_inf = fail_table("ob_types_inf", None, extra_cols=[Col("tstz", "timestamptz", "plain"),
                                                          Col("num", "numeric", "plain")])
@@ -1094,6 +1109,10 @@ CONFIGS += [
            {"table.fields.additional.placement": PLACE_BITS}),
     Config("bits_envelope_schemas_binary_hex", "ob_bits", {**J1, "binary.handling.mode": "hex"},
            {"table.fields.additional.placement": PLACE_BITS.replace("header", "envelope")}),
+    Config("ext_header_simple", "ob_ext", J0, {"table.fields.additional.placement": "hs:header,lt:header"}),
+    Config("ext_header_json_schemas", "ob_ext", {**J0, **J("header", True)},
+           {"table.fields.additional.placement": "hs:header,lt:header"}),
+    Config("ext_envelope_schemas", "ob_ext", J1, {"table.fields.additional.placement": "hs:envelope,lt:envelope"}),
     Config("types_infinity_header_simple", "ob_types_inf", J0, {"table.fields.additional.placement": PLACE_TYPES_INF}),
     Config("types_infinity_envelope_schemas", "ob_types_inf", J1,
            {"table.fields.additional.placement": PLACE_TYPES_INF.replace("header", "envelope")}),
