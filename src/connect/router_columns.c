@@ -109,6 +109,31 @@ router_named_type(struct router *r, uint32_t type_oid, const char *typname)
 	return 0;
 }
 
+void
+router_domain(struct router *r, uint32_t type_oid, uint32_t base_oid, int32_t base_typmod)
+{
+	struct router_enum *e = learnt(r, type_oid);
+
+	e->kind = ROUTER_TYPE_DOMAIN;
+	e->base_oid = base_oid;
+	e->base_typmod = base_typmod;
+}
+
+/* Column @col as its type converts: a domain's as its base (router_domain()). */
+static struct relcache_col
+as_base(const struct router *r, const struct relcache_col *col)
+{
+	struct relcache_col c = *col;
+
+	for (size_t i = 0; i < r->nenums; i++) {
+		if (r->enums[i].oid == col->type_oid && r->enums[i].kind == ROUTER_TYPE_DOMAIN) {
+			c.type_oid = r->enums[i].base_oid;
+			c.typmod = r->enums[i].base_typmod;
+		}
+	}
+	return c;
+}
+
 /*
  * A value of a type the catalog named: an enum's carries Debezium's Enum schema
  * (io.debezium.data.Enum with its labels as "allowed"), an ltree's io.debezium.data.Ltree, an
@@ -151,6 +176,7 @@ column_default(struct router *r, const struct router_view *vw, int i, bool notnu
 {
 	const char *const *defaults = vw->row.defaults;
 	struct pgoutput_col pc = { .kind = 't' };
+	struct relcache_col col;
 
 	if (!defaults || !defaults[i]) {
 		return;
@@ -160,11 +186,11 @@ column_default(struct router *r, const struct router_view *vw, int i, bool notnu
 		return;
 	}
 	pc.value = (struct slice){ buf_cstr(&r->deftxt[slot]), r->deftxt[slot].len };
-	if (pgvalue_convert(&vw->row.rel->cols[i], &pc, notnull, r->modes, &r->defs[slot], NULL,
-			    0) < 0) {
+	col = as_base(r, &vw->row.rel->cols[i]);
+	if (pgvalue_convert(&col, &pc, notnull, r->modes, &r->defs[slot], NULL, 0) < 0) {
 		return;
 	}
-	if (named_type(r, vw->row.rel->cols[i].type_oid, pc.value, &r->defs[slot]) < 0) {
+	if (named_type(r, col.type_oid, pc.value, &r->defs[slot]) < 0) {
 		return;
 	}
 	r->defs[slot].v.field = NULL;
@@ -188,17 +214,19 @@ router_column(struct router *r, const struct router_view *vw, const char *name, 
 {
 	const struct relcache_rel *rel = vw->row.rel;
 	int i = router_find_col(rel, name);
+	struct relcache_col col;
 	bool nn;
 
 	if (i < 0) {
 		return 1;
 	}
 	nn = vw->row.notnull && vw->row.notnull[i];
-	if (pgvalue_convert(&rel->cols[i], &vw->row.tup->cols[i], nn, r->modes, &r->vals[slot],
-			    vw->errbuf, vw->errlen) < 0) {
+	col = as_base(r, &rel->cols[i]);
+	if (pgvalue_convert(&col, &vw->row.tup->cols[i], nn, r->modes, &r->vals[slot], vw->errbuf,
+			    vw->errlen) < 0) {
 		return -EINVAL;
 	}
-	if (named_type(r, rel->cols[i].type_oid, vw->row.tup->cols[i].value, &r->vals[slot]) < 0) {
+	if (named_type(r, col.type_oid, vw->row.tup->cols[i].value, &r->vals[slot]) < 0) {
 		errbuf_set(vw->errbuf, vw->errlen,
 			   "column '%s' (hstore): value '%.*s' is not hstore's output, is not "
 			   "UTF-8, or fills a java.util.HashMap bucket with 8 keys (whose order "

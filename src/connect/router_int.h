@@ -111,13 +111,15 @@ void router_memo_fini(struct router_memo *m);
 
 /*
  * A type the catalog named, whose number differs per database: an enum with its labels, for
- * Debezium's Enum schema, or an extension's ltree or hstore (router_enum_labels(),
- * router_named_type()).
+ * Debezium's Enum schema, an extension's ltree or hstore, or a domain with its base
+ * (router_enum_labels(), router_named_type(), router_domain()).
  */
 struct router_enum {
 	uint32_t oid;
-	enum { ROUTER_TYPE_ENUM, ROUTER_TYPE_LTREE, ROUTER_TYPE_HSTORE } kind;
-	char *labels; /* owned; an enum's */
+	enum { ROUTER_TYPE_ENUM, ROUTER_TYPE_LTREE, ROUTER_TYPE_HSTORE, ROUTER_TYPE_DOMAIN } kind;
+	char *labels;	   /* owned; an enum's */
+	uint32_t base_oid; /* a domain's base type and its typmod */
+	int32_t base_typmod;
 	struct cvalue_param allowed;
 };
 

@@ -572,15 +572,17 @@ pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type
 	snprintf(mod, sizeof(mod), "%d", (int)typmod);
 	/* a domain's base is followed down to a type that is not a domain, as getBaseType() does */
 	rc = query(c,
-		   "WITH RECURSIVE d(oid, typtype, typcategory, typbasetype, depth) AS ("
-		   "SELECT oid, typtype, typcategory, typbasetype, 0 FROM pg_catalog.pg_type "
-		   "WHERE oid = $1::oid UNION ALL "
-		   "SELECT t.oid, t.typtype, t.typcategory, t.typbasetype, d.depth + 1 "
-		   "FROM pg_catalog.pg_type t JOIN d ON t.oid = d.typbasetype "
+		   "WITH RECURSIVE d(oid, typtype, typcategory, typbasetype, typtypmod, depth) AS ("
+		   "SELECT oid, typtype, typcategory, typbasetype, typtypmod, 0 "
+		   "FROM pg_catalog.pg_type WHERE oid = $1::oid UNION ALL "
+		   "SELECT t.oid, t.typtype, t.typcategory, t.typbasetype, t.typtypmod, "
+		   "d.depth + 1 FROM pg_catalog.pg_type t JOIN d ON t.oid = d.typbasetype "
 		   "WHERE d.typtype = 'd' AND d.depth < 64) "
 		   "SELECT pg_catalog.format_type($1::oid, $2::integer), d.oid, d.typtype, "
 		   "d.typcategory, pg_catalog.format_type(d.oid, NULL), d.depth > 0, "
-		   "(SELECT typname FROM pg_catalog.pg_type WHERE oid = d.oid) "
+		   "(SELECT typname FROM pg_catalog.pg_type WHERE oid = d.oid), "
+		   "COALESCE((SELECT e.typtypmod FROM d e WHERE e.typtype = 'd' "
+		   "AND e.typtypmod <> -1 ORDER BY e.depth LIMIT 1), -1) "
 		   "FROM d ORDER BY d.depth DESC LIMIT 1",
 		   2, p, &r, errbuf, errlen);
 	if (rc < 0) {
@@ -595,6 +597,7 @@ pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type
 		snprintf(out->base_name, sizeof(out->base_name), "%s", PQgetvalue(r, 0, 4));
 		out->domain = strcmp(PQgetvalue(r, 0, 5), "t") == 0;
 		snprintf(out->typname, sizeof(out->typname), "%s", PQgetvalue(r, 0, 6));
+		out->base_typmod = (int32_t)strtol(PQgetvalue(r, 0, 7), NULL, 10);
 	} else {
 		/* dropped meanwhile: named by its number, judged by the built-in lists alone */
 		snprintf(out->name, sizeof(out->name), "OID %u", type_oid);

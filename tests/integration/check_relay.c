@@ -2333,9 +2333,9 @@ assert_header(const struct itest_record *r, const char *name, const char *want)
 }
 
 /*
- * Types the catalog judges: an enum and a domain over text are their text, as Debezium writes
- * them (published); a domain over integer (Debezium writes the integer) and tsquery are exit 2
- * at start, named with their base.
+ * Types the catalog judges: an enum, a domain over varchar and a domain over integer are
+ * published as Debezium writes them (the domain as its base: the integer); a domain over box
+ * (unknown to Debezium) and tsquery are exit 2 at start, the domain named with its base.
  */
 START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 {
@@ -2351,19 +2351,20 @@ START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 		   "CREATE TYPE %s.mood AS ENUM ('ok', 'sad'); "
 		   "CREATE DOMAIN %s.code AS varchar(8) CHECK (VALUE <> ''); "
 		   "CREATE DOMAIN %s.qty AS integer CHECK (VALUE > 0); "
+		   "CREATE DOMAIN %s.area AS box; "
 		   "ALTER TABLE %s.outbox ADD COLUMN mood %s.mood, ADD COLUMN code %s.code, "
-		   "ADD COLUMN qty %s.qty, ADD COLUMN words tsquery",
-		   f.name, f.name, f.name, f.name, f.name, f.name, f.name);
+		   "ADD COLUMN qty %s.qty, ADD COLUMN words tsquery, ADD COLUMN area %s.area",
+		   f.name, f.name, f.name, f.name, f.name, f.name, f.name, f.name, f.name);
 	itest_sqlf(f.pg,
 		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload, mood, "
 		   "code, qty, words) VALUES ('0badc0de-0000-4000-8000-0000000000d5', '%s', "
 		   "'agg-1', 'T', '{}', 'sad', 'A-1', 3, 'a & b')",
 		   f.name, aggtypes[0]);
 	buf_add_fmt(&needle,
-		    "column \"qty\" (table.fields.additional.placement) has type %s.qty, a domain "
-		    "over integer, which outboxd does not convert yet",
+		    "column \"area\" (table.fields.additional.placement) has type %s.area, a "
+		    "domain over box, which outboxd does not convert yet",
 		    f.name);
-	expect_precondition(&f, "transforms.outbox.table.fields.additional.placement=qty:header",
+	expect_precondition(&f, "transforms.outbox.table.fields.additional.placement=area:header",
 			    buf_cstr(&needle));
 	relayfix_config(&f, NULL,
 			"transforms.outbox.table.fields.additional.placement=words:header");
@@ -2375,7 +2376,7 @@ START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 				    1));
 	relayfix_config(&f, NULL,
 			"transforms.outbox.table.fields.additional.placement=mood:header,"
-			"code:header");
+			"code:header,qty:header");
 	relayfix_start(&f);
 	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
 	topic = topic_of(0);
@@ -2383,6 +2384,7 @@ START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 	ck_assert_uint_eq(n, 1);
 	assert_header(&recs[0], "mood", "sad");
 	assert_header(&recs[0], "code", "A-1");
+	assert_header(&recs[0], "qty", "3");
 	itest_records_free(recs, n);
 	free(topic);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);

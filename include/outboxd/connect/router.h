@@ -115,6 +115,13 @@ void router_enum_labels(struct router *r, uint32_t type_oid, const char *labels)
  */
 int router_named_type(struct router *r, uint32_t type_oid, const char *typname);
 
+/**
+ * router_domain() - type @type_oid is a domain over @base_oid with @base_typmod (-1 for none),
+ * learnt from the catalog before its first row (typecheck.h): its values are converted as
+ * Debezium converts a domain, as its base type.
+ */
+void router_domain(struct router *r, uint32_t type_oid, uint32_t base_oid, int32_t base_typmod);
+
 enum router_verdict {
 	ROUTER_PUBLISH,	   /* @out holds the record */
 	ROUTER_DROP,	   /* nothing to publish, nothing to say: DELETE, TRUNCATE */

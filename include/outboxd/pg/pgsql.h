@@ -192,6 +192,7 @@ struct pgsql_type_facts {
 	char base_name[128]; /* format_type() of the base */
 	bool domain;	     /* the type is a domain over base_oid */
 	char typname[64];    /* the base's pg_type.typname, unqualified: "hstore" */
+	int32_t base_typmod; /* a domain's typmod of its base (numeric(10,2)'s), else -1 */
 };
 
 /**

@@ -32,8 +32,8 @@ int typecheck_next(const struct router *router, const struct relcache_rel *rel, 
  * gives them. A built-in type outboxd does not convert yet (pgvalue_converts()) does not; nor
  * does an array, range, geometric or extension type outboxd does not know by number; a string,
  * enum or network type is written as its text, as Debezium writes it, hstore and ltree as the
- * router converts them; a domain only over a string or network type, since Debezium converts a
- * domain as its base type and outboxd would write the text. Pure.
+ * router converts them; a domain over a type of those, converted as its base as Debezium does
+ * (router_domain()). Pure.
  */
 bool typecheck_converts(const struct pgsql_type_facts *f);
 

@@ -702,6 +702,23 @@ ext_t.tx(*[ext_t.ins(name, aggregatetype=R("ext"), aggregateid="e-" + name, type
                ("empty", "", ""),
                ("nulls", None, None))])
 
+# ob_domains: domains, which Debezium converts as their base type (typmod included, through a
+# domain over a domain). No domain over an enum: its mere existence in the database stops
+# Debezium 3.6.1's connectors (a NullPointerException in its type registry).
+PRE_DDL += ["CREATE DOMAIN %s.d_int AS int4 CHECK (VALUE > 0);" % S,
+            "CREATE DOMAIN %s.d_num AS numeric(10,2);" % S, "CREATE DOMAIN %s.d_uuid AS uuid;" % S,
+            "CREATE DOMAIN %s.d_ts AS timestamptz(3);" % S, "CREATE DOMAIN %s.d_arr AS text[];" % S,
+            "CREATE DOMAIN %s.d_inner AS numeric(8,3);" % S,
+            "CREATE DOMAIN %s.d_outer AS %s.d_inner;" % (S, S)]
+DOMAIN_COLS = ["d_int", "d_num", "d_uuid", "d_ts", "d_arr", "d_outer"]
+domains_t = Table("ob_domains", std_cols() + [Col(c, S + "." + c, "plain") for c in DOMAIN_COLS])
+TABLES[domains_t.name] = domains_t
+domains_t.tx(
+    domains_t.ins("values", aggregatetype=R("domains"), aggregateid="dm-1", type="Dom", payload='{"d": 1}',
+                  d_int=7, d_num="12.3", d_uuid="a1b2c3d4-0000-4000-8000-000000000001",
+                  d_ts="2024-01-02 03:04:05.5+02", d_arr='{a,"b c"}', d_outer="1.5"),
+    domains_t.ins("nulls", aggregatetype=R("domains"), aggregateid="dm-2", type="Dom", payload='{"d": 2}'))
+
 # ob_types_inf: the infinities of both types, after two good rows (a row of its own each)
 types_inf = fail_table("ob_types_inf", None, extra_cols=[Col("tstz", "timestamptz", "plain"),
                                                          Col("num", "numeric", "plain")])
@@ -1032,6 +1049,7 @@ PLACE_TYPES_INF = "tstz:header,num:header"
 PLACE_TIMES = "t:header,t3:header,t0:header,tz:header,tz3:header,iv:header"
 PLACE_ARRAYS = ",".join(n + ":header" for n, _ in ARRAY_COLS)
 PLACE_BITS = "b1:header,b8:header,b16:header,vb:header,vb5:header,pt:header"
+PLACE_DOMAINS = ",".join(c + ":header" for c in DOMAIN_COLS)
 DEC_STRING = {"decimal.handling.mode": "string"}
 DEC_DOUBLE = {"decimal.handling.mode": "double"}
 PLACE_TEXTY = ("mood:header,code:header,addr:header,net:header,mac:header,mac8:header,r4:header,r8:header,"
@@ -1113,6 +1131,11 @@ CONFIGS += [
     Config("ext_header_json_schemas", "ob_ext", {**J0, **J("header", True)},
            {"table.fields.additional.placement": "hs:header,lt:header"}),
     Config("ext_envelope_schemas", "ob_ext", J1, {"table.fields.additional.placement": "hs:envelope,lt:envelope"}),
+    Config("domains_header_simple", "ob_domains", J0, {"table.fields.additional.placement": PLACE_DOMAINS}),
+    Config("domains_header_json_schemas", "ob_domains", {**J0, **J("header", True)},
+           {"table.fields.additional.placement": PLACE_DOMAINS}),
+    Config("domains_envelope_schemas", "ob_domains", J1,
+           {"table.fields.additional.placement": PLACE_DOMAINS.replace("header", "envelope")}),
     Config("types_infinity_header_simple", "ob_types_inf", J0, {"table.fields.additional.placement": PLACE_TYPES_INF}),
     Config("types_infinity_envelope_schemas", "ob_types_inf", J1,
            {"table.fields.additional.placement": PLACE_TYPES_INF.replace("header", "envelope")}),
