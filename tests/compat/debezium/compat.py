@@ -53,8 +53,8 @@ How it works:
      (POLL_SELECTION: poll reads the tables a table.include.list names and exits 2 without one;
      that refusal is checked, and a configuration poll no longer refuses is compared and
      reported as a stale entry).
-  4. Records are assigned to configurations by their topic (cx<run>cNN) or their
-     __debezium.context.connectorLogicalName header (topic.prefix is cx<run>cNN), to rows by the
+  4. Records are assigned to configurations by their topic (cx<run>cNNN) or their
+     __debezium.context.connectorLogicalName header (topic.prefix is cx<run>cNNN), to rows by the
      row id in the `id` header, and compared: topic, partition (non-null keys, or a partition
      placement), key, value, header names/order/bytes (runId: a UUID of the same version on
      both sides), timestamp (only with table.field.event.timestamp), and the outcome (Debezium
@@ -947,7 +947,7 @@ class Config:
 
     @property
     def tag(self):
-        return "%sc%02d" % (RUN, self.idx)
+        return "%sc%03d" % (RUN, self.idx)
 
 
 PLACE_HDR = "type:header:eventType, i2:header, i4:header, i8 : header : big ,f4:header,f8:header," \
@@ -2107,7 +2107,7 @@ def assign(records):
     """{config name: {row id: [records]}}, plus records we could not place."""
     out = {c.name: {} for c in CONFIGS}
     stray = []
-    tag_re = re.compile(re.escape(RUN) + r"c(\d\d)")
+    tag_re = re.compile(re.escape(RUN) + r"c(\d{3})")
     for r in records:
         if r["topic"].endswith(".message"):
             cfg = BY_TAG.get(r["topic"][:-len(".message")])
@@ -2611,7 +2611,7 @@ def derive(recs, cfg, d_by_cfg_tag):
 
 def by_tag(recs):
     """{config tag: [records]} by topic or connectorLogicalName header."""
-    tag_re = re.compile(re.escape(RUN) + r"c(\d\d)")
+    tag_re = re.compile(re.escape(RUN) + r"c(\d{3})")
     res = {}
     for r in recs:
         m = tag_re.search(r["topic"])
