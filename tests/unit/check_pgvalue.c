@@ -254,21 +254,26 @@ START_TEST(test_numeric_nan_and_infinity_become_null)
 }
 END_TEST
 
-/* @text of a nullable numeric with @typmod under decimal.handling.mode @mode. */
+/* @text of a nullable column @oid(@typmod) under @modes. */
 static struct conv *
-convert_decimal(int32_t typmod, const char *text, enum pgvalue_decimal mode)
+convert_modes(uint32_t oid, int32_t typmod, const char *text, struct pgvalue_modes modes)
 {
 	struct conv *c = calloc(1, sizeof(*c));
 
 	ck_assert_ptr_nonnull(c);
-	c->col = (struct relcache_col){ .name = "col",
-					.type_oid = PGTYPE_NUMERIC,
-					.typmod = typmod };
+	c->col = (struct relcache_col){ .name = "col", .type_oid = oid, .typmod = typmod };
 	c->pc.kind = text ? 't' : 'n';
 	c->pc.value = text ? (struct slice){ text, strlen(text) } : SLICE_NULL;
-	c->rc = pgvalue_convert(&c->col, &c->pc, false, (struct pgvalue_modes){ .decimal = mode },
-				&c->pv, c->err, sizeof(c->err));
+	c->rc = pgvalue_convert(&c->col, &c->pc, false, modes, &c->pv, c->err, sizeof(c->err));
 	return c;
+}
+
+/* @text of a nullable numeric with @typmod under decimal.handling.mode @mode. */
+static struct conv *
+convert_decimal(int32_t typmod, const char *text, enum pgvalue_decimal mode)
+{
+	return convert_modes(PGTYPE_NUMERIC, typmod, text,
+			     (struct pgvalue_modes){ .decimal = mode });
 }
 
 /*
@@ -334,20 +339,6 @@ START_TEST(test_decimal_handling_modes_string_and_double)
 	conv_free(c);
 }
 END_TEST
-
-/* @text of a nullable column @oid(@typmod) under @modes. */
-static struct conv *
-convert_modes(uint32_t oid, int32_t typmod, const char *text, struct pgvalue_modes modes)
-{
-	struct conv *c = calloc(1, sizeof(*c));
-
-	ck_assert_ptr_nonnull(c);
-	c->col = (struct relcache_col){ .name = "col", .type_oid = oid, .typmod = typmod };
-	c->pc.kind = text ? 't' : 'n';
-	c->pc.value = text ? (struct slice){ text, strlen(text) } : SLICE_NULL;
-	c->rc = pgvalue_convert(&c->col, &c->pc, false, modes, &c->pv, c->err, sizeof(c->err));
-	return c;
-}
 
 static void
 assert_int_value(uint32_t oid, int32_t typmod, const char *text, struct pgvalue_modes modes,
