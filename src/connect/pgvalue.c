@@ -26,11 +26,8 @@ unsupported_oid(uint32_t oid)
 		601, 602, 603, 604, 628, 718, 4451, 1183, 1187, 1270, 651, 1041,
 	};
 
-	if (pgvalue_array_elem(oid)) {
-		return false;
-	}
 	if (oid >= 1000 && oid <= 1040) {
-		return true; /* arrays of the other basic types */
+		return !pgvalue_array_elem(oid); /* arrays of the other basic types */
 	}
 	for (size_t i = 0; i < sizeof(deny) / sizeof(deny[0]); i++) {
 		if (deny[i] == oid) {
@@ -283,11 +280,8 @@ static int
 dispatch(const struct relcache_col *col, struct slice t, struct pgvalue_modes modes,
 	 struct pgvalue *pv)
 {
-	uint32_t elem = pgvalue_array_elem(col->type_oid);
+	uint32_t elem;
 
-	if (elem) {
-		return pgvalue_array(col, elem, t, modes, dispatch, pv);
-	}
 	switch (col->type_oid) {
 	case PGTYPE_BOOL:
 		pv->v.type = CVALUE_BOOLEAN;
@@ -322,7 +316,10 @@ dispatch(const struct relcache_col *col, struct slice t, struct pgvalue_modes mo
 	case PGTYPE_JSONB: return convert_string(t, "io.debezium.data.Json", pv);
 	case PGTYPE_XML: return convert_string(t, "io.debezium.data.Xml", pv);
 	case PGTYPE_TSVECTOR: return convert_string(t, "io.debezium.data.Tsvector", pv);
-	default: return convert_string(t, NULL, pv);
+	default:
+		elem = pgvalue_array_elem(col->type_oid);
+		return elem ? pgvalue_array(col, elem, t, modes, dispatch, pv) :
+			      convert_string(t, NULL, pv);
 	}
 }
 

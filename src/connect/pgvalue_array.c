@@ -15,25 +15,31 @@
 #include "outboxd/util/mem.h"
 #include "pgvalue_int.h"
 
-/* The arrays converted, by their type and their element's (pg_type.typelem). */
-static const uint32_t arrays[][2] = {
-	{ 1000, PGTYPE_BOOL },	      { 1001, PGTYPE_BYTEA },	{ 1005, PGTYPE_INT2 },
-	{ 1007, PGTYPE_INT4 },	      { 1009, PGTYPE_TEXT },	{ 1014, PGTYPE_BPCHAR },
-	{ 1015, PGTYPE_VARCHAR },     { 1016, PGTYPE_INT8 },	{ 1021, PGTYPE_FLOAT4 },
-	{ 1022, PGTYPE_FLOAT8 },      { 1182, PGTYPE_DATE },	{ 1115, PGTYPE_TIMESTAMP },
-	{ 1185, PGTYPE_TIMESTAMPTZ }, { 1231, PGTYPE_NUMERIC }, { 2951, PGTYPE_UUID },
-	{ 199, PGTYPE_JSON },	      { 3807, PGTYPE_JSONB },
-};
-
+/* The arrays converted, by their type, to their element's (pg_type.typelem); 0 for others. */
 uint32_t
 pgvalue_array_elem(uint32_t array_oid)
 {
-	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
-		if (arrays[i][0] == array_oid) {
-			return arrays[i][1];
-		}
+	/* a switch, not a table: every column's conversion asks, on the relay's hot path */
+	switch (array_oid) {
+	case 1000: return PGTYPE_BOOL;
+	case 1001: return PGTYPE_BYTEA;
+	case 1005: return PGTYPE_INT2;
+	case 1007: return PGTYPE_INT4;
+	case 1009: return PGTYPE_TEXT;
+	case 1014: return PGTYPE_BPCHAR;
+	case 1015: return PGTYPE_VARCHAR;
+	case 1016: return PGTYPE_INT8;
+	case 1021: return PGTYPE_FLOAT4;
+	case 1022: return PGTYPE_FLOAT8;
+	case 1182: return PGTYPE_DATE;
+	case 1115: return PGTYPE_TIMESTAMP;
+	case 1185: return PGTYPE_TIMESTAMPTZ;
+	case 1231: return PGTYPE_NUMERIC;
+	case 2951: return PGTYPE_UUID;
+	case 199: return PGTYPE_JSON;
+	case 3807: return PGTYPE_JSONB;
+	default: return 0;
 	}
-	return 0;
 }
 
 /* A bounded cursor over the array text. */
