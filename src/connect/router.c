@@ -67,10 +67,10 @@ router_free(struct router *r)
 		buf_fini(&r->ctx[i]);
 	}
 	router_memo_fini(&r->memo);
-	for (size_t i = 0; i < r->nenums; i++) {
-		free(r->enums[i].labels);
+	for (size_t i = 0; i < r->ntypes; i++) {
+		free(r->types[i].labels);
 	}
-	free(r->enums);
+	free(r->types);
 	free(r->topic_prefix);
 	free(r->run_id);
 	free(r);

@@ -72,23 +72,23 @@ default_literal(const char *e, struct buf *out)
 }
 
 /* The entry of @type_oid, made on first use. */
-static struct router_enum *
+static struct router_type *
 learnt(struct router *r, uint32_t type_oid)
 {
-	for (size_t i = 0; i < r->nenums; i++) {
-		if (r->enums[i].oid == type_oid) {
-			return &r->enums[i];
+	for (size_t i = 0; i < r->ntypes; i++) {
+		if (r->types[i].oid == type_oid) {
+			return &r->types[i];
 		}
 	}
-	r->enums = xrealloc(r->enums, (r->nenums + 1) * sizeof(*r->enums));
-	r->enums[r->nenums] = (struct router_enum){ .oid = type_oid };
-	return &r->enums[r->nenums++];
+	r->types = xrealloc(r->types, (r->ntypes + 1) * sizeof(*r->types));
+	r->types[r->ntypes] = (struct router_type){ .oid = type_oid };
+	return &r->types[r->ntypes++];
 }
 
 void
 router_enum_labels(struct router *r, uint32_t type_oid, const char *labels)
 {
-	struct router_enum *e = learnt(r, type_oid);
+	struct router_type *e = learnt(r, type_oid);
 
 	e->kind = ROUTER_TYPE_ENUM;
 	free(e->labels);
@@ -99,7 +99,7 @@ router_enum_labels(struct router *r, uint32_t type_oid, const char *labels)
 int
 router_named_type(struct router *r, uint32_t type_oid, const char *typname)
 {
-	struct router_enum *e;
+	struct router_type *e;
 
 	if (strcmp(typname, "ltree") != 0 && strcmp(typname, "hstore") != 0) {
 		return -EINVAL;
@@ -112,7 +112,7 @@ router_named_type(struct router *r, uint32_t type_oid, const char *typname)
 void
 router_domain(struct router *r, uint32_t type_oid, uint32_t base_oid, int32_t base_typmod)
 {
-	struct router_enum *e = learnt(r, type_oid);
+	struct router_type *e = learnt(r, type_oid);
 
 	e->kind = ROUTER_TYPE_DOMAIN;
 	e->base_oid = base_oid;
@@ -125,10 +125,10 @@ as_base(const struct router *r, const struct relcache_col *col)
 {
 	struct relcache_col c = *col;
 
-	for (size_t i = 0; i < r->nenums; i++) {
-		if (r->enums[i].oid == col->type_oid && r->enums[i].kind == ROUTER_TYPE_DOMAIN) {
-			c.type_oid = r->enums[i].base_oid;
-			c.typmod = r->enums[i].base_typmod;
+	for (size_t i = 0; i < r->ntypes; i++) {
+		if (r->types[i].oid == col->type_oid && r->types[i].kind == ROUTER_TYPE_DOMAIN) {
+			c.type_oid = r->types[i].base_oid;
+			c.typmod = r->types[i].base_typmod;
 		}
 	}
 	return c;
@@ -144,8 +144,8 @@ as_base(const struct router *r, const struct relcache_col *col)
 static int
 named_type(const struct router *r, uint32_t type_oid, struct slice t, struct pgvalue *pv)
 {
-	for (size_t i = 0; i < r->nenums; i++) {
-		const struct router_enum *e = &r->enums[i];
+	for (size_t i = 0; i < r->ntypes; i++) {
+		const struct router_type *e = &r->types[i];
 
 		if (e->oid != type_oid || pv->v.type != CVALUE_STRING) {
 			continue;

@@ -114,7 +114,7 @@ void router_memo_fini(struct router_memo *m);
  * Debezium's Enum schema, an extension's ltree or hstore, or a domain with its base
  * (router_enum_labels(), router_named_type(), router_domain()).
  */
-struct router_enum {
+struct router_type {
 	uint32_t oid;
 	enum { ROUTER_TYPE_ENUM, ROUTER_TYPE_LTREE, ROUTER_TYPE_HSTORE, ROUTER_TYPE_DOMAIN } kind;
 	char *labels;	   /* owned; an enum's */
@@ -161,8 +161,8 @@ struct router {
 	struct router_expand *exp;
 	struct buf route, tmp;
 	struct router_memo memo;
-	struct router_enum *enums; /* router_enum_labels() */
-	size_t nenums;
+	struct router_type *types; /* learnt from the catalog (router_type) */
+	size_t ntypes;
 };
 
 /*
