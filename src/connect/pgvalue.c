@@ -16,8 +16,8 @@
 
 /*
  * Built-in types Debezium does not map to a plain string and outboxd does not convert yet
- * (time, interval, money, bit strings, geometry, ranges, arrays...): refused rather than
- * bytes that differ from Debezium's.
+ * (geometric types but point, a multirange, arrays of the types pgvalue_array.c does not take):
+ * refused rather than bytes that differ from Debezium's.
  */
 static bool
 unsupported_oid(uint32_t oid)

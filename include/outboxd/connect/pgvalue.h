@@ -73,10 +73,10 @@ struct pgvalue {
 /**
  * pgvalue_converts() - whether pgvalue_convert() converts values of type @type_oid (as the
  * Relation message or pg_attribute.atttypid gives it). False for the built-in types outboxd does
- * not convert yet (time, timetz, interval, money, bit strings, geometric types, ranges,
- * tsvector, arrays, ...): every value of such a column is refused, so a configuration that
- * places one is refused at start-up. Any other type converts (unknown ones as strings), though
- * a single value may still be refused (pgvalue_convert()).
+ * not convert yet (the geometric types but point, multiranges, the arrays pgvalue_array.c does
+ * not take): every value of such a column is refused, so a configuration that places one is
+ * refused at start-up. Any other type converts (unknown ones as strings; typecheck.h judges
+ * those from the catalog), though a single value may still be refused (pgvalue_convert()).
  */
 bool pgvalue_converts(uint32_t type_oid);
 
