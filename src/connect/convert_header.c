@@ -19,8 +19,15 @@ static int
 header_text(const struct convert *c, const struct cvalue *v, bool embedded, struct buf *out,
 	    char *errbuf, size_t errlen)
 {
+	int64_t ms;
+
 	if (v->is_null) {
 		buf_add_str(out, "null");
+		return 0;
+	}
+	if (convert_date_millis(v, &ms)) {
+		/* a java.util.Date (Connect's Date, Time, Timestamp): unquoted, also when embedded */
+		convert_date_values(ms, out);
 		return 0;
 	}
 	switch (v->type) {

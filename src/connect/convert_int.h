@@ -6,8 +6,9 @@
  * Private to the converter emulation. convert.c is the registry and the dispatch
  * (convert_new, convert_write); convert_json.c writes JsonConverter's bytes; convert_header.c
  * SimpleHeaderConverter's text; convert_text.c Java's toString forms (Struct/List toString,
- * BigDecimal, Schema.Type names). Calls go one way: convert -> json, header, text;
- * header -> json, text; json -> text. convert_text.c calls none of them.
+ * BigDecimal, Schema.Type names); convert_date.c Java's text of a java.util.Date. Calls go one
+ * way: convert -> json, header, text; header -> json, text, date; json -> text; text -> date.
+ * convert_date.c calls none of them.
  */
 
 #include <stdbool.h>
@@ -47,6 +48,20 @@ const char *convert_text_type_name(enum cvalue_type t);
  * and @out is untouched.
  */
 bool convert_text_decimal(const struct cvalue *v, struct buf *out);
+
+/* --- convert_date.c ----------------------------------------------------------------------- */
+
+/*
+ * convert_date_millis() - if the non-null @v is Connect's Date, Time or Timestamp, store its
+ * java.util.Date in epoch milliseconds in @ms and return true; else false.
+ */
+bool convert_date_millis(const struct cvalue *v, int64_t *ms);
+
+/* convert_date_values() - append Values.convertToString() of the java.util.Date @ms. */
+void convert_date_values(int64_t ms, struct buf *out);
+
+/* convert_date_java() - append java.util.Date.toString() of @ms in UTC. */
+void convert_date_java(int64_t ms, struct buf *out);
 
 /* --- convert_json.c ----------------------------------------------------------------------- */
 

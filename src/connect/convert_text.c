@@ -133,6 +133,8 @@ convert_decimal_string(const uint8_t *p, size_t len, int32_t scale, struct buf *
 int
 convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct buf *out)
 {
+	int64_t ms;
+
 	switch (v->type) {
 	case CVALUE_STRING:
 		if (!utf8_valid(v->u.s.p, v->u.s.len)) {
@@ -189,6 +191,12 @@ convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct
 		buf_add_char(out, ']');
 		return 0;
 	case CVALUE_NONE: buf_add_str(out, "null"); return 0;
-	default: jsonw_int(out, v->u.i); return 0;
+	default:
+		if (convert_date_millis(v, &ms)) {
+			convert_date_java(ms, out);
+		} else {
+			jsonw_int(out, v->u.i);
+		}
+		return 0;
 	}
 }

@@ -13,39 +13,8 @@
 
 #include "outboxd/connect/pgvalue.h"
 #include "outboxd/pg/pgtype.h"
+#include "outboxd/util/civil.h"
 #include "pgvalue_int.h"
-
-/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
-static int64_t
-days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	int64_t era;
-	unsigned yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void
-civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-	int64_t era;
-	unsigned doe, yoe, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = (unsigned)(z - era * 146097);
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp < 10 ? mp + 3 : mp - 9;
-	*y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
 
 /* A bounded cursor over a column's text: no read goes past @end (pgoutput.c's reader). */
 struct tcur {
@@ -97,7 +66,7 @@ tcur_date(struct tcur *c, int64_t *ret_days)
 	if (y < 1 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1] + (m == 2 && is_leap(y))) {
 		return false;
 	}
-	*ret_days = days_from_civil(y, (unsigned)m, (unsigned)d);
+	*ret_days = civil_days(y, (unsigned)m, (unsigned)d);
 	return true;
 }
 
@@ -214,39 +183,145 @@ format_clock(int64_t sod, int64_t frac, int width, struct buf *out)
 	buf_add_char(out, 'Z');
 }
 
-/* ZonedTimestamp text: ISO-8601 in UTC with exactly @width (0..6) fraction digits. */
+/* java.time's ISO year: four digits at least, '+' beyond 9999, '-' before year 0. */
 static void
-format_zoned(int64_t secs, int64_t frac, int width, struct buf *out)
+format_year(int64_t y, struct buf *out)
 {
-	int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
-	int64_t sod = secs - days * 86400, y;
+	buf_add_fmt(out,
+		    y > 9999 ? "+%lld" :
+		    y < 0    ? "-%04lld" :
+			       "%04lld",
+		    (long long)(y < 0 ? -y : y));
+}
+
+/* "YYYY-MM-DD" of @days since the epoch. */
+static void
+format_date(int64_t days, struct buf *out)
+{
+	int64_t y;
 	unsigned m, d;
 
 	civil_from_days(days, &y, &m, &d);
-	buf_add_fmt(out, y > 9999 ? "+%lld-%02u-%02uT" : "%04lld-%02u-%02uT", (long long)y, m, d);
-	format_clock(sod, frac, width, out);
+	format_year(y, out);
+	buf_add_fmt(out, "-%02u-%02u", m, d);
+}
+
+/*
+ * ZonedTimestamp (and IsoTimestamp) text: ISO-8601 in UTC with exactly @width (0..6) fraction
+ * digits, or the fewest when @width is -1.
+ */
+static void
+format_zoned(int64_t secs, int64_t frac, int width, struct buf *out)
+{
+	int64_t days = civil_floor_div(secs, 86400);
+
+	format_date(days, out);
+	buf_add_char(out, 'T');
+	format_clock(secs - days * 86400, frac, width, out);
+}
+
+/* How a time or timestamp column is written under a time.precision.mode. */
+enum unit {
+	UNIT_MILLIS, /* Time, Timestamp, Connect's Time and Timestamp */
+	UNIT_MICROS, /* MicroTime, MicroTimestamp */
+	UNIT_NANOS,  /* NanoTime, NanoTimestamp: beyond a long's nanoseconds null */
+	UNIT_ISO,    /* IsoTime, IsoTimestamp: the fewest fraction digits, "Z" */
+};
+
+/*
+ * The unit and schema name of a time (@clock) or timestamp column of precision @typmod:
+ * adaptive takes milliseconds up to precision 3 (adaptive_time_microseconds only for a
+ * timestamp), connect always, microseconds, nanoseconds and isostring their own.
+ */
+static enum unit
+pick_unit(bool clock, int32_t typmod, enum pgvalue_time mode, const char **name)
+{
+	bool small = typmod >= 0 && typmod <= 3;
+
+	switch (mode) {
+	case PGVALUE_TIME_CONNECT:
+		*name = clock ? CVALUE_TIME_NAME : CVALUE_TIMESTAMP_NAME;
+		return UNIT_MILLIS;
+	case PGVALUE_TIME_ISOSTRING:
+		*name = clock ? "io.debezium.time.IsoTime" : "io.debezium.time.IsoTimestamp";
+		return UNIT_ISO;
+	case PGVALUE_TIME_NANOSECONDS:
+		*name = clock ? "io.debezium.time.NanoTime" : "io.debezium.time.NanoTimestamp";
+		return UNIT_NANOS;
+	case PGVALUE_TIME_ADAPTIVE_TIME_MICROSECONDS:
+	case PGVALUE_TIME_ADAPTIVE:
+		if (small && (!clock || mode == PGVALUE_TIME_ADAPTIVE)) {
+			*name = clock ? "io.debezium.time.Time" : "io.debezium.time.Timestamp";
+			return UNIT_MILLIS;
+		}
+		break;
+	case PGVALUE_TIME_MICROSECONDS: break;
+	}
+	*name = clock ? "io.debezium.time.MicroTime" : "io.debezium.time.MicroTimestamp";
+	return UNIT_MICROS;
+}
+
+static enum cvalue_type
+unit_type(enum unit u, bool clock)
+{
+	return u == UNIT_ISO		 ? CVALUE_STRING :
+	       u == UNIT_MILLIS && clock ? CVALUE_INT32 :
+					   CVALUE_INT64;
+}
+
+/*
+ * @secs and @us (0..999999) in @u into @pv: milliseconds rounded down as
+ * Instant.toEpochMilli() does; nanoseconds null beyond a long, as Debezium writes them; ISO
+ * text as a timestamp, or as a time of day when @clock (24:00:00 is LocalTime's 00:00:00).
+ * Return: 0, or -EINVAL (microseconds beyond a long: year 294247).
+ */
+static int
+put_unit(enum unit u, bool clock, int64_t secs, int64_t us, struct pgvalue *pv)
+{
+	switch (u) {
+	case UNIT_MILLIS: pv->v.u.i = secs * 1000 + us / 1000; return 0;
+	case UNIT_MICROS:
+		return __builtin_mul_overflow(secs, 1000000, &pv->v.u.i) ||
+				       __builtin_add_overflow(pv->v.u.i, us, &pv->v.u.i) ?
+			       -EINVAL :
+			       0;
+	case UNIT_NANOS:
+		pv->v.is_null = __builtin_mul_overflow(secs, 1000000000, &pv->v.u.i) ||
+				__builtin_add_overflow(pv->v.u.i, us * 1000, &pv->v.u.i);
+		return 0;
+	case UNIT_ISO:
+		if (clock) {
+			format_clock(secs % 86400, us, -1, &pv->data);
+		} else {
+			format_zoned(secs, us, -1, &pv->data);
+		}
+		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
+		return 0;
+	}
+	return -EINVAL;
 }
 
 /*
  * time and timetz: Time (INT32 milliseconds of the day) for time(0) to time(3) in adaptive
- * mode, else MicroTime (INT64 microseconds of the day), 24:00:00 the whole day; timetz
- * ZonedTime, the time moved to UTC with the fewest fraction digits. An offset with seconds
- * fails Debezium's parser (DateTimeParseException, the compat suite's ob_times_bad): refused.
+ * mode, Connect's Time (the same milliseconds, rounded down) for every time in connect mode,
+ * MicroTime (INT64 microseconds of the day), NanoTime, or IsoTime text (pick_unit()),
+ * 24:00:00 the whole day but in IsoTime; timetz ZonedTime, the time moved to UTC with the
+ * fewest fraction digits, in every mode. An offset with seconds fails Debezium's parser
+ * (DateTimeParseException, the compat suite's ob_times_bad): refused.
  */
 static int
 convert_clock(const struct relcache_col *col, struct slice t, enum pgvalue_time mode,
 	      struct pgvalue *pv)
 {
 	bool zone = col->type_oid == PGTYPE_TIMETZ;
-	bool millis =
-		!zone && mode == PGVALUE_TIME_ADAPTIVE && col->typmod >= 0 && col->typmod <= 3;
+	enum unit u = pick_unit(true, col->typmod, mode, &pv->v.name);
 	struct tcur c = { t.p, t.p + t.len };
 	int64_t secs, us, off = 0;
 
-	pv->v.type = zone ? CVALUE_STRING : millis ? CVALUE_INT32 : CVALUE_INT64;
-	pv->v.name = zone   ? "io.debezium.time.ZonedTime" :
-		     millis ? "io.debezium.time.Time" :
-			      "io.debezium.time.MicroTime";
+	pv->v.type = zone ? CVALUE_STRING : unit_type(u, true);
+	if (zone) {
+		pv->v.name = "io.debezium.time.ZonedTime";
+	}
 	pv->v.version = 1;
 	if (pv->v.is_null) {
 		return 0;
@@ -258,35 +333,43 @@ convert_clock(const struct relcache_col *col, struct slice t, enum pgvalue_time 
 	if (zone) {
 		format_clock(((secs - off) % 86400 + 86400) % 86400, us, -1, &pv->data);
 		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
-	} else {
-		pv->v.u.i = millis ? secs * 1000 + us / 1000 : secs * 1000000 + us;
+		return 0;
 	}
-	return 0;
+	return put_unit(u, true, secs, us, pv);
 }
 
 /*
  * PostgreSQL's 'infinity' and '-infinity' as Debezium 3.6.1 writes them (the compat suite's
  * ob_types_inf tables): a timestamptz as that text; a timestamp as pgjdbc's
  * DATE_POSITIVE_INFINITY and DATE_NEGATIVE_INFINITY (9223372036825200000,
- * -9223372036832400000) in MicroTimestamp, divided by 1000 in Timestamp; a date as
- * -2147472692 and -2147472691 (PostgreSQL's INT32_MAX and INT32_MIN day numbers from 2000
- * moved to 1970 in wrapping int arithmetic). False if @t is neither.
+ * -9223372036832400000 microseconds) in its unit, nanoseconds saturated to a long's ends; a
+ * date as -2147472692 and -2147472691 days (PostgreSQL's INT32_MAX and INT32_MIN day numbers
+ * from 2000 moved to 1970 in wrapping int arithmetic), in IsoDate those days' text.
+ * False if @t is neither.
  */
 static bool
-convert_infinity(bool date, bool zone, bool millis, struct slice t, struct pgvalue *pv)
+convert_infinity(bool date, bool zone, enum unit u, struct slice t, struct pgvalue *pv)
 {
 	bool pos = slice_eq_str(t, "infinity");
 	int64_t ts = pos ? INT64_C(9223372036825200000) : INT64_C(-9223372036832400000);
+	int32_t days = pos ? INT32_C(-2147472692) : INT32_C(-2147472691);
 
 	if (!pos && !slice_eq_str(t, "-infinity")) {
 		return false;
 	}
 	if (zone) {
 		pv->v.u.s = t;
+	} else if (date && u == UNIT_ISO) {
+		format_date(days, &pv->data);
+		buf_add_char(&pv->data, 'Z');
+		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
 	} else if (date) {
-		pv->v.u.i = pos ? INT32_C(-2147472692) : INT32_C(-2147472691);
+		pv->v.u.i = days;
+	} else if (u == UNIT_NANOS) {
+		pv->v.u.i = pos ? INT64_MAX : INT64_MIN;
 	} else {
-		pv->v.u.i = millis ? ts / 1000 : ts;
+		put_unit(u, false, civil_floor_div(ts, 1000000),
+			 ts - civil_floor_div(ts, 1000000) * 1000000, pv);
 	}
 	return true;
 }
@@ -297,52 +380,54 @@ pgvalue_datetime(const struct relcache_col *col, struct slice t, enum pgvalue_ti
 {
 	int64_t secs = 0, us = 0;
 	bool zone = col->type_oid == PGTYPE_TIMESTAMPTZ, date = col->type_oid == PGTYPE_DATE;
-	bool millis = !date && !zone && col->typmod >= 0 && col->typmod <= 3;
+	enum unit u = UNIT_MILLIS;
 
 	if (col->type_oid == PGTYPE_TIME || col->type_oid == PGTYPE_TIMETZ) {
 		return convert_clock(col, t, mode, pv);
 	}
 	if (date) {
-		pv->v.type = CVALUE_INT32;
-		pv->v.name = "io.debezium.time.Date";
+		/* days: Debezium's Date, Connect's, or IsoDate's text */
+		u = mode == PGVALUE_TIME_ISOSTRING ? UNIT_ISO : UNIT_MILLIS;
+		pv->v.type = u == UNIT_ISO ? CVALUE_STRING : CVALUE_INT32;
+		pv->v.name = mode == PGVALUE_TIME_CONNECT ? CVALUE_DATE_NAME :
+			     u == UNIT_ISO		  ? "io.debezium.time.IsoDate" :
+							    "io.debezium.time.Date";
 	} else if (zone) {
 		pv->v.type = CVALUE_STRING;
 		pv->v.name = "io.debezium.time.ZonedTimestamp";
 	} else {
-		pv->v.type = CVALUE_INT64;
-		pv->v.name =
-			millis ? "io.debezium.time.Timestamp" : "io.debezium.time.MicroTimestamp";
+		u = pick_unit(false, col->typmod, mode, &pv->v.name);
+		pv->v.type = unit_type(u, false);
 	}
 	pv->v.version = 1;
 	if (pv->v.is_null) {
 		return 0;
 	}
-	if (convert_infinity(date, zone, millis, t, pv)) {
+	if (convert_infinity(date, zone, u, t, pv)) {
 		return 0;
 	}
 	if (parse_datetime(t.p, t.len, !date, zone, &secs, &us) < 0) {
 		return -EINVAL;
 	}
 	if (date) {
-		/* an INT32 of days since the epoch; PostgreSQL's last date fits */
+		/* days since the epoch; PostgreSQL's last date fits an INT32 */
 		if (secs / 86400 > INT32_MAX) {
 			return -EINVAL;
 		}
-		pv->v.u.i = secs / 86400;
-	} else if (zone) {
+		if (u == UNIT_ISO) {
+			format_date(secs / 86400, &pv->data);
+			buf_add_char(&pv->data, 'Z');
+			pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
+		} else {
+			pv->v.u.i = secs / 86400;
+		}
+		return 0;
+	}
+	if (zone) {
 		/* unconstrained (-1): Debezium reads the column's scale as 6 */
 		format_zoned(secs, us, col->typmod < 0 ? 6 : col->typmod, &pv->data);
 		pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
-	} else if (millis) {
-		/* Timestamp: epoch milliseconds, rounded down as Instant.toEpochMilli() does
-		 * (@us is within the second, so this is the floor also before 1970) */
-		pv->v.u.i = secs * 1000 + us / 1000;
-	} else {
-		/* MicroTimestamp: an INT64 of microseconds, which ends in year 294247 */
-		if (__builtin_mul_overflow(secs, 1000000, &pv->v.u.i) ||
-		    __builtin_add_overflow(pv->v.u.i, us, &pv->v.u.i)) {
-			return -EINVAL;
-		}
+		return 0;
 	}
-	return 0;
+	return put_unit(u, false, secs, us, pv);
 }

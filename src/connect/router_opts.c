@@ -385,12 +385,15 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 	}
 	r->modes.binary = (enum pgvalue_binary)b;
 	if (cfg->time_precision_mode) {
-		b = configdef_enum(cfg->time_precision_mode, "adaptive|adaptive_time_microseconds",
+		b = configdef_enum(cfg->time_precision_mode,
+				   "adaptive|adaptive_time_microseconds|connect|isostring|"
+				   "microseconds|nanoseconds",
 				   NULL);
 		if (b < 0) {
 			errbuf_set(errbuf, errlen,
-				   "time.precision.mode='%s' is not supported yet; use "
-				   "adaptive (the default) or adaptive_time_microseconds",
+				   "time.precision.mode='%s' is invalid; use adaptive (the "
+				   "default), adaptive_time_microseconds, connect, isostring, "
+				   "microseconds or nanoseconds",
 				   cfg->time_precision_mode);
 			return -EINVAL;
 		}

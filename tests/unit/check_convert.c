@@ -200,6 +200,52 @@ START_TEST(test_simple_header_converter_writes_the_java_text_of_each_type)
 }
 END_TEST
 
+/*
+ * Connect's Date, Time and Timestamp are java.util.Date values: Values picks the text by the
+ * value (before 1970-01-02 a time of day, a midnight a date), Struct.toString() prints
+ * Date.toString(), Julian before 1582-10-15 (the compat suite's ob_connect_times).
+ */
+START_TEST(test_connect_dates_write_as_java_writes_a_java_util_date)
+{
+	struct convert *h = mk(SIMPLE, CONVERT_HEADER, NULL, NULL);
+	struct convert *s = mk(STRING, CONVERT_VALUE, NULL, NULL);
+	struct cvalue date = { .type = CVALUE_INT32, .name = CVALUE_DATE_NAME, .version = 1 };
+	struct cvalue time = { .type = CVALUE_INT32, .name = CVALUE_TIME_NAME, .version = 1 };
+	struct cvalue ts = { .type = CVALUE_INT64, .name = CVALUE_TIMESTAMP_NAME, .version = 1 };
+	struct cvalue f[] = { date, ts };
+	struct cvalue st = { .type = CVALUE_STRUCT, .u.fields = { f, 2 } };
+
+	date.u.i = 19782;
+	expect(h, &date, "2024-02-29");
+	date.u.i = 0;
+	expect(h, &date, "00:00:00.000Z");
+	date.u.i = 2932897;
+	expect(h, &date, "10000-01-01");
+	time.u.i = 45296789;
+	expect(h, &time, "12:34:56.789Z");
+	time.u.i = 86400000;
+	expect(h, &time, "1970-01-02");
+	ts.u.i = INT64_C(1704164645123);
+	expect(h, &ts, "2024-01-02T03:04:05.123Z");
+	ts.u.i = INT64_C(1704153600000);
+	expect(h, &ts, "2024-01-02");
+	ts.u.i = -1;
+	expect(h, &ts, "23:59:59.999Z");
+	ts.u.i = INT64_C(9223372036825200);
+	expect(h, &ts, "294247-01-10T04:00:25.200Z");
+	f[0].field = "d";
+	f[0].u.i = -141438; /* 1582-10-04, Julian 1582-09-24 */
+	f[1].field = "ts";
+	f[1].u.i = INT64_C(-62104060800001); /* 0001-12-31T23:59:59.999 */
+	expect(s, &st, "Struct{d=Mon Sep 24 00:00:00 UTC 1582,ts=Mon Jan 02 23:59:59 UTC 2}");
+	f[0].u.i = -141427; /* 1582-10-15 */
+	f[1].u.i = INT64_C(253402300800100);
+	expect(s, &st, "Struct{d=Fri Oct 15 00:00:00 UTC 1582,ts=Sat Jan 01 00:00:00 UTC 10000}");
+	convert_free(h);
+	convert_free(s);
+}
+END_TEST
+
 START_TEST(test_json_header_converter_writes_schemas_and_null_takes_the_default)
 {
 	struct convert *h = mk(JSON, CONVERT_HEADER, NULL, NULL);
@@ -521,6 +567,7 @@ convert_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
 	tcase_add_test(tc, test_simple_header_converter_writes_the_java_text_of_each_type);
+	tcase_add_test(tc, test_connect_dates_write_as_java_writes_a_java_util_date);
 	tcase_add_test(tc, test_json_header_converter_writes_schemas_and_null_takes_the_default);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("logical-types");

@@ -414,6 +414,74 @@ START_TEST(test_time_and_timetz_as_debezium_converts_them)
 END_TEST
 
 /*
+ * time.precision.mode=connect: Connect's Date (days), Time (ms of the day, rounded down,
+ * 24:00:00 the whole day) and Timestamp (epoch ms, rounded down) for every precision; timetz
+ * and timestamptz stay Debezium's text.
+ */
+START_TEST(test_connect_mode_is_connects_date_time_and_timestamp)
+{
+	struct pgvalue_modes cn = { .time = PGVALUE_TIME_CONNECT };
+
+	assert_int_value(PGTYPE_DATE, -1, "1969-12-31", cn, CVALUE_INT32, CVALUE_DATE_NAME, -1);
+	assert_int_value(PGTYPE_TIME, -1, "23:59:59.999999", cn, CVALUE_INT32, CVALUE_TIME_NAME,
+			 86399999);
+	assert_int_value(PGTYPE_TIME, 0, "24:00:00", cn, CVALUE_INT32, CVALUE_TIME_NAME, 86400000);
+	assert_int_value(PGTYPE_TIMESTAMP, -1, "1969-12-31 23:59:59.999999", cn, CVALUE_INT64,
+			 CVALUE_TIMESTAMP_NAME, -1);
+	assert_int_value(PGTYPE_TIMESTAMP, 3, "0001-12-31 23:59:59.999", cn, CVALUE_INT64,
+			 CVALUE_TIMESTAMP_NAME, INT64_C(-62104060800001));
+	assert_int_value(PGTYPE_TIMESTAMP, -1, "infinity", cn, CVALUE_INT64, CVALUE_TIMESTAMP_NAME,
+			 INT64_C(9223372036825200));
+	assert_text_value(PGTYPE_TIMETZ, -1, "12:34:56.5+05:30", cn, "io.debezium.time.ZonedTime",
+			  "07:04:56.5Z");
+	assert_text_value(PGTYPE_TIMESTAMPTZ, -1, "2024-01-02 00:00:00+00", cn,
+			  "io.debezium.time.ZonedTimestamp", "2024-01-02T00:00:00.000000Z");
+}
+END_TEST
+
+/*
+ * isostring: IsoDate, IsoTime and IsoTimestamp text in UTC with the fewest fraction digits
+ * (java.time's years: '+' beyond 9999, '-' for the infinities' far past; 24:00:00 is
+ * LocalTime's midnight); microseconds: every time and timestamp in micros; nanoseconds:
+ * NanoTime and NanoTimestamp, null beyond a long, infinity a long's ends.
+ */
+START_TEST(test_isostring_microseconds_and_nanoseconds_modes)
+{
+	struct pgvalue_modes iso = { .time = PGVALUE_TIME_ISOSTRING };
+	struct pgvalue_modes mic = { .time = PGVALUE_TIME_MICROSECONDS };
+	struct pgvalue_modes nan = { .time = PGVALUE_TIME_NANOSECONDS };
+	struct conv *c;
+
+	assert_text_value(PGTYPE_DATE, -1, "10000-01-01", iso, "io.debezium.time.IsoDate",
+			  "+10000-01-01Z");
+	assert_text_value(PGTYPE_DATE, -1, "infinity", iso, "io.debezium.time.IsoDate",
+			  "-5877611-06-21Z");
+	assert_text_value(PGTYPE_TIMESTAMP, 3, "2024-01-02 03:04:05.5", iso,
+			  "io.debezium.time.IsoTimestamp", "2024-01-02T03:04:05.5Z");
+	assert_text_value(PGTYPE_TIMESTAMP, -1, "-infinity", iso, "io.debezium.time.IsoTimestamp",
+			  "-290308-12-21T19:59:27.6Z");
+	assert_text_value(PGTYPE_TIME, -1, "00:00:00.0005", iso, "io.debezium.time.IsoTime",
+			  "00:00:00.0005Z");
+	assert_text_value(PGTYPE_TIME, -1, "24:00:00", iso, "io.debezium.time.IsoTime",
+			  "00:00:00Z");
+	assert_int_value(PGTYPE_TIMESTAMP, 3, "2024-01-02 03:04:05.123", mic, CVALUE_INT64,
+			 "io.debezium.time.MicroTimestamp", INT64_C(1704164645123000));
+	assert_int_value(PGTYPE_TIME, 0, "00:00:01", mic, CVALUE_INT64,
+			 "io.debezium.time.MicroTime", 1000000);
+	assert_int_value(PGTYPE_TIMESTAMP, -1, "1969-12-31 23:59:59.999999", nan, CVALUE_INT64,
+			 "io.debezium.time.NanoTimestamp", -1000);
+	assert_int_value(PGTYPE_TIMESTAMP, -1, "infinity", nan, CVALUE_INT64,
+			 "io.debezium.time.NanoTimestamp", INT64_MAX);
+	assert_int_value(PGTYPE_TIME, -1, "24:00:00", nan, CVALUE_INT64,
+			 "io.debezium.time.NanoTime", INT64_C(86400000000000));
+	c = convert_modes(PGTYPE_TIMESTAMP, -1, "0001-01-01 00:00:00", nan);
+	ck_assert_int_eq(c->rc, 0);
+	ck_assert(c->pv.v.is_null);
+	conv_free(c);
+}
+END_TEST
+
+/*
  * interval (IntervalStyle=postgres): MicroDuration with months of 365.25/12 days, or Interval's
  * ISO 8601 text with every field; each field keeps its own sign.
  */
@@ -1311,6 +1379,8 @@ pgvalue_suite(void)
 	tcase_add_test(num, test_numeric_with_negative_scale_is_refused);
 	tcase_add_test(num, test_decimal_handling_modes_string_and_double);
 	tcase_add_test(time, test_time_and_timetz_as_debezium_converts_them);
+	tcase_add_test(time, test_connect_mode_is_connects_date_time_and_timestamp);
+	tcase_add_test(time, test_isostring_microseconds_and_nanoseconds_modes);
 	tcase_add_test(time, test_interval_as_debezium_converts_it);
 	tcase_add_test(num, test_arrays_as_debezium_converts_them);
 	tcase_add_test(num, test_money_as_debezium_converts_it);

@@ -33,6 +33,16 @@ enum cvalue_type {
 /* Logical type name of a Connect Decimal: BYTES holding the unscaled two's-complement value. */
 #define CVALUE_DECIMAL_NAME "org.apache.kafka.connect.data.Decimal"
 
+/*
+ * Connect's own temporal logical types (time.precision.mode=connect), whose Java values are
+ * java.util.Date: INT32 days since the epoch, INT32 milliseconds of the day, INT64 epoch
+ * milliseconds. JsonConverter writes the numbers; Values and Date.toString() write dates
+ * (convert_date.c).
+ */
+#define CVALUE_DATE_NAME      "org.apache.kafka.connect.data.Date"
+#define CVALUE_TIME_NAME      "org.apache.kafka.connect.data.Time"
+#define CVALUE_TIMESTAMP_NAME "org.apache.kafka.connect.data.Timestamp"
+
 /* A schema parameter; Connect keeps them in insertion order. */
 struct cvalue_param {
 	const char *key;   /* borrowed */

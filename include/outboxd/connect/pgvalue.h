@@ -33,10 +33,14 @@ enum pgvalue_decimal {
 	PGVALUE_DECIMAL_STRING,	 /* STRING, the plain text */
 };
 
-/* time.precision.mode (connect is refused at start-up, router_opts.c) */
+/* time.precision.mode, in the order of its values in router_opts.c */
 enum pgvalue_time {
 	PGVALUE_TIME_ADAPTIVE,			 /* time(0-3) Time, else MicroTime */
 	PGVALUE_TIME_ADAPTIVE_TIME_MICROSECONDS, /* every time MicroTime */
+	PGVALUE_TIME_CONNECT,	   /* Connect's Date, Time and Timestamp, in milliseconds */
+	PGVALUE_TIME_ISOSTRING,	   /* IsoDate, IsoTime, IsoTimestamp text */
+	PGVALUE_TIME_MICROSECONDS, /* every time and timestamp in microseconds */
+	PGVALUE_TIME_NANOSECONDS,  /* NanoTime, NanoTimestamp */
 };
 
 /* interval.handling.mode */

@@ -719,6 +719,32 @@ domains_t.tx(
                   d_ts="2024-01-02 03:04:05.5+02", d_arr='{a,"b c"}', d_outer="1.5"),
     domains_t.ins("nulls", aggregatetype=R("domains"), aggregateid="dm-2", type="Dom", payload='{"d": 2}'))
 
+# ob_connect_times: date, timestamp and time under time.precision.mode=connect (Connect's Date,
+# Time and Timestamp, java.util.Date values): midnights, before 1970, before the Gregorian
+# reform (java.util's calendar is Julian there), years 1 and 10000, the end of the day
+CONNECT_COLS = [("d", "date"), ("ts", "timestamp"), ("ts3", "timestamp(3)"), ("t", "time"),
+                ("t3", "time(3)"), ("tz", "timetz"), ("tstz", "timestamptz")]
+connect_t = Table("ob_connect_times", std_cols() + [Col(n, t, "plain") for n, t in CONNECT_COLS])
+TABLES[connect_t.name] = connect_t
+connect_t.tx(*[connect_t.ins(name, aggregatetype=R("connect"), aggregateid="ct-" + name, type="Ct",
+                             payload='{"c": 1}', **dict(zip([n for n, _ in CONNECT_COLS], vals)))
+               for name, *vals in (
+                   ("noon", "2024-02-29", "2024-01-02 03:04:05.123456", "2024-01-02 03:04:05.123",
+                    "12:34:56.789012", "12:34:56.789", "12:34:56.5+05:30", "2024-01-02 03:04:05.5+02"),
+                   ("midnight", "1970-01-01", "2024-01-02 00:00:00", "1970-01-02 00:00:00", "00:00:00",
+                    "00:00:00.001", "00:00:00+00", "2024-01-02 00:00:00+00"),
+                   ("before_1970", "1969-12-31", "1969-12-31 23:59:59.999999", "1900-01-01 00:00:00",
+                    "23:59:59.999999", "23:59:59.999", "23:59:59-01", "1969-12-31 23:59:59.5+00"),
+                   ("julian", "1582-10-04", "1000-06-15 12:00:00.5", "1582-10-15 00:00:00", "01:00:00",
+                    "01:00:00", "01:00:00+00", "1000-06-15 12:00:00+00"),
+                   ("year_1", "0001-01-01", "0001-01-01 00:00:00", "0001-12-31 23:59:59.999", "00:00:00.0005",
+                    "00:00:00", "00:00:00+00", "0001-01-01 00:00:00+00"),
+                   ("year_10000", "10000-01-01", "10000-01-01 00:00:00.1", "9999-12-31 23:59:59.999",
+                    "13:00:00", "13:00:00", "13:00:00+00", "10000-01-01 00:00:00.1+00"),
+                   ("end_of_day", "2024-01-01", "2024-01-01 12:00:00", "2024-01-01 12:00:00", "24:00:00",
+                    "24:00:00", "24:00:00+00", "2024-01-01 12:00:00+00"),
+                   ("nulls", None, None, None, None, None, None, None))])
+
 # ob_types_inf: the infinities of both types, after two good rows (a row of its own each)
 types_inf = fail_table("ob_types_inf", None, extra_cols=[Col("tstz", "timestamptz", "plain"),
                                                          Col("num", "numeric", "plain")])
@@ -1051,6 +1077,8 @@ PLACE_ARRAYS = ",".join(n + ":header" for n, _ in ARRAY_COLS)
 PLACE_BITS = "b1:header,b8:header,b16:header,vb:header,vb5:header,pt:header"
 PLACE_DOMAINS = ",".join(c + ":header" for c in DOMAIN_COLS)
 DEC_STRING = {"decimal.handling.mode": "string"}
+TP_CONNECT = {"time.precision.mode": "connect"}
+PLACE_CONNECT = ",".join(n + ":header" for n, _ in CONNECT_COLS)
 DEC_DOUBLE = {"decimal.handling.mode": "double"}
 PLACE_TEXTY = ("mood:header,code:header,addr:header,net:header,mac:header,mac8:header,r4:header,r8:header,"
                "rn:header,rts:header,rtz:header,rd:header,tv:header")
@@ -1143,6 +1171,40 @@ CONFIGS += [
            {"table.fields.additional.placement": "ts:header,ts3:header,d:header"}),
     Config("types_infinity_local_envelope_schemas", "ob_types_inf_local", J1,
            {"table.fields.additional.placement": "ts:envelope,ts3:envelope,d:envelope"}),
+    # time.precision.mode=connect: Connect's Date, Time and Timestamp
+    Config("connect_times_header_simple", "ob_connect_times", {**J0, **TP_CONNECT},
+           {"table.fields.additional.placement": PLACE_CONNECT}),
+    Config("connect_times_header_json_schemas", "ob_connect_times", {**J0, **J("header", True), **TP_CONNECT},
+           {"table.fields.additional.placement": PLACE_CONNECT}),
+    Config("connect_times_envelope_schemas", "ob_connect_times", {**J1, **TP_CONNECT},
+           {"table.fields.additional.placement": PLACE_CONNECT.replace("header", "envelope")}),
+    Config("connect_times_envelope_noschemas", "ob_connect_times", {**J0, **TP_CONNECT},
+           {"table.fields.additional.placement": PLACE_CONNECT.replace("header", "envelope")}),
+    Config("connect_times_envelope_string", "ob_connect_times", {**SS, **TP_CONNECT},
+           {"table.fields.additional.placement": PLACE_CONNECT.replace("header", "envelope")}),
+    Config("connect_infinity_header_simple", "ob_types_inf_local", {**J0, **TP_CONNECT},
+           {"table.fields.additional.placement": "ts:header,ts3:header,d:header"}),
+    Config("connect_infinity_envelope_schemas", "ob_types_inf_local", {**J1, **TP_CONNECT},
+           {"table.fields.additional.placement": "ts:envelope,ts3:envelope,d:envelope"}),
+    Config("connect_arrays_header_simple", "ob_arrays", {**J0, **TP_CONNECT},
+           {"table.fields.additional.placement": "da:header,tsa:header,tza:header"}),
+    Config("connect_arrays_envelope_schemas", "ob_arrays", {**J1, **TP_CONNECT},
+           {"table.fields.additional.placement": "da:envelope,tsa:envelope,tza:envelope"}),
+    # time.precision.mode isostring (IsoDate, IsoTime, IsoTimestamp text), microseconds and
+    # nanoseconds (NanoTimestamp null beyond a long's nanoseconds, infinity saturated)
+] + [cfg for mode in ("isostring", "microseconds", "nanoseconds") for cfg in (
+    Config("%s_times_header_simple" % mode, "ob_connect_times", {**J0, "time.precision.mode": mode},
+           {"table.fields.additional.placement": PLACE_CONNECT}),
+    Config("%s_times_header_json_schemas" % mode, "ob_connect_times",
+           {**J0, **J("header", True), "time.precision.mode": mode},
+           {"table.fields.additional.placement": PLACE_CONNECT}),
+    Config("%s_infinity_header_json_schemas" % mode, "ob_types_inf_local",
+           {**J0, **J("header", True), "time.precision.mode": mode},
+           {"table.fields.additional.placement": "ts:header,ts3:header,d:header"}),
+    Config("%s_arrays_header_simple" % mode, "ob_arrays", {**J0, "time.precision.mode": mode},
+           {"table.fields.additional.placement": "da:header,tsa:header,tza:header"}))] + [
+    Config("isostring_times_envelope_schemas", "ob_connect_times", {**J1, "time.precision.mode": "isostring"},
+           {"table.fields.additional.placement": PLACE_CONNECT.replace("header", "envelope")}),
 ]
 
 # table.expand.json.payload. Debezium merges the fields of differing array elements in a JVM
