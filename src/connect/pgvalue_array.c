@@ -2,8 +2,10 @@
 /*
  * Arrays, as Debezium's PostgresValueConverter converts them: a Connect ARRAY of the element
  * type's conversion (optional elements), from PostgreSQL's array text ("{a,"b c",NULL}"). A
- * numeric NaN or infinity makes the whole array null (special_numeric()). Multi-dimensional arrays are refused (element() says why). Parsed
- * by hand: libpq has no array parser.
+ * numeric NaN or infinity makes the whole array null (special_numeric()), and so does a NULL
+ * in a tsvector array (required_elements()); time and timetz elements lose what java.sql.Time
+ * cannot hold (pgvalue_sqltime()). Multi-dimensional arrays are refused (element() says why).
+ * Parsed by hand: libpq has no array parser.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +40,21 @@ pgvalue_array_elem(uint32_t array_oid)
 	case 2951: return PGTYPE_UUID;
 	case 199: return PGTYPE_JSON;
 	case 3807: return PGTYPE_JSONB;
+	case 1183: return PGTYPE_TIME;
+	case 1270: return PGTYPE_TIMETZ;
+	case 1041: return PGTYPE_INET;
+	case 651: return PGTYPE_CIDR;
+	case 1040: return PGTYPE_MACADDR;
+	case 775: return PGTYPE_MACADDR8;
+	case 1002: return PGTYPE_CHAR;
+	case 1028: return PGTYPE_OID;
+	case 3643: return PGTYPE_TSVECTOR;
+	case 3905: return PGTYPE_INT4RANGE;
+	case 3907: return PGTYPE_NUMRANGE;
+	case 3909: return PGTYPE_TSRANGE;
+	case 3911: return PGTYPE_TSTZRANGE;
+	case 3913: return PGTYPE_DATERANGE;
+	case 3927: return PGTYPE_INT8RANGE;
 	default: return 0;
 	}
 }
@@ -93,6 +110,31 @@ special_numeric(uint32_t elem, struct slice t)
 					  slice_eq_str(t, "-Infinity"));
 }
 
+/*
+ * Debezium gives a tsvector array's elements a required schema (optional false): a NULL
+ * element fails the array, which Debezium then writes as a null (the compat suite's
+ * ob_arrays2).
+ */
+static bool
+required_elements(uint32_t elem)
+{
+	return elem == PGTYPE_TSVECTOR;
+}
+
+/*
+ * An element's conversion: time and timetz elements come to Debezium as java.sql.Time
+ * (pgvalue_sqltime()), every other as the scalar column would.
+ */
+static int
+convert_element(const struct relcache_col *ecol, struct slice t, struct pgvalue_modes modes,
+		pgvalue_elem_fn convert, struct pgvalue *e)
+{
+	if (ecol->type_oid == PGTYPE_TIME || ecol->type_oid == PGTYPE_TIMETZ) {
+		return pgvalue_sqltime(ecol, t, modes.time, e);
+	}
+	return convert(ecol, t, modes, e);
+}
+
 /* One element at the cursor into @e; 1 the array is to be null, 0 done, <0 refused. */
 static int
 element(struct acur *c, const struct relcache_col *ecol, struct pgvalue_modes modes,
@@ -121,7 +163,9 @@ element(struct acur *c, const struct relcache_col *ecol, struct pgvalue_modes mo
 			return -EINVAL;
 		}
 		if (c->p - s == 4 && strncasecmp(s, "NULL", 4) == 0) {
-			return convert(ecol, SLICE_NULL, modes, e);
+			return required_elements(ecol->type_oid) ?
+				       1 :
+				       convert_element(ecol, SLICE_NULL, modes, convert, e);
 		}
 		buf_add(&e->raw, s, (size_t)(c->p - s));
 	}
@@ -130,7 +174,7 @@ element(struct acur *c, const struct relcache_col *ecol, struct pgvalue_modes mo
 		return 1;
 	}
 	e->v.is_null = false;
-	return convert(ecol, t, modes, e);
+	return convert_element(ecol, t, modes, convert, e);
 }
 
 int
@@ -149,9 +193,10 @@ pgvalue_array(const struct relcache_col *col, uint32_t elem, struct slice t,
 	}
 	buf_reset(&pv->item->data);
 	pv->item->v = (struct cvalue){ .optional = true, .is_null = true };
-	if ((rc = convert(&ecol, SLICE_NULL, modes, pv->item)) < 0) {
+	if ((rc = convert_element(&ecol, SLICE_NULL, modes, convert, pv->item)) < 0) {
 		return rc;
 	}
+	pv->item->v.optional = !required_elements(elem);
 	pv->v.type = CVALUE_ARRAY;
 	pv->v.u.array.items = &pv->item->v;
 	pv->v.u.array.v = NULL;

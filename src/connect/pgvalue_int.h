@@ -23,6 +23,15 @@ int pgvalue_datetime(const struct relcache_col *col, struct slice t, enum pgvalu
 		     struct pgvalue *pv);
 
 /*
+ * pgvalue_sqltime() - @t, the text of an element of a time or timetz array @col, into @pv as
+ * Debezium converts it: through java.sql.Time, so a time keeps milliseconds only and 24:00:00
+ * is 00:00:00, and a timetz loses its fraction and may have an offset with seconds.
+ * Return: 0, or -EINVAL (not PostgreSQL's output).
+ */
+int pgvalue_sqltime(const struct relcache_col *col, struct slice t, enum pgvalue_time mode,
+		    struct pgvalue *pv);
+
+/*
  * pgvalue_interval() - @t, the text of an interval column (IntervalStyle=postgres), into @pv
  * under interval.handling.mode @mode. Return: 0, or -EINVAL (text that is not that output).
  */

@@ -310,7 +310,7 @@ put_unit(enum unit u, bool clock, int64_t secs, int64_t us, struct pgvalue *pv)
  * (DateTimeParseException, the compat suite's ob_times_bad): refused.
  */
 static int
-convert_clock(const struct relcache_col *col, struct slice t, enum pgvalue_time mode,
+convert_clock(const struct relcache_col *col, struct slice t, enum pgvalue_time mode, bool sql,
 	      struct pgvalue *pv)
 {
 	bool zone = col->type_oid == PGTYPE_TIMETZ;
@@ -327,8 +327,13 @@ convert_clock(const struct relcache_col *col, struct slice t, enum pgvalue_time 
 		return 0;
 	}
 	if (!tcur_hms(&c, true, &secs, &us) || (zone && !tcur_zone(&c, &off)) || c.p != c.end ||
-	    off % 60) {
+	    (off % 60 && !sql)) {
 		return -EINVAL;
+	}
+	if (sql) {
+		/* java.sql.Time: milliseconds of a day that ends before 24:00:00, none for timetz */
+		us = zone ? 0 : us / 1000 * 1000;
+		secs %= 86400;
 	}
 	if (zone) {
 		format_clock(((secs - off) % 86400 + 86400) % 86400, us, -1, &pv->data);
@@ -336,6 +341,13 @@ convert_clock(const struct relcache_col *col, struct slice t, enum pgvalue_time 
 		return 0;
 	}
 	return put_unit(u, true, secs, us, pv);
+}
+
+int
+pgvalue_sqltime(const struct relcache_col *col, struct slice t, enum pgvalue_time mode,
+		struct pgvalue *pv)
+{
+	return convert_clock(col, t, mode, true, pv);
 }
 
 /*
@@ -383,7 +395,7 @@ pgvalue_datetime(const struct relcache_col *col, struct slice t, enum pgvalue_ti
 	enum unit u = UNIT_MILLIS;
 
 	if (col->type_oid == PGTYPE_TIME || col->type_oid == PGTYPE_TIMETZ) {
-		return convert_clock(col, t, mode, pv);
+		return convert_clock(col, t, mode, false, pv);
 	}
 	if (date) {
 		/* days: Debezium's Date, Connect's, or IsoDate's text */

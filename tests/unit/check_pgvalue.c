@@ -574,6 +574,38 @@ START_TEST(test_arrays_as_debezium_converts_them)
 }
 END_TEST
 
+/*
+ * time and timetz elements through java.sql.Time: milliseconds, 24:00:00 is midnight, a
+ * timetz without its fraction and with an offset's seconds; a NULL in a tsvector array (whose
+ * elements Debezium makes required) nulls the array.
+ */
+START_TEST(test_time_tsvector_and_network_arrays_as_debezium_converts_them)
+{
+	struct pgvalue_modes m = { 0 };
+	struct conv *c = convert_modes(1183 /* time[] */, -1, "{12:34:56.789012,24:00:00}", m);
+
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert_str_eq(c->pv.v.u.array.items->name, "io.debezium.time.MicroTime");
+	ck_assert_uint_eq(c->pv.v.u.array.n, 2);
+	ck_assert(c->pv.v.u.array.v[0].u.i == INT64_C(45296789000));
+	ck_assert(c->pv.v.u.array.v[1].u.i == 0);
+	conv_free(c);
+	c = convert_modes(1270 /* timetz[] */, -1, "{\"12:00:00.5+05:30:15\"}", m);
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert(slice_eq_str(c->pv.v.u.array.v[0].u.s, "06:29:45Z"));
+	conv_free(c);
+	c = convert_modes(3643 /* tsvector[] */, -1, "{\"'a'\",NULL}", m);
+	ck_assert_msg(c->rc == 0 && c->pv.v.is_null, "%s", c->err);
+	ck_assert(!c->pv.v.u.array.items->optional);
+	conv_free(c);
+	c = convert_modes(1041 /* inet[] */, -1, "{192.0.2.1/24,NULL}", m);
+	ck_assert_msg(c->rc == 0, "%s", c->err);
+	ck_assert(slice_eq_str(c->pv.v.u.array.v[0].u.s, "192.0.2.1/24"));
+	ck_assert(c->pv.v.u.array.v[1].is_null);
+	conv_free(c);
+}
+END_TEST
+
 /* @text of a money column under @modes: its Decimal's unscaled bytes as hex. */
 static void
 assert_money(const char *text, struct pgvalue_modes modes, const char *want_hex)
@@ -1250,9 +1282,9 @@ END_TEST
 START_TEST(test_some_arrays_and_geometric_types_are_refused)
 {
 	static const uint32_t oids[] = { 601 /* lseg */,	602 /* path */,
-					 603 /* box */,		1183 /* time[] */,
-					 1187 /* interval[] */, 1041 /* inet[] */,
-					 1270 /* timetz[] */,	628 /* line */ };
+					 603 /* box */,		791 /* money[] */,
+					 1187 /* interval[] */, 1561 /* bit[] */,
+					 143 /* xml[] */,	628 /* line */ };
 
 	for (size_t i = 0; i < sizeof(oids) / sizeof(oids[0]); i++) {
 		struct conv *c = convert_as(oids[i], -1, 't', "x", false, PGVALUE_BINARY_BYTES);
@@ -1380,6 +1412,7 @@ pgvalue_suite(void)
 	tcase_add_test(num, test_decimal_handling_modes_string_and_double);
 	tcase_add_test(time, test_time_and_timetz_as_debezium_converts_them);
 	tcase_add_test(time, test_connect_mode_is_connects_date_time_and_timestamp);
+	tcase_add_test(time, test_time_tsvector_and_network_arrays_as_debezium_converts_them);
 	tcase_add_test(time, test_isostring_microseconds_and_nanoseconds_modes);
 	tcase_add_test(time, test_interval_as_debezium_converts_it);
 	tcase_add_test(num, test_arrays_as_debezium_converts_them);

@@ -91,7 +91,8 @@ START_TEST(test_the_catalog_facts_decide)
 	ck_assert(!converts(603 /* box */, 'b', 'G', false));
 	ck_assert(!converts(628 /* line */, 'b', 'G', false));
 	/* arrays, ranges, multiranges, tsvector, extension and composite types */
-	ck_assert(!converts(3643, 'b', 'A', false));
+	ck_assert(!converts(1561 /* bit[] */, 'b', 'A', false));
+	ck_assert(!converts(3645 /* tsquery[] */, 'b', 'A', false));
 	ck_assert(!converts(17003, 'r', 'R', false)); /* a range type of one's own */
 	ck_assert(!converts(4532, 'm', 'R', false));
 	ck_assert(!converts(3615, 'b', 'U', false)); /* tsquery */
