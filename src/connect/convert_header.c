@@ -14,6 +14,42 @@
 
 #include "outboxd/util/utf8.h"
 
+static int header_text(const struct convert *c, const struct cvalue *v, bool embedded,
+		       struct buf *out, char *errbuf, size_t errlen);
+
+/*
+ * Values.append() of a Map or a Struct: '{', key ':' value (a struct's field names as keys),
+ * both as inside a struct, ',' between, '}'.
+ */
+static int
+header_pairs(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
+	     size_t errlen)
+{
+	bool map = v->type == CVALUE_MAP;
+	size_t n = map ? v->u.map.n : v->u.fields.n;
+
+	buf_add_char(out, '{');
+	for (size_t i = 0; i < n; i++) {
+		const struct cvalue *f = map ? &v->u.map.kv[2 * i + 1] : &v->u.fields.v[i];
+		struct cvalue name = { .type = CVALUE_STRING,
+				       .u.s = slice_from_str(f->field ? f->field : "") };
+
+		if (i) {
+			buf_add_char(out, ',');
+		}
+		if (header_text(c, map ? &v->u.map.kv[2 * i] : &name, true, out, errbuf, errlen) <
+		    0) {
+			return -EINVAL;
+		}
+		buf_add_char(out, ':');
+		if (header_text(c, f, true, out, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+	}
+	buf_add_char(out, '}');
+	return 0;
+}
+
 /* Values.append(): how SimpleHeaderConverter renders a value; @embedded inside a struct. */
 static int
 header_text(const struct convert *c, const struct cvalue *v, bool embedded, struct buf *out,
@@ -75,26 +111,8 @@ header_text(const struct convert *c, const struct cvalue *v, bool embedded, stru
 		}
 		buf_add_char(out, ']');
 		return 0;
-	case CVALUE_STRUCT:
-		buf_add_char(out, '{');
-		for (size_t i = 0; i < v->u.fields.n; i++) {
-			const struct cvalue *f = &v->u.fields.v[i];
-			struct cvalue name = { .type = CVALUE_STRING,
-					       .u.s = slice_from_str(f->field ? f->field : "") };
-
-			if (i) {
-				buf_add_char(out, ',');
-			}
-			if (header_text(c, &name, true, out, errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-			buf_add_char(out, ':');
-			if (header_text(c, f, true, out, errbuf, errlen) < 0) {
-				return -EINVAL;
-			}
-		}
-		buf_add_char(out, '}');
-		return 0;
+	case CVALUE_MAP:
+	case CVALUE_STRUCT: return header_pairs(c, v, out, errbuf, errlen);
 	default: return convert_json_nonnull(c, v, out, errbuf, errlen);
 	}
 }

@@ -54,6 +54,16 @@ json_schema(const struct convert *c, const struct cvalue *v, struct buf *out, ch
 			return -EINVAL;
 		}
 	}
+	if (v->type == CVALUE_MAP) {
+		buf_add_str(out, ",\"keys\":");
+		if (json_schema(c, v->u.map.keys, out, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+		buf_add_str(out, ",\"values\":");
+		if (json_schema(c, v->u.map.values, out, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+	}
 	if (v->type == CVALUE_STRUCT) {
 		buf_add_str(out, ",\"fields\":[");
 		for (size_t i = 0; i < v->u.fields.n; i++) {
@@ -114,6 +124,39 @@ json_schema(const struct convert *c, const struct cvalue *v, struct buf *out, ch
 	return 0;
 }
 
+/*
+ * A map as JsonConverter writes it: an object when the keys are strings (hstore's, the only
+ * maps outboxd makes), else an array of [key, value] pairs.
+ */
+static int
+json_map(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
+	 size_t errlen)
+{
+	bool object = v->u.map.keys->type == CVALUE_STRING;
+
+	buf_add_char(out, object ? '{' : '[');
+	for (size_t i = 0; i < v->u.map.n; i++) {
+		if (i) {
+			buf_add_char(out, ',');
+		}
+		if (!object) {
+			buf_add_char(out, '[');
+		}
+		if (json_value(c, &v->u.map.kv[2 * i], out, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+		buf_add_char(out, object ? ':' : ',');
+		if (json_value(c, &v->u.map.kv[2 * i + 1], out, errbuf, errlen) < 0) {
+			return -EINVAL;
+		}
+		if (!object) {
+			buf_add_char(out, ']');
+		}
+	}
+	buf_add_char(out, object ? '}' : ']');
+	return 0;
+}
+
 /* JsonConverter.convertToJson() for a non-null value. */
 int
 convert_json_nonnull(const struct convert *c, const struct cvalue *v, struct buf *out, char *errbuf,
@@ -166,6 +209,7 @@ convert_json_nonnull(const struct convert *c, const struct cvalue *v, struct buf
 		}
 		buf_add_char(out, ']');
 		return 0;
+	case CVALUE_MAP: return json_map(c, v, out, errbuf, errlen);
 	case CVALUE_NONE: break;
 	}
 	buf_add_str(out, "null");

@@ -25,6 +25,7 @@ convert_text_type_name(enum cvalue_type t)
 		[CVALUE_FLOAT64] = "double", [CVALUE_BOOLEAN] = "boolean",
 		[CVALUE_STRING] = "string",  [CVALUE_BYTES] = "bytes",
 		[CVALUE_STRUCT] = "struct",  [CVALUE_ARRAY] = "array",
+		[CVALUE_MAP] = "map",
 	};
 
 	return names[t];
@@ -130,6 +131,33 @@ convert_decimal_string(const uint8_t *p, size_t len, int32_t scale, struct buf *
 	buf_fini(&digits);
 }
 
+/*
+ * List.toString() ('[' elements ", " between ']') and AbstractMap.toString() ('{' key=value
+ * ", " between '}'), each item by String.valueOf().
+ */
+static int
+java_collection(const struct cvalue *v, enum jsonw_double_format fmt, struct buf *out)
+{
+	bool map = v->type == CVALUE_MAP;
+	size_t n = map ? 2 * v->u.map.n : v->u.array.n;
+
+	buf_add_char(out, map ? '{' : '[');
+	for (size_t i = 0; i < n; i++) {
+		const struct cvalue *e = map ? &v->u.map.kv[i] : &v->u.array.v[i];
+
+		if (i) {
+			buf_add_str(out, map && i % 2 ? "=" : ", ");
+		}
+		if (e->is_null) {
+			buf_add_str(out, "null");
+		} else if (convert_java_string(e, fmt, out) < 0) {
+			return -EINVAL;
+		}
+	}
+	buf_add_char(out, map ? '}' : ']');
+	return 0;
+}
+
 int
 convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct buf *out)
 {
@@ -174,22 +202,7 @@ convert_java_string(const struct cvalue *v, enum jsonw_double_format fmt, struct
 		return 0;
 	}
 	case CVALUE_ARRAY:
-		/* List.toString(): elements by String.valueOf, ", " between */
-		buf_add_char(out, '[');
-		for (size_t i = 0; i < v->u.array.n; i++) {
-			const struct cvalue *e = &v->u.array.v[i];
-
-			if (i) {
-				buf_add_str(out, ", ");
-			}
-			if (e->is_null) {
-				buf_add_str(out, "null");
-			} else if (convert_java_string(e, fmt, out) < 0) {
-				return -EINVAL;
-			}
-		}
-		buf_add_char(out, ']');
-		return 0;
+	case CVALUE_MAP: return java_collection(v, fmt, out);
 	case CVALUE_NONE: buf_add_str(out, "null"); return 0;
 	default:
 		if (convert_date_millis(v, &ms)) {

@@ -98,6 +98,9 @@ pgvalue_fini(struct pgvalue *pv)
 	buf_fini(&pv->data);
 	buf_fini(&pv->raw);
 	pgvalue_array_fini(pv);
+	free(pv->kv);
+	pv->kv = NULL;
+	pv->kvcap = 0;
 }
 
 static int

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * hstore, as Debezium converts it with hstore.handling.mode=json: pgjdbc's HStoreConverter puts
- * the pairs into a java.util.HashMap in the order of PostgreSQL's text, and Jackson writes the
- * map in the HashMap's iteration order. That order is reproduced here: String.hashCode() over
+ * hstore, as Debezium converts it: pgjdbc's HStoreConverter puts the pairs into a
+ * java.util.HashMap in the order of PostgreSQL's text; with hstore.handling.mode=json Jackson
+ * writes the map in the HashMap's iteration order, with map it is a Connect MAP, which the
+ * converters write in that order too. That order is reproduced here: String.hashCode() over
  * UTF-16, HashMap's spread (h ^ h >>> 16), the table's final capacity (16, doubled whenever the
  * size passes three quarters), buckets ascending, insertion order within a bucket (a resize
  * keeps it). A bucket of 8 or more keys (HashMap then resizes or builds a tree) is refused
@@ -145,20 +146,18 @@ hashmap_order(const char *text, struct pair *pairs, size_t n, size_t cap)
 	return 0;
 }
 
-int
-pgvalue_hstore_json(struct slice t, struct pgvalue *pv)
+/*
+ * @t's pairs, unquoted into @pv->raw, in HashMap's iteration order into *@ret (n in *@ret_n,
+ * to free). Return: 0, or -EINVAL (not hstore's output, a bucket of 8).
+ */
+static int
+hstore_pairs(struct slice t, struct pgvalue *pv, struct pair **ret, size_t *ret_n)
 {
 	const char *p = t.p, *end = t.p + t.len;
 	struct pair *pairs = NULL;
 	size_t n = 0, cap = 16, alloc = 0;
 	int rc = 0;
 
-	pv->v.type = CVALUE_STRING;
-	pv->v.name = "io.debezium.data.Json";
-	pv->v.version = 1;
-	if (pv->v.is_null) {
-		return 0;
-	}
 	buf_reset(&pv->raw);
 	while (p < end) {
 		struct pair pr = { .order = n };
@@ -198,6 +197,25 @@ pgvalue_hstore_json(struct slice t, struct pgvalue *pv)
 	if (rc == 0) {
 		rc = hashmap_order(pv->raw.data, pairs, n, cap);
 	}
+	*ret = pairs;
+	*ret_n = n;
+	return rc;
+}
+
+int
+pgvalue_hstore_json(struct slice t, struct pgvalue *pv)
+{
+	struct pair *pairs;
+	size_t n;
+	int rc;
+
+	pv->v.type = CVALUE_STRING;
+	pv->v.name = "io.debezium.data.Json";
+	pv->v.version = 1;
+	if (pv->v.is_null) {
+		return 0;
+	}
+	rc = hstore_pairs(t, pv, &pairs, &n);
 	buf_reset(&pv->data);
 	buf_add_char(&pv->data, '{');
 	for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -215,5 +233,52 @@ pgvalue_hstore_json(struct slice t, struct pgvalue *pv)
 	buf_add_char(&pv->data, '}');
 	free(pairs);
 	pv->v.u.s = (struct slice){ pv->data.data, pv->data.len };
+	return rc;
+}
+
+int
+pgvalue_hstore_map(struct slice t, struct pgvalue *pv)
+{
+	/* SchemaBuilder.map(STRING_SCHEMA, OPTIONAL_STRING_SCHEMA) */
+	static const struct cvalue keys = { .type = CVALUE_STRING };
+	static const struct cvalue values = { .type = CVALUE_STRING, .optional = true };
+	struct pair *pairs;
+	size_t n;
+	int rc;
+
+	pv->v.type = CVALUE_MAP;
+	pv->v.name = NULL;
+	pv->v.version = 0;
+	pv->v.u.map.keys = &keys;
+	pv->v.u.map.values = &values;
+	pv->v.u.map.n = 0;
+	if (pv->v.is_null) {
+		return 0;
+	}
+	rc = hstore_pairs(t, pv, &pairs, &n);
+	if (rc == 0 && !utf8_valid(pv->raw.data, pv->raw.len)) {
+		rc = -EILSEQ;
+	}
+	if (rc == 0) {
+		if (2 * n > pv->kvcap) {
+			pv->kvcap = 2 * n;
+			pv->kv = xrealloc(pv->kv, pv->kvcap * sizeof(*pv->kv));
+		}
+		for (size_t i = 0; i < n; i++) {
+			pv->kv[2 * i] = (struct cvalue){
+				.type = CVALUE_STRING,
+				.u.s = { pv->raw.data + pairs[i].key, pairs[i].klen },
+			};
+			pv->kv[2 * i + 1] = (struct cvalue){
+				.type = CVALUE_STRING,
+				.optional = true,
+				.is_null = pairs[i].null,
+				.u.s = { pv->raw.data + pairs[i].val, pairs[i].vlen },
+			};
+		}
+		pv->v.u.map.kv = pv->kv;
+		pv->v.u.map.n = n;
+	}
+	free(pairs);
 	return rc;
 }

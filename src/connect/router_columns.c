@@ -137,7 +137,8 @@ as_base(const struct router *r, const struct relcache_col *col)
 /*
  * A value of a type the catalog named: an enum's carries Debezium's Enum schema
  * (io.debezium.data.Enum with its labels as "allowed"), an ltree's io.debezium.data.Ltree, an
- * hstore's is its JSON object (pgvalue_hstore_json()); pgvalue below the router knows the
+ * hstore's is its JSON object or a map (pgvalue_hstore_json(), pgvalue_hstore_map());
+ * pgvalue below the router knows the
  * type's number only, which differs per database. @t is the value's text. Return: as
  * pgvalue_hstore_json(), 0 for the others.
  */
@@ -151,7 +152,8 @@ named_type(const struct router *r, uint32_t type_oid, struct slice t, struct pgv
 			continue;
 		}
 		if (e->kind == ROUTER_TYPE_HSTORE) {
-			return pgvalue_hstore_json(t, pv);
+			return r->modes.hstore_map ? pgvalue_hstore_map(t, pv) :
+						     pgvalue_hstore_json(t, pv);
 		}
 		pv->v.name = e->kind == ROUTER_TYPE_ENUM ? "io.debezium.data.Enum" :
 							   "io.debezium.data.Ltree";

@@ -86,7 +86,7 @@ fits_cached(const struct cvalue *v, const struct cvalue *s, bool same)
 	if (v->is_null) {
 		return s->optional;
 	}
-	if (v->type == CVALUE_STRUCT || v->type == CVALUE_ARRAY) {
+	if (v->type == CVALUE_STRUCT || v->type == CVALUE_ARRAY || v->type == CVALUE_MAP) {
 		return same;
 	}
 	return v->type == s->type && (v->type != CVALUE_BYTES || !v->name == !s->name);

@@ -420,11 +420,17 @@ setup_modes(struct router *r, const struct router_config *cfg, char *errbuf, siz
 		}
 		r->modes.decimal = (enum pgvalue_decimal)b;
 	}
-	if (cfg->hstore_handling_mode && !configdef_eq(cfg->hstore_handling_mode, "json")) {
-		errbuf_set(errbuf, errlen,
-			   "hstore.handling.mode='%s' is not supported yet; use json (the default)",
-			   cfg->hstore_handling_mode);
-		return -EINVAL;
+	if (cfg->hstore_handling_mode) {
+		b = configdef_enum(cfg->hstore_handling_mode, "json|map", NULL);
+		if (b < 0) {
+			errbuf_set(
+				errbuf, errlen,
+				"hstore.handling.mode='%s' is invalid; use json (the default) or "
+				"map",
+				cfg->hstore_handling_mode);
+			return -EINVAL;
+		}
+		r->modes.hstore_map = b == 1;
 	}
 	r->modes.money_digits = cfg->money_fraction_digits;
 	return jsonw_double_format_parse(cfg->double_format, &r->dfmt, errbuf, errlen);

@@ -246,6 +246,34 @@ START_TEST(test_connect_dates_write_as_java_writes_a_java_util_date)
 }
 END_TEST
 
+/* A map of strings (hstore.handling.mode=map) as each converter writes it. */
+START_TEST(test_maps_write_as_each_converter_does)
+{
+	struct convert *h = mk(SIMPLE, CONVERT_HEADER, NULL, NULL);
+	struct convert *s = mk(STRING, CONVERT_VALUE, NULL, NULL);
+	struct convert *j = mk(JSON, CONVERT_VALUE, "schemas.enable", "true");
+	struct cvalue keys = { .type = CVALUE_STRING };
+	struct cvalue values = { .type = CVALUE_STRING, .optional = true };
+	struct cvalue kv[] = { { .type = CVALUE_STRING, .u.s = { "a\"", 2 } },
+			       { .type = CVALUE_STRING, .optional = true, .u.s = { "1", 1 } },
+			       { .type = CVALUE_STRING, .u.s = { "b", 1 } },
+			       { .type = CVALUE_STRING, .optional = true, .is_null = true } };
+	struct cvalue map = { .type = CVALUE_MAP,
+			      .optional = true,
+			      .u.map = { &keys, &values, kv, 2 } };
+
+	expect(h, &map, "{\"a\\\"\":\"1\",\"b\":null}");
+	expect(s, &map, "{a\"=1, b=null}");
+	expect(j, &map,
+	       "{\"schema\":{\"type\":\"map\",\"keys\":{\"type\":\"string\",\"optional\":false},"
+	       "\"values\":{\"type\":\"string\",\"optional\":true},\"optional\":true},"
+	       "\"payload\":{\"a\\\"\":\"1\",\"b\":null}}");
+	convert_free(h);
+	convert_free(s);
+	convert_free(j);
+}
+END_TEST
+
 START_TEST(test_json_header_converter_writes_schemas_and_null_takes_the_default)
 {
 	struct convert *h = mk(JSON, CONVERT_HEADER, NULL, NULL);
@@ -568,6 +596,7 @@ convert_suite(void)
 	tc = tcase_create("headers");
 	tcase_add_test(tc, test_simple_header_converter_writes_the_java_text_of_each_type);
 	tcase_add_test(tc, test_connect_dates_write_as_java_writes_a_java_util_date);
+	tcase_add_test(tc, test_maps_write_as_each_converter_does);
 	tcase_add_test(tc, test_json_header_converter_writes_schemas_and_null_takes_the_default);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("logical-types");

@@ -728,6 +728,28 @@ START_TEST(test_hstore_is_json_in_hashmap_order)
 }
 END_TEST
 
+/* hstore.handling.mode=map: a Connect MAP of required string keys and optional values. */
+START_TEST(test_hstore_map_is_a_connect_map_in_hashmap_order)
+{
+	static const char text[] = "\"B\"=>\"4\", \"a\"=>NULL, \"aa\"=>\"5\"";
+	struct pgvalue pv = { 0 };
+	const struct cvalue *kv;
+
+	pv.v.optional = true;
+	ck_assert_int_eq(pgvalue_hstore_map((struct slice){ text, strlen(text) }, &pv), 0);
+	ck_assert_int_eq(pv.v.type, CVALUE_MAP);
+	ck_assert(!pv.v.u.map.keys->optional && pv.v.u.map.values->optional);
+	ck_assert_uint_eq(pv.v.u.map.n, 3);
+	kv = pv.v.u.map.kv;
+	ck_assert(slice_eq_str(kv[0].u.s, "aa") && slice_eq_str(kv[1].u.s, "5"));
+	ck_assert(slice_eq_str(kv[2].u.s, "a") && kv[3].is_null);
+	ck_assert(slice_eq_str(kv[4].u.s, "B") && slice_eq_str(kv[5].u.s, "4"));
+	ck_assert_int_eq(pgvalue_hstore_map(slice_from_str("\"\xff\"=>\"1\""), &pv), -EILSEQ);
+	ck_assert_int_eq(pgvalue_hstore_map(slice_from_str("a=>1"), &pv), -EINVAL);
+	pgvalue_fini(&pv);
+}
+END_TEST
+
 START_TEST(test_numeric_with_negative_scale_is_refused)
 {
 	struct conv *c = convert_as(PGTYPE_NUMERIC, NUMERIC_TYPMOD(2, -1), 't', "120", false,
@@ -1412,6 +1434,7 @@ pgvalue_suite(void)
 	tcase_add_test(num, test_decimal_handling_modes_string_and_double);
 	tcase_add_test(time, test_time_and_timetz_as_debezium_converts_them);
 	tcase_add_test(time, test_connect_mode_is_connects_date_time_and_timestamp);
+	tcase_add_test(time, test_hstore_map_is_a_connect_map_in_hashmap_order);
 	tcase_add_test(time, test_time_tsvector_and_network_arrays_as_debezium_converts_them);
 	tcase_add_test(time, test_isostring_microseconds_and_nanoseconds_modes);
 	tcase_add_test(time, test_interval_as_debezium_converts_it);

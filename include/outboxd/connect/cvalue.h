@@ -28,6 +28,7 @@ enum cvalue_type {
 	CVALUE_BYTES,
 	CVALUE_STRUCT,
 	CVALUE_ARRAY,
+	CVALUE_MAP,
 };
 
 /* Logical type name of a Connect Decimal: BYTES holding the unscaled two's-complement value. */
@@ -54,7 +55,8 @@ struct cvalue_param {
  * strings, bytes and arrays alive while converting. For CVALUE_STRUCT the fields carry their
  * own schemas (and, unless the struct is null, their values) and their names in @field. For
  * CVALUE_ARRAY @u.array.items is the element schema (its value is ignored) and the elements
- * carry that schema with their own values.
+ * carry that schema with their own values. For CVALUE_MAP @u.map.keys and @u.map.values are
+ * the key and value schemas and @u.map.kv the entries, key then value, 2 * @u.map.n of them.
  */
 struct cvalue {
 	enum cvalue_type type;
@@ -88,6 +90,11 @@ struct cvalue {
 			const struct cvalue *v;
 			size_t n;
 		} array; /* ARRAY */
+		struct {
+			const struct cvalue *keys, *values;
+			const struct cvalue *kv;
+			size_t n;
+		} map; /* MAP */
 	} u;
 };
 

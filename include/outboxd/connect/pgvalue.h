@@ -56,6 +56,7 @@ struct pgvalue_modes {
 	enum pgvalue_time time;
 	enum pgvalue_interval interval;
 	int money_digits; /* money.fraction.digits */
+	bool hstore_map;  /* hstore.handling.mode=map (the router converts hstore) */
 };
 
 /* A converted column. @v borrows from the other members: do not copy the struct. */
@@ -72,6 +73,8 @@ struct pgvalue {
 	struct cvalue *evals;  /* owned */
 	size_t elemcap;
 	struct pgvalue *item; /* owned */
+	struct cvalue *kv;    /* owned: a map's entries (pgvalue_hstore_map()) */
+	size_t kvcap;
 };
 
 /**
@@ -100,6 +103,13 @@ bool pgvalue_known(uint32_t type_oid);
  * output, or a HashMap bucket of 8 keys), -EILSEQ (not UTF-8).
  */
 int pgvalue_hstore_json(struct slice t, struct pgvalue *pv);
+
+/**
+ * pgvalue_hstore_map() - @t, the text of an hstore column, into @pv as Debezium's
+ * hstore.handling.mode=map writes it: a Connect MAP of STRING keys and optional STRING values
+ * in java.util.HashMap's order. Return: as pgvalue_hstore_json().
+ */
+int pgvalue_hstore_map(struct slice t, struct pgvalue *pv);
 
 /* pgvalue_fini() - free the owned buffer; the struct may be reused after. */
 void pgvalue_fini(struct pgvalue *pv);
