@@ -264,7 +264,8 @@ route_topic(struct router *r, const struct router_view *vw)
  * table.field.event.timestamp as getEventTimestampMs(): the column must be INT64 (else
  * DataException, even when NULL); NULL falls back to processing time; then its logical name
  * must be Timestamp (ms), MicroTimestamp (/1000) or NanoTimestamp (/1000000). PostgreSQL
- * timestamp(0..3) is Timestamp, timestamp(4..6) MicroTimestamp; timestamptz (a string) fails.
+ * timestamp(0..3) is Timestamp, timestamp(4..6) MicroTimestamp (time.precision.mode decides:
+ * pgvalue.h); timestamptz (a string), isostring's text and connect's Timestamp (a Date) fail.
  */
 static int
 event_timestamp(struct router *r, const struct router_view *vw)
@@ -310,12 +311,14 @@ event_timestamp(struct router *r, const struct router_view *vw)
 	} else if (v->name && strcmp(v->name, "io.debezium.time.NanoTimestamp") == 0) {
 		out->timestamp_ms = v->u.i / 1000000;
 	} else {
-		errbuf_set(
-			errbuf, errlen,
-			"table.field.event.timestamp column '%s' has the "
-			"unsupported type %s (Debezium fails with ConnectException); use a timestamp "
-			"(without time zone) column",
-			r->col_ts, v->name ? v->name : "int64");
+		/* Debezium: a ConnectException, or for Connect's Timestamp (a java.util.Date,
+		 * time.precision.mode=connect) a ClassCastException to Long */
+		errbuf_set(errbuf, errlen,
+			   "table.field.event.timestamp column '%s' has the "
+			   "unsupported type %s (Debezium's task fails on it); use a timestamp "
+			   "(without time zone) column, and a time.precision.mode other than "
+			   "connect",
+			   r->col_ts, v->name ? v->name : "int64");
 		return -EINVAL;
 	}
 	if (out->timestamp_ms < 0) {

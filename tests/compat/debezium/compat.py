@@ -1261,6 +1261,25 @@ CONFIGS += [
            {"table.fields.additional.placement": "da:header,tsa:header,tza:header"}))] + [
     Config("isostring_times_envelope_schemas", "ob_connect_times", {**J1, "time.precision.mode": "isostring"},
            {"table.fields.additional.placement": PLACE_CONNECT.replace("header", "envelope")}),
+    # the type options in the other placements: the event timestamp, the key, the id
+    # a Connect Timestamp is a java.util.Date, which getEventTimestampMs() casts to a Long: both fail
+    Config("connect_timestamp_event", "ob_main", {**J0, **TP_CONNECT}, {"table.field.event.timestamp": "created_at"},
+           fails=True, bad_row="simple"),
+    Config("nanoseconds_timestamp_event", "ob_main", {**J0, "time.precision.mode": "nanoseconds"},
+           {"table.field.event.timestamp": "created_at"}, ts="created_at"),
+    Config("microseconds_timestamp_event_milli", "ob_main", {**SS, "time.precision.mode": "microseconds"},
+           {"table.field.event.timestamp": "ts3"}, ts="ts3"),
+    Config("connect_key_timestamp_string", "ob_connect_times", {**SS, **TP_CONNECT},
+           {"table.field.event.key": "ts"}),
+    Config("connect_key_date_schemas", "ob_connect_times", {**J1, **TP_CONNECT},
+           {"table.field.event.key": "d"}),
+    Config("ext_map_key_schemas", "ob_ext", {**J1, "hstore.handling.mode": "map"},
+           {"table.field.event.key": "hs"}),
+    Config("ext_map_key_string", "ob_ext", {**SS, "hstore.handling.mode": "map"},
+           {"table.field.event.key": "hs"}),
+    Config("arrays_key_schemas", "ob_arrays", J1, {"table.field.event.key": "tsa"}),
+    Config("times_key_interval_string", "ob_times", {**J1, "interval.handling.mode": "string"},
+           {"table.field.event.key": "iv"}),
 ]
 
 # table.expand.json.payload. Debezium merges the fields of differing array elements in a JVM
