@@ -12,6 +12,14 @@
 #include "outboxd/util/mem.h"
 #include "router_int.h"
 
+/* Connect's Date or Time: an INT32 schema whose Java value is a java.util.Date, no Integer. */
+static bool
+java_date(const struct cvalue *v)
+{
+	return v->name &&
+	       (strcmp(v->name, CVALUE_DATE_NAME) == 0 || strcmp(v->name, CVALUE_TIME_NAME) == 0);
+}
+
 /* Placements in list order: headers appended, envelope fields collected, partition set. */
 int
 router_envelope_placements(struct router *r, const struct router_view *vw, size_t *nenv)
@@ -45,10 +53,12 @@ router_envelope_placements(struct router *r, const struct router_view *vw, size_
 		} else if (p->where == PLACE_ENVELOPE) {
 			r->envfields[*nenv] = pv->v;
 			r->envfields[(*nenv)++].field = p->alias;
-		} else if (pv->v.type != CVALUE_INT32) {
+		} else if (pv->v.type != CVALUE_INT32 || java_date(&pv->v)) {
 			errbuf_set(vw->errbuf, vw->errlen,
 				   "partition placement column '%s' must be an integer "
-				   "(int4) column; Debezium fails with DataException",
+				   "(int4) column; Debezium fails with DataException (or "
+				   "ClassCastException for a date or time under "
+				   "time.precision.mode=connect)",
 				   p->column);
 			return -EINVAL;
 		} else if (!pv->v.is_null && !r->server) {

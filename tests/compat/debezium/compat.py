@@ -1265,6 +1265,8 @@ CONFIGS += [
     # a Connect Timestamp is a java.util.Date, which getEventTimestampMs() casts to a Long: both fail
     Config("connect_timestamp_event", "ob_main", {**J0, **TP_CONNECT}, {"table.field.event.timestamp": "created_at"},
            fails=True, bad_row="simple"),
+    Config("connect_partition_date", "ob_connect_times", {**J0, **TP_CONNECT},
+           {"table.fields.additional.placement": "d:partition"}, fails=True, bad_row="noon"),
     Config("nanoseconds_timestamp_event", "ob_main", {**J0, "time.precision.mode": "nanoseconds"},
            {"table.field.event.timestamp": "created_at"}, ts="created_at"),
     Config("microseconds_timestamp_event_milli", "ob_main", {**SS, "time.precision.mode": "microseconds"},
