@@ -1389,6 +1389,17 @@ CONFIGS += [
                    "debezium.format.header.schemas.enable": "false"}),
     Config("server_simplestring_route", "ob_route", {}, runtime="server",
            server={"debezium.format.key": "simplestring", "debezium.format.value": "simplestring"}),
+    # the type options through Debezium Server (debezium.source.*), on its Java 21+
+    Config("server_connect_times_header_json", "ob_connect_times", {"time.precision.mode": "connect"},
+           {"table.fields.additional.placement": PLACE_CONNECT}, runtime="server", server={}),
+    Config("server_connect_times_simplestring", "ob_connect_times", {"time.precision.mode": "connect"},
+           {"table.fields.additional.placement": PLACE_CONNECT.replace("header", "envelope")}, runtime="server",
+           server={"debezium.format.value": "simplestring"}),
+    Config("server_hstore_map_arrays", "ob_ext", {"hstore.handling.mode": "map"},
+           {"table.fields.additional.placement": "hs:header,lt:envelope"}, runtime="server", server={}),
+    Config("server_times_bad_offset_seconds", "ob_times_bad", {},
+           {"table.fields.additional.placement": "tz:header"}, runtime="server", server={},
+           fails=True, bad_row="bad"),
 ]
 
 # logical decoding messages: message.prefix.include.list instead of the exclude list .*
