@@ -1913,7 +1913,8 @@ def run_debezium_server(configs, setup):
     """The real Debezium Server for the runtime="server" configurations: one process per
     configuration (it runs one connector), all at once, each on a copy of the template slot with
     a fresh offsets file. Every process is stopped (SIGTERM) once the run's topics hold the rows
-    of all of them, or when one ends by itself, or after SERVER_WAIT seconds; it runs after the
+    of all of them (a failing configuration's rows before its bad row), or when all ended by
+    themselves, or after SERVER_WAIT seconds; it runs after the
     Connect workers and before outboxd, so its records are in the Debezium dump. Returns
     ({config name: (state, trace)}, {config name: server.Server})."""
     home, major, jtext, dist = setup
@@ -1932,11 +1933,12 @@ def run_debezium_server(configs, setup):
     deadline = time.time() + SERVER_WAIT
     while True:
         total = outbox_total(run_topic_offsets())
-        if total >= want:
+        # a failing configuration is done when its process ended (its task failed)
+        if total >= want and all(servers[c.name].exited() for c in configs if c.fails):
             time.sleep(2)   # stragglers (a record too many is a difference too)
             break
         ended = [n for n, v in servers.items() if v.exited()]
-        if ended:
+        if len(ended) == len(servers):
             log("Debezium Server: %s ended by itself (%d of %d records)" % (", ".join(ended), total, want))
             break
         if time.time() > deadline:
