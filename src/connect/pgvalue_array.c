@@ -15,6 +15,7 @@
 #include "outboxd/connect/pgvalue.h"
 #include "outboxd/pg/pgtype.h"
 #include "outboxd/util/mem.h"
+#include "outboxd/util/utf8.h"
 #include "pgvalue_int.h"
 
 /* The arrays converted, by their type, to their element's (pg_type.typelem); 0 for others. */
@@ -244,6 +245,55 @@ pgvalue_array(const struct relcache_col *col, uint32_t elem, struct slice t,
 	}
 	pv->v.u.array.v = pv->evals;
 	pv->v.u.array.n = n;
+	return 0;
+}
+
+/* An element of pgvalue_text_array(): a plain string. */
+static int
+text_elem(const struct relcache_col *col, struct slice t, struct pgvalue_modes modes,
+	  struct pgvalue *pv)
+{
+	(void)col;
+	(void)modes;
+	pv->v.type = CVALUE_STRING;
+	if (!pv->v.is_null) {
+		if (!utf8_valid(t.p, t.len)) {
+			return -EILSEQ;
+		}
+		pv->v.u.s = t;
+	}
+	return 0;
+}
+
+int
+pgvalue_text_array(const struct relcache_col *col, struct slice t, const struct cvalue *item,
+		   struct pgvalue *pv)
+{
+	int rc = pgvalue_array(col, PGTYPE_TEXT, t, (struct pgvalue_modes){ 0 }, text_elem, pv);
+
+	if (rc < 0) {
+		return rc;
+	}
+	/* the item schema, on the array and on each element; a NULL where none may be nulls it */
+	pv->item->v.name = item->name;
+	pv->item->v.version = item->version;
+	pv->item->v.params = item->params;
+	pv->item->v.nparams = item->nparams;
+	pv->item->v.optional = item->optional;
+	for (size_t i = 0; i < pv->v.u.array.n; i++) {
+		struct cvalue *e = &pv->evals[i];
+
+		if (e->is_null && !item->optional) {
+			pv->v.is_null = true;
+			pv->v.u.array.n = 0;
+			return 0;
+		}
+		e->name = item->name;
+		e->version = item->version;
+		e->params = item->params;
+		e->nparams = item->nparams;
+		e->optional = item->optional;
+	}
 	return 0;
 }
 

@@ -110,6 +110,37 @@ router_named_type(struct router *r, uint32_t type_oid, const char *typname)
 }
 
 void
+router_array_type(struct router *r, uint32_t type_oid, uint32_t elem_oid)
+{
+	struct router_type *e = learnt(r, type_oid);
+
+	e->kind = ROUTER_TYPE_ARRAY;
+	e->base_oid = elem_oid;
+}
+
+/*
+ * A value of an array of type @e: strings, with an enum element's Enum schema (required) when
+ * the element is an enum the router knows.
+ */
+static int
+array_type(const struct router *r, const struct router_type *e, const struct relcache_col *col,
+	   struct slice t, struct pgvalue *pv)
+{
+	struct cvalue item = { .type = CVALUE_STRING, .optional = true };
+
+	for (size_t i = 0; i < r->ntypes; i++) {
+		if (r->types[i].oid == e->base_oid && r->types[i].kind == ROUTER_TYPE_ENUM) {
+			item = (struct cvalue){ .type = CVALUE_STRING,
+						.name = "io.debezium.data.Enum",
+						.version = 1,
+						.params = &r->types[i].allowed,
+						.nparams = 1 };
+		}
+	}
+	return pgvalue_text_array(col, t, &item, pv);
+}
+
+void
 router_domain(struct router *r, uint32_t type_oid, uint32_t base_oid, int32_t base_typmod)
 {
 	struct router_type *e = learnt(r, type_oid);
@@ -137,23 +168,27 @@ as_base(const struct router *r, const struct relcache_col *col)
 /*
  * A value of a type the catalog named: an enum's carries Debezium's Enum schema
  * (io.debezium.data.Enum with its labels as "allowed"), an ltree's io.debezium.data.Ltree, an
- * hstore's is its JSON object or a map (pgvalue_hstore_json(), pgvalue_hstore_map());
- * pgvalue below the router knows the
- * type's number only, which differs per database. @t is the value's text. Return: as
- * pgvalue_hstore_json(), 0 for the others.
+ * hstore's is its JSON object or a map (pgvalue_hstore_json(), pgvalue_hstore_map()), an
+ * array of an enum or a string type an array of strings (array_type()); pgvalue below the
+ * router knows the type's number only, which differs per database. @t is the value's text.
+ * Return: as pgvalue_hstore_json(), 0 for the others.
  */
 static int
-named_type(const struct router *r, uint32_t type_oid, struct slice t, struct pgvalue *pv)
+named_type(const struct router *r, const struct relcache_col *col, struct slice t,
+	   struct pgvalue *pv)
 {
 	for (size_t i = 0; i < r->ntypes; i++) {
 		const struct router_type *e = &r->types[i];
 
-		if (e->oid != type_oid || pv->v.type != CVALUE_STRING) {
+		if (e->oid != col->type_oid || pv->v.type != CVALUE_STRING) {
 			continue;
 		}
 		if (e->kind == ROUTER_TYPE_HSTORE) {
 			return r->modes.hstore_map ? pgvalue_hstore_map(t, pv) :
 						     pgvalue_hstore_json(t, pv);
+		}
+		if (e->kind == ROUTER_TYPE_ARRAY) {
+			return array_type(r, e, col, t, pv);
 		}
 		pv->v.name = e->kind == ROUTER_TYPE_ENUM ? "io.debezium.data.Enum" :
 							   "io.debezium.data.Ltree";
@@ -192,7 +227,7 @@ column_default(struct router *r, const struct router_view *vw, int i, bool notnu
 	if (pgvalue_convert(&col, &pc, notnull, r->modes, &r->defs[slot], NULL, 0) < 0) {
 		return;
 	}
-	if (named_type(r, col.type_oid, pc.value, &r->defs[slot]) < 0) {
+	if (named_type(r, &col, pc.value, &r->defs[slot]) < 0) {
 		return;
 	}
 	r->defs[slot].v.field = NULL;
@@ -228,11 +263,11 @@ router_column(struct router *r, const struct router_view *vw, const char *name, 
 			    vw->errlen) < 0) {
 		return -EINVAL;
 	}
-	if (named_type(r, col.type_oid, vw->row.tup->cols[i].value, &r->vals[slot]) < 0) {
+	if (named_type(r, &col, vw->row.tup->cols[i].value, &r->vals[slot]) < 0) {
 		errbuf_set(vw->errbuf, vw->errlen,
-			   "column '%s' (hstore): value '%.*s' is not hstore's output, is not "
-			   "UTF-8, or fills a java.util.HashMap bucket with 8 keys (whose order "
-			   "outboxd does not reproduce)",
+			   "column '%s' (hstore or an array): value '%.*s' is not its type's "
+			   "output, is not UTF-8, or is an hstore that fills a java.util.HashMap "
+			   "bucket with 8 keys (whose order outboxd does not reproduce)",
 			   rel->cols[i].name,
 			   (int)(vw->row.tup->cols[i].value.len > 64 ?
 					 64 :

@@ -116,9 +116,15 @@ void router_memo_fini(struct router_memo *m);
  */
 struct router_type {
 	uint32_t oid;
-	enum { ROUTER_TYPE_ENUM, ROUTER_TYPE_LTREE, ROUTER_TYPE_HSTORE, ROUTER_TYPE_DOMAIN } kind;
+	enum {
+		ROUTER_TYPE_ENUM,
+		ROUTER_TYPE_LTREE,
+		ROUTER_TYPE_HSTORE,
+		ROUTER_TYPE_DOMAIN,
+		ROUTER_TYPE_ARRAY,
+	} kind;
 	char *labels;	   /* owned; an enum's */
-	uint32_t base_oid; /* a domain's base type and its typmod */
+	uint32_t base_oid; /* a domain's base type and its typmod; an array's element type */
 	int32_t base_typmod;
 	struct cvalue_param allowed;
 };

@@ -582,7 +582,9 @@ pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type
 		   "d.typcategory, pg_catalog.format_type(d.oid, NULL), d.depth > 0, "
 		   "(SELECT typname FROM pg_catalog.pg_type WHERE oid = d.oid), "
 		   "COALESCE((SELECT e.typtypmod FROM d e WHERE e.typtype = 'd' "
-		   "AND e.typtypmod <> -1 ORDER BY e.depth LIMIT 1), -1) "
+		   "AND e.typtypmod <> -1 ORDER BY e.depth LIMIT 1), -1), "
+		   "(SELECT CASE WHEN typcategory = 'A' THEN typelem ELSE 0 END "
+		   "FROM pg_catalog.pg_type WHERE oid = d.oid) "
 		   "FROM d ORDER BY d.depth DESC LIMIT 1",
 		   2, p, &r, errbuf, errlen);
 	if (rc < 0) {
@@ -598,6 +600,7 @@ pgsql_type_facts(PGconn *c, uint32_t type_oid, int32_t typmod, struct pgsql_type
 		out->domain = strcmp(PQgetvalue(r, 0, 5), "t") == 0;
 		snprintf(out->typname, sizeof(out->typname), "%s", PQgetvalue(r, 0, 6));
 		out->base_typmod = (int32_t)strtol(PQgetvalue(r, 0, 7), NULL, 10);
+		out->elem_oid = (uint32_t)strtoul(PQgetvalue(r, 0, 8), NULL, 10);
 	} else {
 		/* dropped meanwhile: named by its number, judged by the built-in lists alone */
 		snprintf(out->name, sizeof(out->name), "OID %u", type_oid);

@@ -63,6 +63,13 @@ typecheck_converts(const struct pgsql_type_facts *f)
 	return pgvalue_known(f->base_oid) || as_text(f->category) || extension_type(f);
 }
 
+bool
+typecheck_array_elem(const struct pgsql_type_facts *elem)
+{
+	return !elem->domain &&
+	       (elem->typtype == 'e' || (elem->typtype == 'b' && elem->category == 'S'));
+}
+
 void
 typecheck_describe(const struct pgsql_type_facts *f, char *out, size_t len)
 {
@@ -107,6 +114,34 @@ learn_enum(PGconn *c, struct router *router, uint32_t type_oid, char *errbuf, si
 	return rc;
 }
 
+/*
+ * An array @f (of column type @type_oid) whose elements the router writes as text
+ * (typecheck_array_elem()): learnt by @router, with its element enum's labels.
+ * Return: 1 learnt, 0 not such an array, or a failed query's code.
+ */
+static int
+learn_array(PGconn *c, struct router *router, const struct pgsql_type_facts *f, uint32_t type_oid,
+	    char *errbuf, size_t errlen)
+{
+	struct pgsql_type_facts e;
+	int rc;
+
+	if (f->domain || f->category != 'A' || !f->elem_oid) {
+		return 0;
+	}
+	if ((rc = pgsql_type_facts(c, f->elem_oid, -1, &e, errbuf, errlen)) < 0) {
+		return rc;
+	}
+	if (!typecheck_array_elem(&e)) {
+		return 0;
+	}
+	if (e.typtype == 'e' && (rc = learn_enum(c, router, e.base_oid, errbuf, errlen)) < 0) {
+		return rc;
+	}
+	router_array_type(router, type_oid, e.base_oid);
+	return 1;
+}
+
 int
 typecheck_relation(PGconn *c, struct router *router, const struct relcache_rel *rel, char *errbuf,
 		   size_t errlen)
@@ -123,7 +158,11 @@ typecheck_relation(PGconn *c, struct router *router, const struct relcache_rel *
 		if (rc < 0) {
 			return rc;
 		}
-		if (!typecheck_converts(&f)) {
+		if (!typecheck_converts(&f) &&
+		    (rc = learn_array(c, router, &f, rel->cols[i].type_oid, errbuf, errlen)) <= 0) {
+			if (rc < 0) {
+				return rc;
+			}
 			typecheck_describe(&f, type, sizeof(type));
 			typecheck_reason(rel, i, option, type, errbuf, errlen);
 			return -EINVAL;

@@ -2333,9 +2333,10 @@ assert_header(const struct itest_record *r, const char *name, const char *want)
 }
 
 /*
- * Types the catalog judges: an enum, a domain over varchar and a domain over integer are
- * published as Debezium writes them (the domain as its base: the integer); a domain over box
- * (unknown to Debezium) and tsquery are exit 2 at start, the domain named with its base.
+ * Types the catalog judges: an enum, an array of it, a domain over varchar and a domain over
+ * integer are published as Debezium writes them (the domain as its base: the integer); a
+ * domain over box (unknown to Debezium), an array of a domain and tsquery are exit 2 at start,
+ * the domain named with its base.
  */
 START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 {
@@ -2353,12 +2354,14 @@ START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 		   "CREATE DOMAIN %s.qty AS integer CHECK (VALUE > 0); "
 		   "CREATE DOMAIN %s.area AS box; "
 		   "ALTER TABLE %s.outbox ADD COLUMN mood %s.mood, ADD COLUMN code %s.code, "
-		   "ADD COLUMN qty %s.qty, ADD COLUMN words tsquery, ADD COLUMN area %s.area",
-		   f.name, f.name, f.name, f.name, f.name, f.name, f.name, f.name, f.name);
+		   "ADD COLUMN qty %s.qty, ADD COLUMN words tsquery, ADD COLUMN area %s.area, "
+		   "ADD COLUMN moods %s.mood[], ADD COLUMN qtys %s.qty[]",
+		   f.name, f.name, f.name, f.name, f.name, f.name, f.name, f.name, f.name, f.name,
+		   f.name);
 	itest_sqlf(f.pg,
 		   "INSERT INTO %s.outbox (id, aggregatetype, aggregateid, type, payload, mood, "
-		   "code, qty, words) VALUES ('0badc0de-0000-4000-8000-0000000000d5', '%s', "
-		   "'agg-1', 'T', '{}', 'sad', 'A-1', 3, 'a & b')",
+		   "code, qty, words, moods) VALUES ('0badc0de-0000-4000-8000-0000000000d5', '%s', "
+		   "'agg-1', 'T', '{}', 'sad', 'A-1', 3, 'a & b', '{sad,ok}')",
 		   f.name, aggtypes[0]);
 	buf_add_fmt(&needle,
 		    "column \"area\" (table.fields.additional.placement) has type %s.area, a "
@@ -2375,8 +2378,18 @@ START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 				    "tsquery, which outboxd does not convert yet",
 				    1));
 	relayfix_config(&f, NULL,
+			"transforms.outbox.table.fields.additional.placement=qtys:header");
+	relayfix_start(&f);
+	ck_assert_int_eq(relayfix_wait_exit(&f, 30), 2);
+	buf_reset(&needle);
+	buf_add_fmt(&needle,
+		    "column \"qtys\" (table.fields.additional.placement) has type %s.qty[], which "
+		    "outboxd does not convert yet",
+		    f.name);
+	ck_assert(relayfix_wait_log(&f, buf_cstr(&needle), 1));
+	relayfix_config(&f, NULL,
 			"transforms.outbox.table.fields.additional.placement=mood:header,"
-			"code:header,qty:header");
+			"code:header,qty:header,moods:header");
 	relayfix_start(&f);
 	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);
 	topic = topic_of(0);
@@ -2385,6 +2398,7 @@ START_TEST(test_enums_domains_and_other_types_are_judged_by_the_catalog)
 	assert_header(&recs[0], "mood", "sad");
 	assert_header(&recs[0], "code", "A-1");
 	assert_header(&recs[0], "qty", "3");
+	assert_header(&recs[0], "moods", "[\"sad\",\"ok\"]");
 	itest_records_free(recs, n);
 	free(topic);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);

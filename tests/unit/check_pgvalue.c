@@ -598,6 +598,28 @@ START_TEST(test_time_tsvector_and_network_arrays_as_debezium_converts_them)
 	ck_assert_msg(c->rc == 0 && c->pv.v.is_null, "%s", c->err);
 	ck_assert(!c->pv.v.u.array.items->optional);
 	conv_free(c);
+	{
+		struct cvalue_param allowed = { "allowed", "ok,sad" };
+		struct cvalue item = { .type = CVALUE_STRING,
+				       .name = "io.debezium.data.Enum",
+				       .version = 1,
+				       .params = &allowed,
+				       .nparams = 1 };
+		struct relcache_col col = { .name = "moods", .type_oid = 16400, .typmod = -1 };
+		struct pgvalue pv = { .v = { .optional = true } };
+
+		ck_assert_int_eq(
+			pgvalue_text_array(&col, slice_from_str("{sad,\"ok\"}"), &item, &pv), 0);
+		ck_assert(!pv.v.is_null && pv.v.u.array.n == 2);
+		ck_assert_str_eq(pv.v.u.array.items->name, "io.debezium.data.Enum");
+		ck_assert(!pv.v.u.array.items->optional);
+		ck_assert_ptr_eq(pv.v.u.array.v[1].params, &allowed);
+		ck_assert(slice_eq_str(pv.v.u.array.v[1].u.s, "ok"));
+		ck_assert_int_eq(pgvalue_text_array(&col, slice_from_str("{sad,NULL}"), &item, &pv),
+				 0);
+		ck_assert(pv.v.is_null);
+		pgvalue_fini(&pv);
+	}
 	c = convert_modes(1041 /* inet[] */, -1, "{192.0.2.1/24,NULL}", m);
 	ck_assert_msg(c->rc == 0, "%s", c->err);
 	ck_assert(slice_eq_str(c->pv.v.u.array.v[0].u.s, "192.0.2.1/24"));

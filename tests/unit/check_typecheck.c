@@ -93,6 +93,17 @@ START_TEST(test_the_catalog_facts_decide)
 	/* arrays, ranges, multiranges, tsvector, extension and composite types */
 	ck_assert(!converts(1561 /* bit[] */, 'b', 'A', false));
 	ck_assert(!converts(3645 /* tsquery[] */, 'b', 'A', false));
+	/* an array of an enum or of a string type is learnt with its element (router) */
+	ck_assert(typecheck_array_elem(
+		&(struct pgsql_type_facts){ .typtype = 'e', .category = 'E' }));
+	ck_assert(typecheck_array_elem(
+		&(struct pgsql_type_facts){ .typtype = 'b', .category = 'S' }));
+	ck_assert(!typecheck_array_elem(
+		&(struct pgsql_type_facts){ .typtype = 'e', .category = 'E', .domain = true }));
+	ck_assert(!typecheck_array_elem(
+		&(struct pgsql_type_facts){ .typtype = 'b', .category = 'U' }));
+	ck_assert(!typecheck_array_elem(
+		&(struct pgsql_type_facts){ .typtype = 'b', .category = 'T' }));
 	ck_assert(!converts(17003, 'r', 'R', false)); /* a range type of one's own */
 	ck_assert(!converts(4532, 'm', 'R', false));
 	ck_assert(!converts(3615, 'b', 'U', false)); /* tsquery */

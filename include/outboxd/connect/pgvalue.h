@@ -111,6 +111,17 @@ int pgvalue_hstore_json(struct slice t, struct pgvalue *pv);
  */
 int pgvalue_hstore_map(struct slice t, struct pgvalue *pv);
 
+/**
+ * pgvalue_text_array() - @t, the text of array column @col (NULL when @pv's value is), into @pv
+ * as a Connect ARRAY of strings under the item schema @item (borrowed: its name, parameters
+ * and optionality; an Enum's for an array of enums), as Debezium writes an array of a type it
+ * reads as text. A NULL element under a required @item nulls the array, as Debezium's does.
+ * The router calls it for the arrays the catalog named (router_array_type()).
+ * Return: 0, or -EINVAL (not PostgreSQL's array output, multi-dimensional), -EILSEQ.
+ */
+int pgvalue_text_array(const struct relcache_col *col, struct slice t, const struct cvalue *item,
+		       struct pgvalue *pv);
+
 /* pgvalue_fini() - free the owned buffer; the struct may be reused after. */
 void pgvalue_fini(struct pgvalue *pv);
 

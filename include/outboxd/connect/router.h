@@ -116,6 +116,14 @@ void router_enum_labels(struct router *r, uint32_t type_oid, const char *labels)
 int router_named_type(struct router *r, uint32_t type_oid, const char *typname);
 
 /**
+ * router_array_type() - type @type_oid is an array of @elem_oid, an enum (its labels learnt by
+ * router_enum_labels()) or a string type, learnt from the catalog before its first row
+ * (typecheck.h): its values are Connect arrays of strings, of Debezium's Enum schema (required
+ * elements: a NULL element nulls the array) for an enum, as Debezium writes them.
+ */
+void router_array_type(struct router *r, uint32_t type_oid, uint32_t elem_oid);
+
+/**
  * router_domain() - type @type_oid is a domain over @base_oid with @base_typmod (-1 for none),
  * learnt from the catalog before its first row (typecheck.h): its values are converted as
  * Debezium converts a domain, as its base type.

@@ -193,6 +193,7 @@ struct pgsql_type_facts {
 	bool domain;	     /* the type is a domain over base_oid */
 	char typname[64];    /* the base's pg_type.typname, unqualified: "hstore" */
 	int32_t base_typmod; /* a domain's typmod of its base (numeric(10,2)'s), else -1 */
+	uint32_t elem_oid;   /* an array base's element type (pg_type.typelem), else 0 */
 };
 
 /**

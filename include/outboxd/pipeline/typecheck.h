@@ -38,6 +38,14 @@ int typecheck_next(const struct router *router, const struct relcache_rel *rel, 
 bool typecheck_converts(const struct pgsql_type_facts *f);
 
 /**
+ * typecheck_array_elem() - whether an array (not known by number) whose element type @elem
+ * describes converts as Debezium converts it: arrays of enums (Enum items, required) and of
+ * string types such as citext (plain strings), whose elements the router writes as text
+ * (router_array_type()). Pure.
+ */
+bool typecheck_array_elem(const struct pgsql_type_facts *elem);
+
+/**
  * typecheck_describe() - the type @f describes, for a refusal: its name, and for a domain its
  * base ("money_d, a domain over money"). Pure.
  */

@@ -669,11 +669,14 @@ arrays_t.tx(arow("plain", ta='{a,"b c",NULL,"d\\"e","NULL",""}', va="{x,yy}", i2
 # offset with seconds taken), a NULL in a tsvector array nulls the array. Debezium 3.6.1 leaves
 # out ("Unexpected JDBC type '2003'") interval[], money[], varbit[], xml[] and point[] columns
 # (placing one fails its task) and writes bit[] as a null under the element's schema: outboxd
-# refuses all of them at start-up, and arrays of enums and extension types too.
+# refuses all of them at start-up. Arrays of an enum (Enum items, required: a NULL element nulls
+# the array) and of citext (strings) are known from the catalog.
 ARRAY2_COLS = [("tma", "time[]"), ("tm3a", "time(3)[]"), ("ttza", "timetz[]"), ("ina", "inet[]"),
                ("cia", "cidr[]"), ("maa", "macaddr[]"), ("ma8a", "macaddr8[]"), ("qa", '"char"[]'),
                ("oa", "oid[]"), ("ra", "int4range[]"), ("r8a", "int8range[]"), ("rna", "numrange[]"),
-               ("rda", "daterange[]"), ("rtsa", "tsrange[]"), ("rtza", "tstzrange[]"), ("tva", "tsvector[]")]
+               ("rda", "daterange[]"), ("rtsa", "tsrange[]"), ("rtza", "tstzrange[]"), ("tva", "tsvector[]"),
+               ("ea", S + ".mood[]"), ("cta", S + ".citext[]")]
+PRE_DDL += ["CREATE EXTENSION IF NOT EXISTS citext SCHEMA %s;" % S]
 arrays2_t = Table("ob_arrays2", std_cols() + [Col(n, t, "plain") for n, t in ARRAY2_COLS])
 TABLES[arrays2_t.name] = arrays2_t
 
@@ -689,10 +692,12 @@ arrays2_t.tx(a2row("plain", tma="{12:34:56.789012,24:00:00,NULL}", tm3a="{00:00:
                    maa="{08:00:2b:01:02:03}", ma8a="{08:00:2b:01:02:03:04:05}", qa='{a,b}',
                    oa="{1,4294967295}", ra='{"[1,5)",empty}', r8a='{"(,0]"}', rna='{"(1.5,2.25]",NULL}',
                    rda='{"[2024-01-01,infinity)"}', rtsa='{"[2024-01-01 00:00:00.5,2024-01-02)"}',
-                   rtza='{"[2024-01-01 00:00:00+00,2024-01-02 00:00:00+02)"}', tva='{"a fat:2"}'),
+                   rtza='{"[2024-01-01 00:00:00+00,2024-01-02 00:00:00+02)"}', tva='{"a fat:2"}',
+                   ea='{ok,"very sad",NULL}', cta='{Ab,"c d",NULL}'),
              a2row("fractions", tma="{00:00:00.5,23:59:59.999999,00:00:00.0005}", tm3a="{12:00:00.5}",
-                   ttza='{"00:00:00.123456-01","23:59:59.5+00","12:00:00+05:30:15"}', tva='{"b:1"}'),
-             a2row("null_elements", tva="{NULL}", ina="{NULL}", tma="{NULL}"),
+                   ttza='{"00:00:00.123456-01","23:59:59.5+00","12:00:00+05:30:15"}', tva='{"b:1"}',
+                   ea='{sad,"very sad"}', cta='{"\u00e9t\u00e9"}'),
+             a2row("null_elements", tva="{NULL}", ina="{NULL}", tma="{NULL}", ea="{NULL}", cta="{NULL}"),
              a2row("empty", **{n: "{}" for n, _ in ARRAY2_COLS}),
              a2row("nulls"))
 
