@@ -424,6 +424,7 @@ load(struct ctx *c)
 	c->cfg->flavour = src->flavour == CFGSRC_SERVER ? CONFIG_SERVER : CONFIG_CONNECT;
 	c->cfg->plugin_name = xstrdup("pgoutput");
 	c->cfg->snapshot_mode = xstrdup("initial");
+	c->cfg->topic_creation_enable = true; /* the worker's default */
 	c->cfg->name = xstrdup(src->flavour == CFGSRC_SERVER ? "kafka" : "");
 	r = apply_defaults(c, config_connector_keys, config_nconnector_keys);
 	if (r == 0) {

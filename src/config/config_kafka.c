@@ -15,6 +15,7 @@
 #include "outboxd/config/vocab.h"
 #include "outboxd/connect/configdef.h"
 #include "outboxd/connect/convert.h"
+#include "outboxd/connect/topiccreation.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/mem.h"
 
@@ -57,7 +58,16 @@ config_kafka_connector_key(struct ctx *c, const struct kv_entry *e)
 		return 1; /* read when every key is known (config_kafka_finish, finish_errors) */
 	}
 	shown = config_ctx_display(c, k);
-	if (config_ctx_starts_with(k, "producer.override.")) {
+	if (config_ctx_starts_with(k, "topic.creation.")) {
+		/* Connect's KIP-158, read when every key is known (finish_topic_creation);
+		 * Debezium Server's Kafka sink creates no topics */
+		if (c->src->flavour == CFGSRC_SERVER) {
+			config_ctx_ignore(c, shown,
+					  "Debezium Server's Kafka sink creates no topics; create "
+					  "them beforehand or let the broker auto-create them",
+					  e->origin);
+		}
+	} else if (config_ctx_starts_with(k, "producer.override.")) {
 		r = add_java(c, k + 18, e->value, e->origin, shown);
 		r = r ? r : 1;
 	} else if (config_ctx_starts_with(k, "consumer.override.") ||
@@ -106,6 +116,14 @@ worker_key(struct ctx *c, const struct kv_entry *e)
 	}
 	if (config_ctx_starts_with(k, "producer.")) {
 		return add_java(c, k + 9, e->value, e->origin, k);
+	}
+	if (strcmp(k, "topic.creation.enable") == 0) {
+		if (configdef_bool(e->value, &c->cfg->topic_creation_enable) < 0) {
+			config_ctx_seterr(c, "%s: %s: \"%s\" is not a boolean; use true or false",
+					  e->origin, k, e->value);
+			return -EINVAL;
+		}
+		return 0;
 	}
 	if (config_ctx_starts_with(k, "consumer.") || config_ctx_starts_with(k, "admin.") ||
 	    config_ctx_starts_with(k, "config.providers.") ||
@@ -563,6 +581,41 @@ finish_producer(struct ctx *c)
 	return 0;
 }
 
+/*
+ * KIP-158 (topiccreation.h), checked now so that `outboxd check` and the start refuse what
+ * Connect refuses; the producer reads it again from its settings (config_kafka_settings()).
+ */
+static int
+finish_topic_creation(struct ctx *c)
+{
+	struct topiccreation *tc = NULL;
+	char err[512];
+
+	if (c->src->flavour == CFGSRC_SERVER) {
+		return 0;
+	}
+	if (!c->cfg->topic_creation_enable) {
+		for (size_t i = 0; i < c->cfg->connector.n; i++) {
+			const struct kv_entry *e = &c->cfg->connector.v[i];
+
+			if (config_ctx_starts_with(e->key, "topic.creation.")) {
+				config_ctx_ignore(c, e->key,
+						  "the worker's topic.creation.enable=false turns "
+						  "topic creation off",
+						  e->origin);
+			}
+		}
+		return 0;
+	}
+	if (topiccreation_parse(&c->cfg->connector, "topic.creation.",
+				c->cfg->topic_creation_enable, &tc, err, sizeof(err)) < 0) {
+		config_ctx_seterr(c, "%s: %s", c->src->connector_path, err);
+		return -EINVAL;
+	}
+	topiccreation_free(tc);
+	return 0;
+}
+
 int
 config_kafka_finish(struct ctx *c)
 {
@@ -570,6 +623,7 @@ config_kafka_finish(struct ctx *c)
 
 	r = r ? r : finish_transform(c);
 	r = r ? r : finish_producer(c);
+	r = r ? r : finish_topic_creation(c);
 	return r;
 }
 
@@ -597,6 +651,19 @@ config_kafka_settings(struct config *cfg)
 	/* read by the producer (authgrace.h), never passed to librdkafka */
 	snprintf(n, sizeof(n), "%lld", (long long)cfg->kafka_auth_grace_ms);
 	kv_set(&cfg->librdkafka, "outboxd.kafka.auth.grace.ms", n, NULL);
+	/* KIP-158 for the producer (kafka/producer_create.c), outboxd's keys: never librdkafka's */
+	if (cfg->flavour == CONFIG_CONNECT && cfg->topic_creation_enable) {
+		for (size_t i = 0; i < cfg->connector.n; i++) {
+			const struct kv_entry *e = &cfg->connector.v[i];
+			struct buf k = BUF_INIT;
+
+			if (strncmp(e->key, "topic.creation.", 15) == 0) {
+				buf_add_fmt(&k, "outboxd.%s", e->key);
+				kv_set(&cfg->librdkafka, buf_cstr(&k), e->value, e->origin);
+			}
+			buf_fini(&k);
+		}
+	}
 	/* the outboxd_kafka_* metrics; a statistics.interval.ms given as a producer key wins */
 	if (cfg->kafka_stats_ms && !kv_get(&cfg->librdkafka, "statistics.interval.ms")) {
 		snprintf(n, sizeof(n), "%lld", (long long)cfg->kafka_stats_ms);

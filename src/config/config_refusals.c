@@ -42,7 +42,6 @@ const struct refusal config_notes[] = {
 	  "outboxd never creates publications; create it with the statement in sql/publication.sql" },
 	{ "offset.*", NULL, "outboxd keeps no offsets; it resumes from the replication slot" },
 	{ "tasks.max", NULL, "the PostgreSQL connector runs one task" },
-	{ "topic.creation.*", NULL, "outboxd does not create topics; create them beforehand" },
 	{ "tombstones.on.delete", NULL, "the EventRouter drops delete events" },
 	{ "database.server.name", NULL, "Debezium 1.x name; 3.6.1 reads topic.prefix" },
 };

@@ -196,6 +196,14 @@ ks_check(const struct kv *settings, int timeout_ms, sink_line line, void *arg)
 	line(arg, ok ? 0 : 2, "kafka", err);
 	warnings = kafkasec_describe(settings, rd_kafka_version(), &sec);
 	line(arg, warnings ? 1 : 0, "kafka tls", buf_cstr(&sec));
+	if (ok) {
+		int level;
+
+		buf_reset(&sec);
+		level = producer_check_topic_creation(p, timeout_ms, &sec);
+		line(arg, level, "topic creation", buf_cstr(&sec));
+		ok = level < 2;
+	}
 	buf_fini(&sec);
 	producer_free(p);
 	return ok;

@@ -34,9 +34,6 @@ refusal_fix(rd_kafka_resp_err_t err)
 	case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
 	case RD_KAFKA_RESP_ERR_INVALID_RECORD:
 		return "the broker's policy refuses this record: change the policy or the row";
-	case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
-	case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
-		return "the topic does not exist and is not created automatically: create it";
 	default: return NULL;
 	}
 }
@@ -88,6 +85,22 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 		}
 		p->on_delivery(p->opaque, m->_private, true, NULL);
 		return;
+	}
+	if ((m->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+	     m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) &&
+	    !p->precondition[0]) {
+		/*
+		 * No retry creates it: said once as a refusal (exit 2), not as a poison row or a
+		 * session restarted again and again; the record fails as any undelivered one, and
+		 * the next start publishes it again from the slot
+		 */
+		snprintf(p->precondition, sizeof(p->precondition),
+			 "topic %s does not exist and the broker does not create it "
+			 "(auto.create.topics.enable=false): create it, or set "
+			 "topic.creation.default.partitions and "
+			 "topic.creation.default.replication.factor in the connector's file for "
+			 "outboxd to create topics as Kafka Connect does",
+			 m->rkt ? rd_kafka_topic_name(m->rkt) : "?");
 	}
 	fix = refusal_fix(m->err);
 	snprintf(p->report, sizeof(p->report), "%s (%s), topic %s partition %d%s%s",
@@ -296,76 +309,53 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 	if (wake_fd >= 0) {
 		rd_kafka_queue_io_event_enable(p->mainq, wake_fd, "1", 1);
 	}
+	if (producer_create_init(p, settings, wake_fd, errbuf, errlen) < 0) {
+		producer_free(p);
+		return -EINVAL;
+	}
 	*ret = p;
 	return 0;
-}
-
-/* Builds librdkafka headers; they belong to librdkafka once producev() succeeds. */
-static rd_kafka_headers_t *
-headers_new(const struct sink_record *rec)
-{
-	rd_kafka_headers_t *h = rd_kafka_headers_new(rec->nheaders ? rec->nheaders : 1);
-
-	for (size_t i = 0; i < rec->nheaders; i++) {
-		rd_kafka_header_add(h, rec->headers[i].name, -1, rec->headers[i].value,
-				    rec->headers[i].value ? (ssize_t)rec->headers[i].len : 0);
-	}
-	return h;
 }
 
 int
 producer_send(struct producer *p, const struct sink_record *rec, void *msg_opaque, char *errbuf,
 	      size_t errlen)
 {
-	rd_kafka_topic_t *rkt = producer_topics_get(p, rec->topic);
-	rd_kafka_headers_t *h = headers_new(rec);
-	/* F_COPY: the router reuses its buffers; librdkafka copies into the message's own block. */
-	rd_kafka_vu_t vu[] = {
-		rkt ? (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_RKT, .u.rkt = rkt } :
-		      (rd_kafka_vu_t){ .vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = rec->topic },
-		{ .vtype = RD_KAFKA_VTYPE_PARTITION,
-		  .u.i32 = rec->partition < 0 ? RD_KAFKA_PARTITION_UA : rec->partition },
-		{ .vtype = RD_KAFKA_VTYPE_KEY,
-		  .u.mem = { (void *)rec->key, rec->key ? rec->key_len : 0 } },
-		{ .vtype = RD_KAFKA_VTYPE_VALUE,
-		  .u.mem = { (void *)rec->value, rec->value ? rec->value_len : 0 } },
-		{ .vtype = RD_KAFKA_VTYPE_TIMESTAMP, .u.i64 = rec->timestamp_ms },
-		{ .vtype = RD_KAFKA_VTYPE_HEADERS, .u.headers = h },
-		{ .vtype = RD_KAFKA_VTYPE_MSGFLAGS, .u.i = RD_KAFKA_MSG_F_COPY },
-		{ .vtype = RD_KAFKA_VTYPE_OPAQUE, .u.ptr = msg_opaque },
-	};
-	rd_kafka_error_t *error = rd_kafka_produceva(p->rk, vu, sizeof(vu) / sizeof(vu[0]));
-	rd_kafka_resp_err_t err;
+	int held = p->tc ? producer_create_hold(p, rec, msg_opaque, errbuf, errlen) : 0;
 
-	if (!error) {
-		return 0;
+	if (held) {
+		return held < 0 ? held : 0; /* its topic is being created: sent once it exists */
 	}
-	/* after a fatal error, the code is the original cause; the flag says it was fatal */
-	err = rd_kafka_error_is_fatal(error) ? RD_KAFKA_RESP_ERR__FATAL :
-					       rd_kafka_error_code(error);
-	rd_kafka_headers_destroy(h); /* still the caller's when the record was not queued */
-	if (errbuf) {
-		snprintf(errbuf, errlen, "%s", rd_kafka_error_string(error));
-	}
-	rd_kafka_error_destroy(error);
-	switch (err) {
-	case RD_KAFKA_RESP_ERR__QUEUE_FULL: return -EAGAIN;
-	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE: return -EMSGSIZE;
-	case RD_KAFKA_RESP_ERR__FATAL: return -ESHUTDOWN;
-	default: return -EINVAL;
-	}
+	return producer_produce(p, producer_topics_get(p, rec->topic), rec, msg_opaque, errbuf,
+				errlen);
 }
 
 void
 producer_poll(struct producer *p)
 {
 	rd_kafka_poll(p->rk, 0);
+	producer_create_serve(p);
 }
 
 int
 producer_flush(struct producer *p, int timeout_ms)
 {
-	return rd_kafka_flush(p->rk, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : -ETIMEDOUT;
+	int64_t end = now_monotonic_us() + (int64_t)timeout_ms * 1000;
+
+	/* records held for their topics' creation (producer_create.c) count as queued */
+	for (;;) {
+		int64_t left_ms = (end - now_monotonic_us()) / 1000;
+		int slice = p->nheld ? (left_ms < 100 ? (int)left_ms : 100) : (int)left_ms;
+
+		producer_create_serve(p);
+		if (rd_kafka_flush(p->rk, slice > 0 ? slice : 0) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		    !p->nheld) {
+			return 0;
+		}
+		if (now_monotonic_us() >= end) {
+			return -ETIMEDOUT;
+		}
+	}
 }
 
 /*
@@ -439,6 +429,12 @@ producer_precondition(struct producer *p, char *errbuf, size_t errlen)
 }
 
 int
+producer_check_topic_creation(struct producer *p, int timeout_ms, struct buf *out)
+{
+	return producer_create_check(p, timeout_ms, out);
+}
+
+int
 producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen)
 {
 	const struct rd_kafka_metadata *md = NULL;
@@ -493,7 +489,7 @@ producer_topic_lookups(const struct producer *p)
 int
 producer_queue_len(struct producer *p)
 {
-	return rd_kafka_outq_len(p->rk);
+	return rd_kafka_outq_len(p->rk) + p->nheld;
 }
 
 int64_t
@@ -540,6 +536,9 @@ producer_discard(struct producer *p, int64_t inflight_ms, char *fatal, size_t fa
 	    rd_kafka_fatal_error(p->rk, err, sizeof(err)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
 		snprintf(fatal, fatallen, "%s", err);
 	}
+	/* records held for a topic's creation never reached librdkafka: failed too */
+	producer_create_fail(p, "not sent: the producer ended before its topic was created");
+	producer_create_free(p);
 	producer_topics_free(p);
 	rd_kafka_queue_destroy(p->mainq);
 	rd_kafka_destroy(p->rk);

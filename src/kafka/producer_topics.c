@@ -11,12 +11,8 @@
 
 #define MOD "producer"
 
-/* Topics produced to so far, by name: see producer_topics_get(). Open addressing, never more
- * than half full. */
-struct topic_slot {
-	char *name;
-	rd_kafka_topic_t *rkt;
-};
+/* Topics produced to so far (struct topic_slot), by name: see producer_topics_get(). Open
+ * addressing, never more than half full. */
 
 /* beyond that many names, records go by name, without a lookup first; librdkafka then finds the
  * topic by a scan of all it knows, per record */
@@ -99,24 +95,29 @@ lookup_budget_spent(struct producer *p)
  * the whole relay waiting. Past the budget a new topic waits at most for librdkafka's next topic
  * scan, which asks for all of them in one request.
  */
-rd_kafka_topic_t *
-producer_topics_get(struct producer *p, const char *name)
+struct topic_slot *
+producer_topics_slot(struct producer *p, const char *name)
 {
-	const struct rd_kafka_metadata *md = NULL;
-	rd_kafka_resp_err_t err;
-	int64_t t0;
-	size_t j;
-
-	if (p->topics_cap) {
-		for (j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
-		     j = (j + 1) & (p->topics_cap - 1)) {
-			if (strcmp(p->topics[j].name, name) == 0) {
-				return p->topics[j].rkt;
-			}
+	if (!p->topics_cap) {
+		return NULL;
+	}
+	for (size_t j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
+	     j = (j + 1) & (p->topics_cap - 1)) {
+		if (strcmp(p->topics[j].name, name) == 0) {
+			return &p->topics[j];
 		}
 	}
-	if (p->topics_n >= TOPICS_MAX) {
-		return NULL;
+	return NULL;
+}
+
+struct topic_slot *
+producer_topics_add(struct producer *p, const char *name)
+{
+	struct topic_slot *t = producer_topics_slot(p, name);
+	size_t j;
+
+	if (t || p->topics_n >= TOPICS_MAX) {
+		return t;
 	}
 	if ((p->topics_n + 1) * 2 > p->topics_cap) {
 		topics_grow(p);
@@ -124,12 +125,30 @@ producer_topics_get(struct producer *p, const char *name)
 	for (j = topic_hash(name) & (p->topics_cap - 1); p->topics[j].name;
 	     j = (j + 1) & (p->topics_cap - 1)) {
 	}
-	p->topics[j].rkt = rd_kafka_topic_new(p->rk, name, NULL);
-	if (!p->topics[j].rkt) {
+	t = &p->topics[j];
+	*t = (struct topic_slot){ .name = xstrdup(name),
+				  /* with creation off, every topic is taken to exist (or to
+				   * be auto-created by the broker) */
+				  .state = p->tc ? TOPIC_UNCHECKED : TOPIC_READY };
+	p->topics_n++;
+	return t;
+}
+
+rd_kafka_topic_t *
+producer_topics_open(struct producer *p, struct topic_slot *t)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_resp_err_t err;
+	int64_t t0;
+
+	if (t->rkt) {
+		return t->rkt;
+	}
+	t->rkt = rd_kafka_topic_new(p->rk, t->name, NULL);
+	if (!t->rkt) {
 		return NULL; /* an invalid name: producev by name reports why */
 	}
-	p->topics[j].name = xstrdup(name);
-	if (++p->topics_n == TOPICS_STATS_WARN && p->stats_on) {
+	if (++p->topics_open == TOPICS_STATS_WARN && p->stats_on) {
 		log_warn(
 			MOD,
 			"%d topics produced to: librdkafka's statistics grow with every topic and "
@@ -138,21 +157,30 @@ producer_topics_get(struct producer *p, const char *name)
 			"outboxd_kafka_* metrics are needed",
 			TOPICS_STATS_WARN);
 	}
-	if (!p->lookup || lookup_budget_spent(p)) {
-		return p->topics[j].rkt;
+	/* a topic just created is known to exist: librdkafka asks for it at once */
+	if (!p->lookup || t->tries || lookup_budget_spent(p)) {
+		return t->rkt;
 	}
 	p->lookups++;
 	t0 = now_monotonic_us();
-	err = rd_kafka_metadata(p->rk, 0, p->topics[j].rkt, &md, TOPIC_LOOKUP_MS);
+	err = rd_kafka_metadata(p->rk, 0, t->rkt, &md, TOPIC_LOOKUP_MS);
 	p->lookup_us_in_window += now_monotonic_us() - t0;
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 		rd_kafka_metadata_destroy(md);
 	} else {
 		p->lookup_skip_until_us = now_monotonic_us() + TOPIC_LOOKUP_BACKOFF_US;
 		log_debug(MOD, "no metadata for topic %s within %d ms; librdkafka keeps asking",
-			  name, TOPIC_LOOKUP_MS);
+			  t->name, TOPIC_LOOKUP_MS);
 	}
-	return p->topics[j].rkt;
+	return t->rkt;
+}
+
+rd_kafka_topic_t *
+producer_topics_get(struct producer *p, const char *name)
+{
+	struct topic_slot *t = producer_topics_add(p, name);
+
+	return t ? producer_topics_open(p, t) : NULL;
 }
 
 void
@@ -160,11 +188,13 @@ producer_topics_free(struct producer *p)
 {
 	for (size_t i = 0; i < p->topics_cap; i++) {
 		if (p->topics[i].name) {
-			rd_kafka_topic_destroy(p->topics[i].rkt);
+			if (p->topics[i].rkt) {
+				rd_kafka_topic_destroy(p->topics[i].rkt);
+			}
 			free(p->topics[i].name);
 		}
 	}
 	free(p->topics);
 	p->topics = NULL;
-	p->topics_cap = p->topics_n = 0;
+	p->topics_cap = p->topics_n = p->topics_open = 0;
 }

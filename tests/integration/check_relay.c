@@ -789,29 +789,6 @@ START_TEST(test_second_relay_on_the_slot_exits_2)
 END_TEST
 
 /* outboxd check: a diagnosis, exit 0 when it can run, 2 with FAIL lines otherwise. */
-/* Runs `outboxd check` on the fixture's files; @out gets its output. Return: its exit status. */
-static int
-run_check(struct relayfix *f, char *out, size_t size)
-{
-	struct buf cmd = BUF_INIT;
-	size_t n;
-	FILE *p;
-	int st;
-
-	buf_add_fmt(&cmd, "'%s' check '%s/worker.properties' '%s/connector.properties' 2>&1",
-		    itest_env("OUTBOXD_BIN"), f->dir, f->dir);
-	p = popen(buf_cstr(&cmd), "r");
-	ck_assert(p != NULL);
-	n = fread(out, 1, size - 1, p);
-	out[n] = '\0';
-	/* read to the end: a pipe closed early would kill outboxd with SIGPIPE */
-	while (n == size - 1 && fgetc(p) != EOF) {
-	}
-	st = pclose(p);
-	buf_fini(&cmd);
-	return WEXITSTATUS(st);
-}
-
 /*
  * A slot PostgreSQL invalidated (here: its WAL removed past max_slot_wal_keep_size) is exit 2
  * naming the reason: 17+'s invalidation_reason, older majors' wal_status.
@@ -879,7 +856,7 @@ START_TEST(test_idle_timeout_invalidation)
 	}
 	buf_fini(&q);
 	ck_assert_msg(invalidated, "no idle_timeout invalidation of %s within 10 s", f.slot);
-	ck_assert_int_eq(run_check(&f, out, sizeof(out)), 2);
+	ck_assert_int_eq(relayfix_check(&f, out, sizeof(out)), 2);
 	itest_sqlf(f.pg, "ALTER SYSTEM RESET idle_replication_slot_timeout");
 	itest_sqlf(f.pg, "SELECT pg_reload_conf()");
 	ck_assert_msg(
@@ -898,7 +875,7 @@ START_TEST(test_check_command_exits_0_when_ready_and_2_with_fail_lines)
 
 	relayfix_init(&f, _i == 1);
 	relayfix_config(&f, NULL, NULL);
-	ck_assert_msg(run_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));
+	ck_assert_msg(relayfix_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));
 	ck_assert_msg(strstr(out, "ok   slot") && strstr(out, "ok   publication") &&
 			      strstr(out, "ok   kafka") && strstr(out, "ok   privileges"),
 		      "%s", log_tail(out));
@@ -910,13 +887,13 @@ START_TEST(test_check_command_exits_0_when_ready_and_2_with_fail_lines)
 				  "ms (a quarter of the server's timeout"),
 		      "%s", log_tail(out));
 	relayfix_config(&f, NULL, "status.update.interval.ms=1000");
-	ck_assert_msg(run_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));
+	ck_assert_msg(relayfix_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));
 	ck_assert_msg(strstr(out, "ok   status        wal_sender_timeout 10000 ms, "
 				  "status.update.interval.ms 1000 ms: status updates every 1000 "
 				  "ms\n"),
 		      "%s", log_tail(out));
 	relayfix_config(&f, NULL, "slot.name=no_such_slot");
-	ck_assert_int_eq(run_check(&f, out, sizeof(out)), 2);
+	ck_assert_int_eq(relayfix_check(&f, out, sizeof(out)), 2);
 	ck_assert_msg(strstr(out, "FAIL slot") && strstr(out, "\"no_such_slot\" does not exist"),
 		      "%s", log_tail(out));
 	relayfix_fini(&f);
@@ -937,7 +914,7 @@ START_TEST(test_two_phase_slot_refused)
 	itest_sqlf(f.pg, "SELECT pg_create_logical_replication_slot('%s', 'pgoutput', false, true)",
 		   f.slot);
 	expect_precondition(&f, NULL, "was created with two_phase = true");
-	ck_assert_msg(run_check(&f, out, sizeof(out)) == 2, "%s", log_tail(out));
+	ck_assert_msg(relayfix_check(&f, out, sizeof(out)) == 2, "%s", log_tail(out));
 	ck_assert_msg(strstr(out, "FAIL slot") && strstr(out, "create it again without two_phase"),
 		      "%s", log_tail(out));
 	relayfix_fini(&f);
@@ -2257,7 +2234,7 @@ START_TEST(test_placed_column_of_a_type_outboxd_does_not_convert_exits_2_at_star
 	ck_assert_msg(!strstr(log, "streaming slot") && !strstr(log, id), "%s", log_tail(log));
 	free(log);
 	ck_assert_uint_eq(relayfix_confirmed(&f), before);
-	ck_assert_int_eq(run_check(&f, out, sizeof(out)), 2);
+	ck_assert_int_eq(relayfix_check(&f, out, sizeof(out)), 2);
 	ck_assert_msg(strstr(out, "FAIL columns") && strstr(out, buf_cstr(&needle)), "%s",
 		      log_tail(out));
 	/* the key column too, named by its option */
@@ -2304,7 +2281,7 @@ START_TEST(test_unplaced_column_of_a_type_outboxd_does_not_convert_is_fine)
 	add_dur_row(&f, "box", "0badc0de-0000-4000-8000-0000000000d2", "((0,0),(1,2))");
 	relayfix_config(&f, NULL,
 			"transforms.outbox.table.fields.additional.placement=type:header:t");
-	ck_assert_msg(run_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));
+	ck_assert_msg(relayfix_check(&f, out, sizeof(out)) == 0, "%s", log_tail(out));
 	ck_assert_msg(strstr(out, "ok   columns"), "%s", log_tail(out));
 	relayfix_start(&f);
 	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 30), 0);

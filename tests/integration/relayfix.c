@@ -460,3 +460,25 @@ relayfix_java_partitions(const char *const *keys, const size_t *lens, size_t n, 
 	buf_fini(&cmd);
 	return parts;
 }
+
+int
+relayfix_check(struct relayfix *f, char *out, size_t size)
+{
+	struct buf cmd = BUF_INIT;
+	size_t n;
+	FILE *p;
+	int st;
+
+	buf_add_fmt(&cmd, "'%s' check '%s/worker.properties' '%s/connector.properties' 2>&1",
+		    itest_env("OUTBOXD_BIN"), f->dir, f->dir);
+	p = popen(buf_cstr(&cmd), "r");
+	ck_assert(p != NULL);
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	/* read to the end: a pipe closed early would kill outboxd with SIGPIPE */
+	while (n == size - 1 && fgetc(p) != EOF) {
+	}
+	st = pclose(p);
+	buf_fini(&cmd);
+	return WEXITSTATUS(st);
+}

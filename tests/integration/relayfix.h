@@ -37,6 +37,10 @@ void relayfix_init(struct relayfix *f, bool all_tables);
  */
 void relayfix_config(struct relayfix *f, const char *worker_extra, const char *connector_extra);
 
+/* relayfix_check() - run `outboxd check` on the fixture's files; @out gets its output.
+ * Return: its exit status. */
+int relayfix_check(struct relayfix *f, char *out, size_t size);
+
 /* relayfix_start() - start `outboxd run worker.properties connector.properties`. */
 void relayfix_start(struct relayfix *f);
 

@@ -644,6 +644,57 @@ START_TEST(test_errors_tolerance_all_is_accepted_with_a_dead_letter_topic)
 }
 END_TEST
 
+/*
+ * KIP-158: topic.creation.* is honoured (handed to the producer as outboxd.topic.creation.*),
+ * refused as Connect refuses it (the default's two numbers), and without effect when the
+ * worker turns it off or in Debezium Server's files (its Kafka sink creates no topics).
+ */
+START_TEST(test_topic_creation_is_honoured_checked_and_turned_off_as_connect_does)
+{
+	static const char tc[] = "topic.creation.default.partitions=3\n"
+				 "topic.creation.default.replication.factor=-1\n"
+				 "topic.creation.groups=compacted\n"
+				 "topic.creation.compacted.include=outbox\\.event\\.cfg.*\n"
+				 "topic.creation.compacted.cleanup.policy=compact\n";
+	struct config *cfg = pair_ok("", tc, NULL);
+	char *envp[] = { "PGUSER=relay", NULL };
+	struct buf server = BUF_INIT;
+	const char *path;
+	char err[512] = "";
+
+	ck_assert_str_eq(kv_get(&cfg->librdkafka, "outboxd.topic.creation.default.partitions"),
+			 "3");
+	ck_assert_str_eq(
+		kv_get(&cfg->librdkafka, "outboxd.topic.creation.compacted.cleanup.policy"),
+		"compact");
+	ck_assert_ptr_null(kv_get(config_ignored(cfg), "topic.creation.groups"));
+	config_free(cfg);
+	pair_fails("", "topic.creation.default.partitions=3\n",
+		   "connector.properties: Missing required configuration "
+		   "\"topic.creation.default.replication.factor\" which has no default value "
+		   "(Kafka Connect needs it once any topic.creation.* key is set; -1 takes the "
+		   "broker's default)");
+	pair_fails(
+		"topic.creation.enable=maybe\n", "",
+		"worker.properties:8: topic.creation.enable: \"maybe\" is not a boolean; use true "
+		"or false");
+	cfg = pair_ok("topic.creation.enable=false\n", tc, NULL);
+	ck_assert_ptr_null(kv_get(&cfg->librdkafka, "outboxd.topic.creation.default.partitions"));
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "topic.creation.groups"));
+	config_free(cfg);
+	buf_add_str(&server, SERVER);
+	buf_add_str(&server, "debezium.source.topic.creation.default.partitions=3\n");
+	path = testdir_put("application.properties", buf_cstr(&server));
+	ck_assert_msg(config_load((const char *const *)&path, 1, envp, &cfg, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_ptr_null(kv_get(&cfg->librdkafka, "outboxd.topic.creation.default.partitions"));
+	ck_assert_ptr_nonnull(
+		kv_get(config_ignored(cfg), "debezium.source.topic.creation.default.partitions"));
+	config_free(cfg);
+	buf_fini(&server);
+}
+END_TEST
+
 START_TEST(test_keys_without_effect_are_listed_as_ignored_with_the_reason)
 {
 	struct config *cfg =
@@ -651,8 +702,7 @@ START_TEST(test_keys_without_effect_are_listed_as_ignored_with_the_reason)
 			"publication.autocreate.mode=filtered\n"
 			"transforms.outbox.table.fields.additional.error.on.missing=false\n"
 			"database.server.name=legacy\n"
-			"slot.drop.on.stop=false\n"
-			"topic.creation.default.partitions=3\n",
+			"slot.drop.on.stop=false\n",
 			NULL);
 	const struct kv *ig = config_ignored(cfg);
 
@@ -664,7 +714,6 @@ START_TEST(test_keys_without_effect_are_listed_as_ignored_with_the_reason)
 		"read by Debezium 2.5 to 3.5 only; 3.6.1 reads table.field.additional.missing");
 	ck_assert_ptr_nonnull(kv_get(ig, "database.server.name"));
 	ck_assert_ptr_nonnull(kv_get(ig, "group.id"));
-	ck_assert_ptr_nonnull(kv_get(ig, "topic.creation.default.partitions"));
 	ck_assert_str_eq(kv_find(ig, "publication.autocreate.mode")->origin,
 			 kv_find(ig, "publication.autocreate.mode")->origin); /* has an origin */
 	ck_assert_ptr_null(kv_get(&cfg->transform, "table.fields.additional.error.on.missing"));
@@ -853,6 +902,7 @@ config_suite(void)
 	tcase_add_test(tc, test_refused_options_name_the_reason_and_the_fix);
 	tcase_add_test(tc, test_errors_tolerance_all_is_accepted_with_a_dead_letter_topic);
 	tcase_add_test(tc, test_keys_without_effect_are_listed_as_ignored_with_the_reason);
+	tcase_add_test(tc, test_topic_creation_is_honoured_checked_and_turned_off_as_connect_does);
 	tcase_add_test(tc, test_producer_settings_are_translated_and_overrides_win);
 	tcase_add_test(tc, test_jaas_plain_credentials_are_read_and_other_modules_refused);
 	tcase_add_test(tc, test_secret_never_shown);

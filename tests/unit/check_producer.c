@@ -461,6 +461,38 @@ START_TEST(test_bad_setting_named_secret_hidden)
 }
 END_TEST
 
+/*
+ * Topic creation (topic.creation.*, KIP-158) that is never answered (the mock cluster names no
+ * controller, so CreateTopics waits): the records wait, counted as queued, none sent; ending
+ * the producer reports each failed. The real broker's creation is the topics integration suite.
+ */
+START_TEST(test_records_wait_for_their_topics_creation)
+{
+	struct kv s = KV_INIT;
+	struct reports r = { 0 };
+	struct producer *p;
+	struct sink_record rec = record("k", "v");
+
+	kv_set(&s, "outboxd.topic.creation.default.partitions", "2", NULL);
+	kv_set(&s, "outboxd.topic.creation.default.replication.factor", "1", NULL);
+	p = mock_producer(&s, &r);
+	rec.topic = "made.by.outboxd";
+	for (long i = 1; i <= 5; i++) {
+		ck_assert_int_eq(producer_send(p, &rec, (void *)(intptr_t)i, NULL, 0), 0);
+	}
+	ck_assert_int_ge(producer_queue_len(p), 5);
+	ck_assert_int_eq(producer_flush(p, 1500), -ETIMEDOUT);
+	ck_assert_int_ge(producer_queue_len(p), 5);
+	ck_assert_int_eq(r.ok + r.failed, 0);
+	producer_free(p);
+	ck_assert_int_eq(r.failed, 5);
+	ck_assert_int_eq(r.opaque_sum, 15);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	kv_fini(&s);
+}
+END_TEST
+
 START_TEST(test_purge_on_free_reports_failures)
 {
 	struct kv s = KV_INIT;
@@ -518,6 +550,7 @@ producer_suite(void)
 	tcase_add_test(tc, test_topic_lookups_are_bounded_per_second);
 	tcase_add_test(tc, test_many_topics_warn_of_statistics);
 	tcase_add_test(tc, test_bad_setting_named_secret_hidden);
+	tcase_add_test(tc, test_records_wait_for_their_topics_creation);
 	tcase_add_test(tc, test_purge_on_free_reports_failures);
 	tcase_add_test(tc, test_statistics_reach_the_callback_and_parse);
 	tcase_add_test(tc, test_version_gates);

@@ -312,6 +312,32 @@ START_TEST(test_retriable_errors_delivered)
 }
 END_TEST
 
+/*
+ * A topic the broker does not create (no auto-creation, no topic.creation.*): the metadata says
+ * it is unknown, its record fails, and the producer reports a refusal naming the topic and
+ * both ways out (exit 2 once), rather than a poison row or a restart loop.
+ */
+START_TEST(test_a_topic_nobody_creates_is_a_precondition_naming_both_fixes)
+{
+	struct fx *f = fx_new(1);
+	char err[1024] = "";
+
+	kv_set(&f->settings, "topic.metadata.propagation.max.ms", "500", NULL);
+	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "never.created", 1, 1), 0);
+	rd_kafka_mock_topic_set_error(f->mc, "never.created",
+				      RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+	fx_start(f);
+	ck_assert_int_eq(send_n(f, "never.created", -1, 0, 1), 0);
+	drain(f, 1, 20000);
+	ck_assert_msg(f->r.failed == 1, "%d ok, %d failed", f->r.ok, f->r.failed);
+	ck_assert(producer_precondition(f->p, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "topic never.created does not exist") &&
+			      strstr(err, "create it, or set topic.creation.default.partitions"),
+		      "%s", err);
+	fx_free(f);
+}
+END_TEST
+
 /* A permanent error from the broker: failed reports, no success after a failure, no gap. */
 static void
 permanent_error(rd_kafka_resp_err_t err, const char *name)
@@ -685,6 +711,7 @@ producer_faults_suite(void)
 	tcase_add_test(tc, test_discard_lets_in_flight_be_acknowledged);
 	tcase_add_test(tc, test_discard_of_a_frozen_broker_poisons_no_later_producer);
 	tcase_add_test(tc, test_discard_does_not_repeat_an_earlier_fatal_error);
+	tcase_add_test(tc, test_a_topic_nobody_creates_is_a_precondition_naming_both_fixes);
 	tcase_add_loop_test(tc, test_issue_4438_disconnect_sequence, 0, 5);
 	tcase_add_test(tc, test_slow_leader_still_delivers_everything_in_partition_order);
 	tcase_add_test(tc, test_brokers_down_fail_nothing_and_everything_is_delivered_after);

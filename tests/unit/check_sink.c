@@ -213,7 +213,7 @@ on_line(void *arg, int level, const char *what, const char *detail)
 	}
 }
 
-/* `outboxd check`: the brokers' line, then the security line, each through the callback. */
+/* `outboxd check`: the brokers' line, the security line, the topic creation line. */
 START_TEST(test_kafka_check_lines)
 {
 	struct kv kv = KV_INIT;
@@ -221,10 +221,26 @@ START_TEST(test_kafka_check_lines)
 
 	kv_set(&kv, "test.mock.num.brokers", "1", NULL);
 	ck_assert(kafkasink_kind.check(&kv, 10000, on_line, &l));
-	ck_assert_int_eq(l.n, 2);
+	ck_assert_int_eq(l.n, 3);
 	ck_assert_int_eq(l.level[0], 0);
 	ck_assert_msg(strncmp(l.text[0], "kafka: 1 broker: ", 17) == 0, "%s", l.text[0]);
 	ck_assert_msg(strncmp(l.text[1], "kafka tls: ", 11) == 0, "%s", l.text[1]);
+	ck_assert_msg(strncmp(l.text[2], "topic creation: off: ", 21) == 0, "%s", l.text[2]);
+
+	/* topic.creation.*: each group, and the broker's answer to creating one (not created) */
+	memset(&l, 0, sizeof(l));
+	kv_set(&kv, "outboxd.topic.creation.default.partitions", "3", NULL);
+	kv_set(&kv, "outboxd.topic.creation.default.replication.factor", "1", NULL);
+	ck_assert(kafkasink_kind.check(&kv, 2000, on_line, &l));
+	ck_assert_int_eq(l.n, 3);
+	/* the mock cluster names no controller: CreateTopics is never answered (a warning; the
+	 * real broker's answer is the topics integration suite's) */
+	ck_assert_msg(l.level[2] == 1, "%s", l.text[2]);
+	ck_assert_msg(strstr(l.text[2], "group default: partitions 3, replication factor 1; no "
+					"answer"),
+		      "%s", l.text[2]);
+	kv_del(&kv, "outboxd.topic.creation.default.partitions");
+	kv_del(&kv, "outboxd.topic.creation.default.replication.factor");
 
 	/* a setting librdkafka refuses: the first line fails and names it, the second still comes */
 	memset(&l, 0, sizeof(l));

@@ -116,6 +116,7 @@ struct config {
 	int64_t kafka_stats_ms;	      /* 10000: librdkafka's statistics.interval.ms, 0 = off */
 	int64_t kafka_auth_grace_ms; /* 60000: a broker's refusal retried this long (authgrace.h) */
 	char *dlq_topic;	     /* outboxd.errors.deadletterqueue.topic.name, NULL = halt */
+	bool topic_creation_enable;  /* the worker's topic.creation.enable (true) */
 	char *java_double_format;    /* "jdk17" or "shortest" */
 	/* outboxd.poll.* (`outboxd poll`, README "Polling publisher") */
 	char *poll_mode;		  /* "ordered" or "unordered" (SKIP LOCKED) */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "outboxd/sink/sink.h"
+#include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
 
 struct producer;
@@ -98,6 +99,14 @@ bool producer_precondition(struct producer *p, char *errbuf, size_t errlen);
  * probe says at once what it met), or -EIO.
  */
 int producer_check_brokers(struct producer *p, int timeout_ms, char *errbuf, size_t errlen);
+
+/*
+ * producer_check_topic_creation() - `outboxd check`'s topic creation line into @out (Kafka
+ * Connect's topic.creation.*: off, or each group and whether the broker would create a topic
+ * with the default group's settings, asked without creating one). Return: the line's level,
+ * 0 ok, 1 warn, 2 FAIL.
+ */
+int producer_check_topic_creation(struct producer *p, int timeout_ms, struct buf *out);
 
 /*
  * producer_on_stats - librdkafka's statistics JSON (STATISTICS.md) of @len bytes, borrowed for
