@@ -129,11 +129,16 @@ number(const struct kv *keys, const char *prefix, const char *group, const char 
 		buf_fini(&k);
 		return -EINVAL;
 	}
+	/* ConfigDef: the value trimmed (String.trim(): every char up to ' '), then parsed */
+	while (*v && (unsigned char)*v <= ' ') {
+		v++;
+	}
+	errno = 0;
 	n = strtol(v, &end, 10);
-	while (*end == ' ' || *end == '\t') {
+	while (*end && (unsigned char)*end <= ' ') {
 		end++;
 	}
-	if (!*v || *end || n < INT_MIN || n > max) {
+	if (!*v || *end || errno || n < INT_MIN || n > max) {
 		errbuf_set(errbuf, errlen,
 			   "Invalid value %s for configuration %s%s: Not a number of type %s", v,
 			   prefix, buf_cstr(&k), max == SHRT_MAX ? "SHORT" : "INT");
@@ -270,7 +275,7 @@ topiccreation_parse(const struct kv *keys, const char *prefix, bool enabled,
 	struct topiccreation *tc;
 	struct group dflt = { 0 };
 	struct buf names = BUF_INIT;
-	char *save = NULL, *tok;
+	char *tok, *next;
 
 	*ret = NULL;
 	if (!enabled || !asked(keys, prefix)) {
@@ -283,17 +288,22 @@ topiccreation_parse(const struct kv *keys, const char *prefix, bool enabled,
 	tc = xcalloc(1, sizeof(*tc));
 	tc->groups = xcalloc(list_join(get(keys, prefix, "groups"), ",", &names) + 1,
 			     sizeof(*tc->groups));
-	for (tok = names.len ? strtok_r(names.data, ",", &save) : NULL; tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (strcmp(tok, "default") == 0) {
-			continue; /* Connect: always exists, need not be listed (a warning there) */
+	/* the aliases, empty ones too (Java's split keeps them), each once, "default" included */
+	for (tok = names.len ? names.data : NULL; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next) {
+			*next++ = '\0';
 		}
-		for (size_t i = 0; i < tc->n; i++) {
-			if (strcmp(tc->groups[i].name, tok) == 0) {
-				errbuf_set(errbuf, errlen, "%sgroups: Duplicate alias provided: %s",
-					   prefix, tok);
+		for (char *o = names.data; o < tok; o += strlen(o) + 1) {
+			if (strcmp(o, tok) == 0) {
+				errbuf_set(errbuf, errlen,
+					   "%sgroups: Duplicate alias provided: \"%s\"", prefix,
+					   tok);
 				goto fail;
 			}
+		}
+		if (strcmp(tok, "default") == 0) {
+			continue; /* Connect: always exists, need not be listed (a warning there) */
 		}
 		if (group(keys, prefix, tok, &dflt, &tc->groups[tc->n++], errbuf, errlen) < 0) {
 			goto fail;

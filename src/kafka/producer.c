@@ -94,13 +94,16 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 		 * session restarted again and again; the record fails as any undelivered one, and
 		 * the next start publishes it again from the slot
 		 */
-		snprintf(p->precondition, sizeof(p->precondition),
-			 "topic %s does not exist and the broker does not create it "
-			 "(auto.create.topics.enable=false): create it, or set "
-			 "topic.creation.default.partitions and "
-			 "topic.creation.default.replication.factor in the connector's file for "
-			 "outboxd to create topics as Kafka Connect does",
-			 m->rkt ? rd_kafka_topic_name(m->rkt) : "?");
+		snprintf(
+			p->precondition, sizeof(p->precondition),
+			p->tc ? "topic %s does not exist any more (outboxd created or found it "
+				"earlier): create it again, or restart outboxd to create it" :
+				"topic %s does not exist and the broker does not create it "
+				"(auto.create.topics.enable=false): create it; or, in a Kafka Connect "
+				"connector file, set topic.creation.default.partitions and "
+				"topic.creation.default.replication.factor for outboxd to create "
+				"topics as Kafka Connect does",
+			m->rkt ? rd_kafka_topic_name(m->rkt) : "?");
 	}
 	fix = refusal_fix(m->err);
 	snprintf(p->report, sizeof(p->report), "%s (%s), topic %s partition %d%s%s",
@@ -283,6 +286,9 @@ producer_new(const struct kv *settings, int wake_fd, producer_on_delivery on_del
 		return -EINVAL;
 	}
 	p->max_message_bytes = producer_conf_int(conf, "message.max.bytes");
+	/* the same bounds for the records held while their topics are created */
+	p->held_max = producer_conf_int(conf, "queue.buffering.max.messages");
+	p->held_max_bytes = producer_conf_int(conf, "queue.buffering.max.kbytes") * 1024;
 	p->acks = (int)producer_conf_int(conf, "acks");
 	/* librdkafka's own value: its alias sasl.mechanism and its default included */
 	size_t mlen = sizeof(p->mechanism);
@@ -348,8 +354,13 @@ producer_flush(struct producer *p, int timeout_ms)
 		int slice = p->nheld ? (left_ms < 100 ? (int)left_ms : 100) : (int)left_ms;
 
 		producer_create_serve(p);
-		if (rd_kafka_flush(p->rk, slice > 0 ? slice : 0) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-		    !p->nheld) {
+		if (p->nheld && !rd_kafka_outq_len(p->rk)) {
+			/* all of it held: rd_kafka_flush() would return at once; wait for the
+			 * creation's answer instead */
+			producer_create_wait(p, slice > 0 ? slice : 0);
+		} else if (rd_kafka_flush(p->rk, slice > 0 ? slice : 0) ==
+				   RD_KAFKA_RESP_ERR_NO_ERROR &&
+			   !p->nheld) {
 			return 0;
 		}
 		if (now_monotonic_us() >= end) {

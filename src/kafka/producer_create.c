@@ -29,8 +29,7 @@
 #define MOD "producer"
 
 #define PREFIX "outboxd.topic.creation."
-/* records held while their topics are created: beyond that, the source waits (-EAGAIN) */
-#define HELD_MAX	  10000
+
 #define CREATE_TIMEOUT_MS 30000
 #define RETRY_MIN_US	  1000000
 #define RETRY_MAX_US	  30000000
@@ -42,6 +41,7 @@ struct held {
 	struct sink_record rec; /* its pointers into data */
 	void *opaque;
 	struct sink_header *hdrs;
+	size_t size; /* of data */
 	char data[];
 };
 
@@ -121,16 +121,21 @@ producer_create_hold(struct producer *p, const struct sink_record *rec, void *ms
 	if (!t || (t->state == TOPIC_READY && !t->held)) {
 		return 0; /* exists, nothing of it waits: send now (past the table's bound, too) */
 	}
-	if (p->nheld >= HELD_MAX) {
-		snprintf(errbuf, errlen, "%d records wait for their topics to be created",
-			 p->nheld);
-		return -EAGAIN;
-	}
+
 	for (size_t i = 0; i < rec->nheaders; i++) {
 		size += strlen(rec->headers[i].name) + 1 +
 			(rec->headers[i].value ? rec->headers[i].len : 0);
 	}
+	/* held within librdkafka's own queue bounds (records and bytes): beyond them the source
+	 * waits (-EAGAIN), as for a full queue */
+	if (p->nheld &&
+	    (p->nheld >= p->held_max || p->held_bytes + (int64_t)size > p->held_max_bytes)) {
+		snprintf(errbuf, errlen, "%d records wait for their topics to be created",
+			 p->nheld);
+		return -EAGAIN;
+	}
 	h = xmalloc(sizeof(*h) + size);
+	h->size = size;
 	h->next = NULL;
 	h->opaque = msg_opaque;
 	h->rec = *rec;
@@ -165,6 +170,7 @@ producer_create_hold(struct producer *p, const struct sink_record *rec, void *ms
 	}
 	p->held_tail = h;
 	p->nheld++;
+	p->held_bytes += (int64_t)size;
 	t->held++;
 	if (t->state == TOPIC_UNCHECKED) {
 		ask(p, t);
@@ -172,20 +178,30 @@ producer_create_hold(struct producer *p, const struct sink_record *rec, void *ms
 	return 1;
 }
 
-/* Whether @t exists after all (a refusal to create may be a refusal to create what exists). */
-static bool
+/*
+ * Whether @t exists after all (a refusal to create may be a refusal to create what exists: a
+ * principal with WRITE but no CREATE): 1 yes, 0 the cluster says it does not, -1 no answer.
+ * Blocks up to EXISTS_LOOKUP_MS, on this rare path only.
+ */
+static int
 exists(struct producer *p, struct topic_slot *t)
 {
 	const struct rd_kafka_metadata *md = NULL;
 	rd_kafka_topic_t *rkt = rd_kafka_topic_new(p->rk, t->name, NULL);
-	bool yes = false;
+	int yes = -1;
 
 	if (!rkt) {
-		return false;
+		return 0;
 	}
 	if (rd_kafka_metadata(p->rk, 0, rkt, &md, EXISTS_LOOKUP_MS) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-		yes = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
-		      md->topics[0].partition_cnt > 0;
+		if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		    md->topics[0].partition_cnt > 0) {
+			yes = 1;
+		} else if (md->topic_cnt == 1 &&
+			   (md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+			    md->topics[0].err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED)) {
+			yes = 0;
+		}
 		rd_kafka_metadata_destroy(md);
 	}
 	rd_kafka_topic_destroy(rkt);
@@ -226,12 +242,19 @@ answered(struct producer *p, struct topic_slot *t, rd_kafka_resp_err_t err, cons
 	const struct topiccreation_group *g = topiccreation_match(p->tc, t->name);
 	const char *fix = creation_fix(err);
 	struct buf d = BUF_INIT;
+	int there = 0;
 
+	if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+	    err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+		/* Connect asks whether the topic exists first; a lookup with no answer is no
+		 * refusal yet: asked again */
+		there = exists(p, t);
+		fix = there < 0 ? NULL : fix;
+	} else if (err == RD_KAFKA_RESP_ERR_INVALID_REPLICATION_FACTOR && t->tries < 4) {
+		fix = NULL; /* also while brokers restart: a refusal once it persists, ~7 s */
+	}
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS ||
-	    (fix &&
-	     (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
-	      err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) &&
-	     exists(p, t))) {
+	    there > 0) {
 		if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 			topiccreation_describe(g, &d);
 			log_info(MOD, "created topic %s (group %s: %s)", t->name, g->name,
@@ -258,12 +281,33 @@ answered(struct producer *p, struct topic_slot *t, rd_kafka_resp_err_t err, cons
 			p->next_retry_us = t->retry_us;
 		}
 		log_warn(MOD,
-			 "topic %s: creation not answered (%s: %s); asking again in %lld s, its "
-			 "records wait",
+			 "topic %s: not created yet (%s: %s); asking again in %lld s, its records "
+			 "wait",
 			 t->name, rd_kafka_err2name(err), msg && *msg ? msg : rd_kafka_err2str(err),
 			 (long long)((t->retry_us - now_monotonic_us()) / 1000000));
 	}
 	buf_fini(&d);
+}
+
+/* One CreateTopics result from adminq, served and destroyed. */
+static void
+result(struct producer *p, rd_kafka_event_t *ev)
+{
+	const rd_kafka_CreateTopics_result_t *r = rd_kafka_event_CreateTopics_result(ev);
+	const char *name = rd_kafka_event_opaque(ev);
+	struct topic_slot *t = name ? producer_topics_slot(p, name) : NULL;
+	const rd_kafka_topic_result_t **res;
+	size_t n = 0;
+
+	res = r ? rd_kafka_CreateTopics_result_topics(r, &n) : NULL;
+	if (t && n == 1) {
+		answered(p, t, rd_kafka_topic_result_error(res[0]),
+			 rd_kafka_topic_result_error_string(res[0]));
+	} else if (t) {
+		/* the request as a whole failed (no broker, a timeout) */
+		answered(p, t, rd_kafka_event_error(ev), rd_kafka_event_error_string(ev));
+	}
+	rd_kafka_event_destroy(ev);
 }
 
 /* The CreateTopics results waiting on adminq. */
@@ -273,22 +317,28 @@ results(struct producer *p)
 	rd_kafka_event_t *ev;
 
 	while ((ev = rd_kafka_queue_poll(p->adminq, 0))) {
-		const rd_kafka_CreateTopics_result_t *r = rd_kafka_event_CreateTopics_result(ev);
-		const char *name = rd_kafka_event_opaque(ev);
-		struct topic_slot *t = name ? producer_topics_slot(p, name) : NULL;
-		const rd_kafka_topic_result_t **res;
-		size_t n = 0;
-
-		res = r ? rd_kafka_CreateTopics_result_topics(r, &n) : NULL;
-		if (t && n == 1) {
-			answered(p, t, rd_kafka_topic_result_error(res[0]),
-				 rd_kafka_topic_result_error_string(res[0]));
-		} else if (t) {
-			/* the request as a whole failed (no broker, a timeout) */
-			answered(p, t, rd_kafka_event_error(ev), rd_kafka_event_error_string(ev));
-		}
-		rd_kafka_event_destroy(ev);
+		result(p, ev);
 	}
+}
+
+void
+producer_create_wait(struct producer *p, int ms)
+{
+	rd_kafka_event_t *ev;
+
+	if (!p->adminq) {
+		return;
+	}
+	if (p->next_retry_us) {
+		int64_t until = (p->next_retry_us - now_monotonic_us()) / 1000;
+
+		ms = until < ms ? (until > 0 ? (int)until : 0) : ms;
+	}
+	ev = rd_kafka_queue_poll(p->adminq, ms);
+	if (ev) {
+		result(p, ev);
+	}
+	producer_create_serve(p);
 }
 
 /* Reports @h failed (it never reached librdkafka) and frees it. */
@@ -341,6 +391,7 @@ release(struct producer *p)
 			p->held_tail = prev;
 		}
 		p->nheld--;
+		p->held_bytes -= (int64_t)h->size;
 		if (t) {
 			t->held--;
 		}
@@ -393,6 +444,7 @@ producer_create_fail(struct producer *p, const char *why)
 
 		p->held_head = h->next;
 		p->nheld--;
+		p->held_bytes -= (int64_t)h->size;
 		if (t) {
 			t->held--;
 		}
@@ -412,17 +464,64 @@ producer_create_free(struct producer *p)
 	p->tc = NULL;
 }
 
-int
-producer_create_check(struct producer *p, int timeout_ms, struct buf *out)
+/*
+ * CreateTopics for a probe topic with group @g's settings, validate_only (nothing is created):
+ * the broker's answer, its text into @msg.
+ */
+static rd_kafka_resp_err_t
+validate(struct producer *p, const struct topiccreation_group *g, int timeout_ms, struct buf *msg)
 {
-	const struct topiccreation_group *g;
+	rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
 	rd_kafka_NewTopic_t *nt;
 	rd_kafka_AdminOptions_t *o;
 	rd_kafka_queue_t *q;
 	rd_kafka_event_t *ev;
-	rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
-	const char *msg = NULL, *fix;
 	char e[256];
+
+	nt = rd_kafka_NewTopic_new("outboxd-check-topic-creation", g->partitions, g->replication, e,
+				   sizeof(e));
+	if (!nt) {
+		buf_add_str(msg, e);
+		return RD_KAFKA_RESP_ERR__INVALID_ARG;
+	}
+	for (size_t i = 0; i < g->settings->n; i++) {
+		rd_kafka_NewTopic_set_config(nt, g->settings->v[i].key, g->settings->v[i].value);
+	}
+	o = rd_kafka_AdminOptions_new(p->rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+	rd_kafka_AdminOptions_set_validate_only(o, 1, e, sizeof(e));
+	rd_kafka_AdminOptions_set_request_timeout(o, timeout_ms, e, sizeof(e));
+	q = rd_kafka_queue_new(p->rk);
+	rd_kafka_CreateTopics(p->rk, &nt, 1, o, q);
+	ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
+	if (ev) {
+		const rd_kafka_CreateTopics_result_t *r = rd_kafka_event_CreateTopics_result(ev);
+		const rd_kafka_topic_result_t **res;
+		const char *m;
+		size_t n = 0;
+
+		res = r ? rd_kafka_CreateTopics_result_topics(r, &n) : NULL;
+		err = n == 1 ? rd_kafka_topic_result_error(res[0]) : rd_kafka_event_error(ev);
+		m = n == 1 ? rd_kafka_topic_result_error_string(res[0]) :
+			     rd_kafka_event_error_string(ev);
+		buf_add_str(msg, m && *m ? m : rd_kafka_err2str(err));
+		rd_kafka_event_destroy(ev);
+	} else {
+		buf_add_str(msg, rd_kafka_err2str(err));
+	}
+	rd_kafka_queue_destroy(q);
+	rd_kafka_AdminOptions_destroy(o);
+	rd_kafka_NewTopic_destroy(nt);
+	return err;
+}
+
+int
+producer_create_check(struct producer *p, int timeout_ms, struct buf *out)
+{
+	const struct topiccreation_group *g;
+	struct buf msg = BUF_INIT;
+	rd_kafka_resp_err_t err;
+	const char *fix;
+	int level;
 
 	if (!p->tc) {
 		buf_add_str(out,
@@ -437,56 +536,37 @@ producer_create_check(struct producer *p, int timeout_ms, struct buf *out)
 		topiccreation_describe(g, out);
 	}
 	/* what the broker says of creating a topic with the default group's settings, without
-	 * creating it (validate_only): the permission, the replication factor, the settings */
+	 * creating it: the permission, the replication factor, the settings */
 	g = topiccreation_group(p->tc, topiccreation_ngroups(p->tc) - 1);
-	nt = rd_kafka_NewTopic_new("outboxd-check-topic-creation", g->partitions, g->replication, e,
-				   sizeof(e));
-	if (!nt) {
-		buf_add_fmt(out, "; not checked: %s", e);
-		return 1;
-	}
-	for (size_t i = 0; i < g->settings->n; i++) {
-		rd_kafka_NewTopic_set_config(nt, g->settings->v[i].key, g->settings->v[i].value);
-	}
-	o = rd_kafka_AdminOptions_new(p->rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
-	rd_kafka_AdminOptions_set_validate_only(o, 1, e, sizeof(e));
-	rd_kafka_AdminOptions_set_request_timeout(o, timeout_ms, e, sizeof(e));
-	q = rd_kafka_queue_new(p->rk);
-	rd_kafka_CreateTopics(p->rk, &nt, 1, o, q);
-	ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
-	if (ev) {
-		const rd_kafka_CreateTopics_result_t *r = rd_kafka_event_CreateTopics_result(ev);
-		const rd_kafka_topic_result_t **res;
-		size_t n = 0;
-
-		res = r ? rd_kafka_CreateTopics_result_topics(r, &n) : NULL;
-		err = n == 1 ? rd_kafka_topic_result_error(res[0]) : rd_kafka_event_error(ev);
-		msg = n == 1 ? rd_kafka_topic_result_error_string(res[0]) :
-			       rd_kafka_event_error_string(ev);
-	}
+	err = validate(p, g, timeout_ms, &msg);
 	fix = creation_fix(err);
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
 		buf_add_str(out, "; the broker would create a topic with the default group's "
 				 "settings (validated, nothing created)");
+		level = 0;
+	} else if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+		   err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED ||
+		   err == RD_KAFKA_RESP_ERR_POLICY_VIOLATION) {
+		/* a warning: an ACL on a prefix or a naming policy may allow the outbox's topics */
+		buf_add_fmt(out,
+			    "; the broker refuses the topic outboxd-check-topic-creation: %s (%s): "
+			    "%s (an ACL on a prefix or a naming policy may still allow the "
+			    "outbox's topics)",
+			    buf_cstr(&msg), rd_kafka_err2name(err), fix);
+		level = 1;
 	} else if (fix) {
 		buf_add_fmt(out,
 			    "; the broker refuses a topic with the default group's settings: "
 			    "%s (%s): %s",
-			    msg && *msg ? msg : rd_kafka_err2str(err), rd_kafka_err2name(err), fix);
+			    buf_cstr(&msg), rd_kafka_err2name(err), fix);
+		level = 2;
 	} else {
 		buf_add_fmt(out,
 			    "; no answer to whether the broker would create a topic with the "
 			    "default group's settings: %s (%s)",
-			    msg && *msg ? msg : rd_kafka_err2str(err), rd_kafka_err2name(err));
+			    buf_cstr(&msg), rd_kafka_err2name(err));
+		level = 1;
 	}
-	if (ev) {
-		rd_kafka_event_destroy(ev);
-	}
-	rd_kafka_queue_destroy(q);
-	rd_kafka_AdminOptions_destroy(o);
-	rd_kafka_NewTopic_destroy(nt);
-	return err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS ?
-		       0 :
-	       fix ? 2 :
-		     1;
+	buf_fini(&msg);
+	return level;
 }

@@ -80,8 +80,10 @@ struct producer {
 	rd_kafka_queue_t *adminq; /* CreateTopics results */
 	struct held *held_head, *held_tail;
 	int nheld;
-	bool release_due;      /* a topic turned ready, or librdkafka's queue was full */
-	int64_t next_retry_us; /* monotonic: the earliest creation asked again; 0 none */
+	int64_t held_bytes;
+	int64_t held_max, held_max_bytes; /* librdkafka's queue bounds, for the held too */
+	bool release_due;		  /* a topic turned ready, or librdkafka's queue was full */
+	int64_t next_retry_us;		  /* monotonic: the earliest creation asked again; 0 none */
 };
 
 /*
@@ -124,6 +126,8 @@ int producer_create_hold(struct producer *p, const struct sink_record *rec, void
 			 char *errbuf, size_t errlen);
 /* producer_create_serve() - creation results, retries, and held records sent; never blocks. */
 void producer_create_serve(struct producer *p);
+/* producer_create_wait() - wait up to @ms for a creation's answer (or a retry's time), serve it. */
+void producer_create_wait(struct producer *p, int ms);
 /* producer_create_fail() - every held record reported failed with @why, then freed. */
 void producer_create_fail(struct producer *p, const char *why);
 /*

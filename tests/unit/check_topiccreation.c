@@ -71,6 +71,13 @@ START_TEST(test_the_default_partitions_and_replication_factor_are_required)
 	parse_fails(&k, "Number of partitions must be positive, or -1");
 	kv_set(&k, P "default.partitions", "x", NULL);
 	parse_fails(&k, "Invalid value x for configuration topic.creation.default.partitions");
+	kv_set(&k, P "default.partitions", "  ", NULL);
+	parse_fails(&k, "Not a number of type INT");
+	kv_set(&k, P "default.partitions", "99999999999", NULL);
+	parse_fails(&k, "Not a number of type INT");
+	kv_set(&k, P "default.partitions", " 3\t", NULL);
+	kv_set(&k, P "default.replication.factor", "x", NULL);
+	parse_fails(&k, "replication.factor: Not a number of type SHORT");
 	kv_fini(&k);
 }
 END_TEST
@@ -140,7 +147,11 @@ START_TEST(test_groups_without_include_duplicates_and_bad_patterns)
 	topiccreation_free(tc);
 	kv_set(&k, P "groups", "a,a", NULL);
 	kv_set(&k, P "a.include", "x", NULL);
-	parse_fails(&k, "Duplicate alias provided: a");
+	parse_fails(&k, "Duplicate alias provided: \"a\"");
+	kv_set(&k, P "groups", "default, default", NULL);
+	parse_fails(&k, "Duplicate alias provided: \"default\"");
+	kv_set(&k, P "groups", "a,,", NULL); /* Java's split keeps the empty aliases */
+	parse_fails(&k, "Duplicate alias provided: \"\"");
 	kv_set(&k, P "groups", "a", NULL);
 	kv_set(&k, P "a.include", "(", NULL);
 	parse_fails(&k, "topic.creation.a.include: Syntax error in regular expression");
