@@ -88,22 +88,11 @@ on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	}
 	if ((m->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
 	     m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) &&
-	    !p->precondition[0]) {
-		/*
-		 * No retry creates it: said once as a refusal (exit 2), not as a poison row or a
-		 * session restarted again and again; the record fails as any undelivered one, and
-		 * the next start publishes it again from the slot
-		 */
-		snprintf(
-			p->precondition, sizeof(p->precondition),
-			p->tc ? "topic %s does not exist any more (outboxd created or found it "
-				"earlier): create it again, or restart outboxd to create it" :
-				"topic %s does not exist and the broker does not create it "
-				"(auto.create.topics.enable=false): create it; or, in a Kafka Connect "
-				"connector file, set topic.creation.default.partitions and "
-				"topic.creation.default.replication.factor for outboxd to create "
-				"topics as Kafka Connect does",
-			m->rkt ? rd_kafka_topic_name(m->rkt) : "?");
+	    !p->unknown_topic[0] && m->rkt) {
+		/* judged after the callbacks (producer_precondition()): a topic a broker is
+		 * creating automatically fails its first records alike */
+		snprintf(p->unknown_topic, sizeof(p->unknown_topic), "%s",
+			 rd_kafka_topic_name(m->rkt));
 	}
 	fix = refusal_fix(m->err);
 	snprintf(p->report, sizeof(p->report), "%s (%s), topic %s partition %d%s%s",
@@ -381,6 +370,8 @@ producer_flush(struct producer *p, int timeout_ms)
  * longer costs one restart per such line, not one per wait: the new producer has not seen it.
  */
 #define LEADERLESS_WAIT_US (5 * 1000000LL)
+#define UNKNOWN_LOOKUP_MS  5000
+#define UNKNOWN_QUIET_US   (15 * 1000000LL) /* no broker error for this long before */
 
 bool
 producer_leaderless_wedged(int64_t leaderless_us, bool answered, int waiting, int64_t last_ok_us,
@@ -427,9 +418,46 @@ producer_fatal(struct producer *p, char *errbuf, size_t errlen)
 	return true;
 }
 
+/*
+ * A record failed as of an unknown topic: a refusal (exit 2) only when the cluster says the
+ * topic does not exist, asked now, and the brokers reported no error for UNKNOWN_QUIET_US. A
+ * broker that creates topics automatically (the producer's metadata request has it create the
+ * topic) fails alike the records that waited for a new topic through an outage longer than
+ * topic.metadata.propagation.max.ms; then the failed record restarts the session, which finds
+ * the topic. Said once as a refusal, not as a poison row or a session restarted again and
+ * again: the next start publishes the record again from the slot. Blocks up to
+ * UNKNOWN_LOOKUP_MS, on this rare path only.
+ */
+static void
+judge_unknown_topic(struct producer *p)
+{
+	const char *t = p->unknown_topic;
+	bool quiet = !p->last_error_us || now_monotonic_us() - p->last_error_us >= UNKNOWN_QUIET_US;
+
+	/* right after a broker came back, its first answers may still say "unknown" for a topic
+	 * it is about to create automatically (measured: a KRaft broker a second after its
+	 * restart, its coordinator loading): no refusal then; the next session asks again */
+	if (!p->precondition[0] && quiet && producer_topics_exists(p, t, UNKNOWN_LOOKUP_MS) == 0) {
+		snprintf(
+			p->precondition, sizeof(p->precondition),
+			p->tc ? "topic %s does not exist any more (outboxd created or found it "
+				"earlier): create it again, or restart outboxd to create it" :
+				"topic %s does not exist and the broker does not create it "
+				"(auto.create.topics.enable=false): create it; or, in a Kafka "
+				"Connect connector file, set topic.creation.default.partitions and "
+				"topic.creation.default.replication.factor for outboxd to create "
+				"topics as Kafka Connect does",
+			t);
+	}
+	p->unknown_topic[0] = '\0';
+}
+
 bool
 producer_precondition(struct producer *p, char *errbuf, size_t errlen)
 {
+	if (p->unknown_topic[0]) {
+		judge_unknown_topic(p);
+	}
 	if (!p->precondition[0]) {
 		return false;
 	}

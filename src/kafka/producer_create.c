@@ -178,36 +178,6 @@ producer_create_hold(struct producer *p, const struct sink_record *rec, void *ms
 	return 1;
 }
 
-/*
- * Whether @t exists after all (a refusal to create may be a refusal to create what exists: a
- * principal with WRITE but no CREATE): 1 yes, 0 the cluster says it does not, -1 no answer.
- * Blocks up to EXISTS_LOOKUP_MS, on this rare path only.
- */
-static int
-exists(struct producer *p, struct topic_slot *t)
-{
-	const struct rd_kafka_metadata *md = NULL;
-	rd_kafka_topic_t *rkt = rd_kafka_topic_new(p->rk, t->name, NULL);
-	int yes = -1;
-
-	if (!rkt) {
-		return 0;
-	}
-	if (rd_kafka_metadata(p->rk, 0, rkt, &md, EXISTS_LOOKUP_MS) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-		if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
-		    md->topics[0].partition_cnt > 0) {
-			yes = 1;
-		} else if (md->topic_cnt == 1 &&
-			   (md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
-			    md->topics[0].err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED)) {
-			yes = 0;
-		}
-		rd_kafka_metadata_destroy(md);
-	}
-	rd_kafka_topic_destroy(rkt);
-	return yes;
-}
-
 /* The fix for a creation refused with @err, or NULL when a retry may succeed. */
 static const char *
 creation_fix(rd_kafka_resp_err_t err)
@@ -246,9 +216,10 @@ answered(struct producer *p, struct topic_slot *t, rd_kafka_resp_err_t err, cons
 
 	if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
 	    err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
-		/* Connect asks whether the topic exists first; a lookup with no answer is no
-		 * refusal yet: asked again */
-		there = exists(p, t);
+		/* a refusal to create what exists (WRITE without CREATE) is none: Connect asks
+		 * whether the topic exists first; a lookup with no answer is no refusal yet:
+		 * asked again. Blocks up to EXISTS_LOOKUP_MS, on this rare path only. */
+		there = producer_topics_exists(p, t->name, EXISTS_LOOKUP_MS);
 		fix = there < 0 ? NULL : fix;
 	} else if (err == RD_KAFKA_RESP_ERR_INVALID_REPLICATION_FACTOR && t->tries < 4) {
 		fix = NULL; /* also while brokers restart: a refusal once it persists, ~7 s */

@@ -65,6 +65,8 @@ struct producer {
 	int64_t last_error_us;	     /* monotonic; 0 = nothing yet */
 	char mechanism[32];	     /* librdkafka's sasl.mechanisms (GSSAPI by default) */
 	char precondition[768];	     /* a failure no retry fixes: see kafkasec_fix(); "" = none */
+	char unknown_topic[256];     /* a record failed as of an unknown topic: judged by
+				      * producer_precondition(); "" = none */
 	struct authgrace grace;	     /* outboxd.kafka.auth.grace.ms: see authgrace.h */
 	bool discarding;	     /* producer_discard() runs: its fatal error is expected */
 	int purged_late; /* records producer_discard() purged after its wait (their reports) */
@@ -106,6 +108,14 @@ struct topic_slot *producer_topics_slot(struct producer *p, const char *name);
 struct topic_slot *producer_topics_add(struct producer *p, const char *name);
 /* The slot's handle, made (and looked up) the first time; NULL for an invalid name. */
 rd_kafka_topic_t *producer_topics_open(struct producer *p, struct topic_slot *t);
+
+/*
+ * Whether topic @name exists, from a metadata request that waits up to @timeout_ms: 1 yes, 0
+ * the cluster says it does not (or hides it), -1 no answer, or a topic being created (the
+ * producer's request has a broker that creates topics automatically create it: such a topic is
+ * LEADER_NOT_AVAILABLE at first).
+ */
+int producer_topics_exists(struct producer *p, const char *name, int timeout_ms);
 
 /* Hands one record to librdkafka (@rkt NULL: by name); as producer_send(). */
 int producer_produce(struct producer *p, rd_kafka_topic_t *rkt, const struct sink_record *rec,

@@ -198,3 +198,28 @@ producer_topics_free(struct producer *p)
 	p->topics = NULL;
 	p->topics_cap = p->topics_n = p->topics_open = 0;
 }
+
+int
+producer_topics_exists(struct producer *p, const char *name, int timeout_ms)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(p->rk, name, NULL);
+	int yes = -1;
+
+	if (!rkt) {
+		return 0;
+	}
+	if (rd_kafka_metadata(p->rk, 0, rkt, &md, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		    md->topics[0].partition_cnt > 0) {
+			yes = 1;
+		} else if (md->topic_cnt == 1 &&
+			   (md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+			    md->topics[0].err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED)) {
+			yes = 0;
+		}
+		rd_kafka_metadata_destroy(md);
+	}
+	rd_kafka_topic_destroy(rkt);
+	return yes;
+}

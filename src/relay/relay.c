@@ -464,7 +464,9 @@ serve_producer(struct session *s)
 	char fatal[512];
 	enum outcome o = publish_serve(s->pub, fatal, sizeof(fatal));
 
-	if (stream_failed(s->st, s->why, sizeof(s->why))) {
+	/* a refusal no restart can cure (a topic nobody creates) fails its record too: said as
+	 * what it is, exit 2, not as a failed delivery that restarts the session */
+	if (o != OUTCOME_PRECONDITION && stream_failed(s->st, s->why, sizeof(s->why))) {
 		return OUTCOME_RESTART;
 	}
 	if (o != OUTCOME_OK) {

@@ -1057,19 +1057,6 @@ START_TEST(test_a_long_cleanup_keeps_the_loop_turning)
 }
 END_TEST
 
-/* The last lines of the fixture's log: a whole log of warnings is more than a message holds. */
-static char *
-log_tail(const struct relayfix *f)
-{
-	char *log = relayfix_log(f);
-	size_t n = strlen(log);
-
-	if (n > 3000) {
-		memmove(log, log + n - 3000, 3001);
-	}
-	return log;
-}
-
 /*
  * A cleanup that fails every time (issue 34): the archive refuses every moved row (a CHECK only
  * unpublished rows pass). Each failure is a warning naming the outbox, the archive and the
@@ -1103,17 +1090,17 @@ START_TEST(test_a_failing_cleanup_does_not_stop_publishing)
 	f.pid = relayfix_spawn(&f, "poll", "outboxd.log", port);
 	took = wait_published(&f, 300, false, 30);
 	ck_assert_msg(took >= 0, "300 rows not published within 30 s while the cleanup fails: %s",
-		      log_tail(&f));
+		      relayfix_log_tail(&f));
 	buf_add_fmt(&warn,
 		    "cleanup of %s.outbox failed: moving published rows to the archive: ", f.name);
-	ck_assert_msg(relayfix_wait_log(&f, buf_cstr(&warn), 5), "%s", log_tail(&f));
-	log = log_tail(&f);
+	ck_assert_msg(relayfix_wait_log(&f, buf_cstr(&warn), 5), "%s", relayfix_log_tail(&f));
+	log = relayfix_log_tail(&f);
 	ck_assert_msg(strstr(log, "only_unpublished") && strstr(log, "outbox_archive takes them") &&
 			      strstr(log, "publishing goes on, the cleanup is tried again in"),
 		      "the warning names the constraint, the archive and what happens: %s",
-		      log_tail(&f));
+		      relayfix_log_tail(&f));
 	ck_assert_msg(!strstr(log, "polling again from the oldest"), "the session restarted: %s",
-		      log_tail(&f));
+		      relayfix_log_tail(&f));
 	free(log);
 	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
 	failures = itest_metric(body, "outboxd_poll_upkeep_failures_total{job=\"cleanup\"}");
@@ -1132,7 +1119,8 @@ START_TEST(test_a_failing_cleanup_does_not_stop_publishing)
 	     usleep(100 * 1000)) {
 	}
 	ck_assert_msg(intf(f.pg, "SELECT count(*) FROM %s.outbox_archive", f.name) == 300,
-		      "the archive has not taken the rows 30 s after its fix: %s", log_tail(&f));
+		      "the archive has not taken the rows 30 s after its fix: %s",
+		      relayfix_log_tail(&f));
 	moved = now_s() - t0;
 	ck_assert_int_eq(intf(f.pg, "SELECT count(*) FROM %s.outbox", f.name), 0);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);

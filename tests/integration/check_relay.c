@@ -351,6 +351,7 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	int took, port = itest_free_port();
 	struct buf worker = BUF_INIT;
 	char *body;
+	bool wedged;
 
 	/* The stall watchdog and /health watch the same freeze. */
 	buf_add_fmt(&worker,
@@ -399,9 +400,23 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	free(body);
 	expect_slot_health(&f, port, end - first_unacked);
 	ck_assert_int_eq(kill(kpid, SIGCONT), 0);
-	took = wait_confirmed(&f, end, 15);
-	ck_assert_msg(took >= 0, "confirmed_flush_lsn did not reach the last commit within 15 s");
-	note("# mode %d: caught up %d s after the broker resumed\n", _i, took);
+	/*
+	 * Mostly at once; a thawed KRaft broker may first be fenced by its own controller (leader
+	 * -1), and librdkafka issue 5430 may then wedge a partition: the producer is replaced after
+	 * 5 s without a delivery and the session replays (README, "Building"). CI saw 15 s exceeded
+	 * once; the log's tail tells which path a failure took.
+	 */
+	took = wait_confirmed(&f, end, 40);
+	ck_assert_msg(took >= 0,
+		      "confirmed_flush_lsn (%lX) did not reach the last commit (%lX) within 40 s; "
+		      "the relay's log:\n%s",
+		      (unsigned long)relayfix_confirmed(&f), (unsigned long)end,
+		      relayfix_log_tail(&f));
+	body = relayfix_log(&f);
+	wedged = strstr(body, "librdkafka issue 5430") != NULL;
+	free(body);
+	note("# mode %d: caught up %d s after the broker resumed%s\n", _i, took,
+	     wedged ? " (librdkafka issue 5430: a new producer replayed)" : "");
 	ck_assert_uint_eq(check_topics(&f, 600, 60000).distinct, 600);
 	ck_assert(relayfix_wait_log(&f, "deliveries resumed", 5));
 	ck_assert_int_eq(itest_http_wait(port, "/health", 200, 10, NULL), 200);
@@ -410,13 +425,18 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	ck_assert_msg(itest_wait_metric(port, "outboxd_kafka_brokers{state=\"up\"}", 1, 10),
 		      "librdkafka's statistics do not show the broker up");
 	ck_assert_int_eq(itest_http_get(port, "/metrics", &body), 200);
-	ck_assert_ptr_nonnull(strstr(body, "outboxd_records_acknowledged_total 600"));
+	/* a replay (issue 5430) acknowledges some records twice */
+	ck_assert_msg(wedged ? itest_metric(body, "outboxd_records_acknowledged_total") >= 600 :
+			       strstr(body, "outboxd_records_acknowledged_total 600\n") != NULL,
+		      "%s", body);
 	ck_assert_msg(itest_metric(body, "outboxd_producer_queue_capacity_records") > 0, "%s",
 		      body);
 	ck_assert_msg(itest_metric(body, "outboxd_kafka_stats_age_seconds") < 5, "%s", body);
 	ck_assert_msg(itest_metric(body, "outboxd_kafka_rtt_p99_seconds") >= 0, "%s", body);
 	/* every record's commit-to-acknowledgement time, the freeze's in the upper buckets */
-	ck_assert_msg(itest_metric(body, "outboxd_commit_to_ack_seconds_count") == 600, "%s", body);
+	ck_assert_msg(wedged ? itest_metric(body, "outboxd_commit_to_ack_seconds_count") >= 600 :
+			       itest_metric(body, "outboxd_commit_to_ack_seconds_count") == 600,
+		      "%s", body);
 	ck_assert_msg(strstr(body, "outboxd_commit_to_ack_seconds_bucket{le=\"10\"} 100\n"), "%s",
 		      body);
 	ck_assert_msg(itest_metric(body, "outboxd_last_confirmed_commit_timestamp_seconds") > 1.7e9,
@@ -579,7 +599,9 @@ START_TEST(test_broker_down_20s_keeps_the_relay_running_and_it_catches_up)
 	sleep(20);
 	ck_assert_int_eq(waitpid(f.pid, &st, WNOHANG), 0); /* still running */
 	broker_start();
-	ck_assert_int_ge(wait_confirmed(&f, relayfix_last_commit_end(&f), 90), 0);
+	ck_assert_msg(wait_confirmed(&f, relayfix_last_commit_end(&f), 90) >= 0,
+		      "nothing confirmed 90 s after the broker started again; the relay's log:\n%s",
+		      relayfix_log_tail(&f));
 	ck_assert_uint_eq(check_topics(&f, 400, 60000).distinct, 400);
 	ck_assert_int_eq(waitpid(f.pid, &st, WNOHANG), 0);
 	ck_assert_int_eq(relayfix_stop(&f, SIGTERM), 0);

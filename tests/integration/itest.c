@@ -307,6 +307,60 @@ itest_topic_config(const char *topic, bool create, const char *key, const char *
 	rd_kafka_destroy(rk);
 }
 
+/* Sets NAME to VALUE from one `export NAME=VALUE` line, VALUE maybe in single quotes. */
+static void
+export_line(char *line)
+{
+	char *eq, *v, *end;
+
+	if (strncmp(line, "export ", 7) != 0 || !(eq = strchr(line + 7, '='))) {
+		return;
+	}
+	*eq = '\0';
+	v = eq + 1;
+	end = v + strcspn(v, "\n");
+	*end = '\0';
+	if (*v == '\'' && end > v + 1 && end[-1] == '\'') {
+		*--end = '\0';
+		v++;
+	}
+	setenv(line + 7, v, 1);
+}
+
+bool
+itest_stack_up(const char *part)
+{
+	const char *src = getenv("OUTBOXD_TEST_SOURCE_DIR"),
+		   *dir = getenv("OUTBOXD_TEST_STACK_DIR");
+	struct buf cmd = BUF_INIT;
+	char line[4096];
+	FILE *in;
+	int rc;
+
+	if (!src || !dir) {
+		fprintf(stderr,
+			"OUTBOXD_TEST_SOURCE_DIR or OUTBOXD_TEST_STACK_DIR is not set: run "
+			"scripts/test, or eval \"$(scripts/stack up)\" before meson test\n");
+		return false;
+	}
+	buf_add_fmt(&cmd, "'%s/scripts/stack' --dir '%s' %s up", src, dir, part);
+	in = popen(buf_cstr(&cmd), "r");
+	if (!in) {
+		perror("popen");
+		buf_fini(&cmd);
+		return false;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		export_line(line);
+	}
+	rc = pclose(in);
+	if (rc != 0) {
+		fprintf(stderr, "%s failed (status %d)\n", buf_cstr(&cmd), rc);
+	}
+	buf_fini(&cmd);
+	return rc == 0;
+}
+
 int
 itest_kafka_pid(void)
 {

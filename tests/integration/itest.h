@@ -83,6 +83,14 @@ int itest_http_get(int port, const char *path, char **ret_body);
  */
 int itest_http_wait(int port, const char *path, int want, int timeout_s, char **ret_body);
 
+/*
+ * itest_stack_up() - starts a part of the test stack that suites start on demand (@part: "strict",
+ * "cluster"; `scripts/stack --dir $OUTBOXD_TEST_STACK_DIR PART up`) and sets the variables it
+ * prints in this process's environment. For main(), before the tests: false, with the reason on
+ * stderr, when it could not.
+ */
+bool itest_stack_up(const char *part);
+
 /* itest_kafka_pid() - the stack's broker process. */
 int itest_kafka_pid(void);
 

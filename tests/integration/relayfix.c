@@ -238,6 +238,18 @@ relayfix_log(const struct relayfix *f)
 	return relayfix_log_named(f, "outboxd.log");
 }
 
+char *
+relayfix_log_tail(const struct relayfix *f)
+{
+	char *all = relayfix_log(f);
+	size_t n = strlen(all);
+
+	if (n > 3000) {
+		memmove(all, all + n - 3000, 3001);
+	}
+	return all;
+}
+
 bool
 relayfix_wait_log_named(const struct relayfix *f, const char *log, const char *needle,
 			int timeout_s)

@@ -70,6 +70,12 @@ int relayfix_wait_exit(struct relayfix *f, int timeout_s);
 /* relayfix_log() - the outboxd log so far (caller frees). */
 char *relayfix_log(const struct relayfix *f);
 
+/*
+ * relayfix_log_tail() - the last 3,000 bytes of the outboxd log, for a failure's message (Check
+ * refuses messages over 4 KB and then reports only the test's exit status). Caller frees.
+ */
+char *relayfix_log_tail(const struct relayfix *f);
+
 /* relayfix_wait_log() - wait up to @timeout_s until the log contains @needle. */
 bool relayfix_wait_log(const struct relayfix *f, const char *needle, int timeout_s);
 

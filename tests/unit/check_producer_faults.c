@@ -338,6 +338,29 @@ START_TEST(test_a_topic_nobody_creates_is_a_precondition_naming_both_fixes)
 }
 END_TEST
 
+/*
+ * A record failed as of an unknown topic that exists when outboxd asks (a broker creating it
+ * automatically after an outage the record waited through): no refusal; the failed record
+ * restarts the session instead.
+ */
+START_TEST(test_an_unknown_topic_that_exists_when_asked_is_no_precondition)
+{
+	struct fx *f = fx_new(1);
+	char err[1024] = "";
+
+	kv_set(&f->settings, "topic.metadata.propagation.max.ms", "500", NULL);
+	ck_assert_int_eq(rd_kafka_mock_topic_create(f->mc, "late.topic", 1, 1), 0);
+	rd_kafka_mock_topic_set_error(f->mc, "late.topic", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+	fx_start(f);
+	ck_assert_int_eq(send_n(f, "late.topic", -1, 0, 1), 0);
+	drain(f, 1, 20000);
+	ck_assert_msg(f->r.failed == 1, "%d ok, %d failed", f->r.ok, f->r.failed);
+	rd_kafka_mock_topic_set_error(f->mc, "late.topic", RD_KAFKA_RESP_ERR_NO_ERROR);
+	ck_assert_msg(!producer_precondition(f->p, err, sizeof(err)), "%s", err);
+	fx_free(f);
+}
+END_TEST
+
 /* A permanent error from the broker: failed reports, no success after a failure, no gap. */
 static void
 permanent_error(rd_kafka_resp_err_t err, const char *name)
@@ -712,6 +735,7 @@ producer_faults_suite(void)
 	tcase_add_test(tc, test_discard_of_a_frozen_broker_poisons_no_later_producer);
 	tcase_add_test(tc, test_discard_does_not_repeat_an_earlier_fatal_error);
 	tcase_add_test(tc, test_a_topic_nobody_creates_is_a_precondition_naming_both_fixes);
+	tcase_add_test(tc, test_an_unknown_topic_that_exists_when_asked_is_no_precondition);
 	tcase_add_loop_test(tc, test_issue_4438_disconnect_sequence, 0, 5);
 	tcase_add_test(tc, test_slow_leader_still_delivers_everything_in_partition_order);
 	tcase_add_test(tc, test_brokers_down_fail_nothing_and_everything_is_delivered_after);

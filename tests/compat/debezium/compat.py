@@ -124,28 +124,11 @@ import uuid
 import yaml
 
 import server as dserver   # the real Debezium Server (tests/compat/debezium/server.py)
+from cxlib import T0, die, log, need_env  # shared with topics.py
+import cxlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-
-T0 = time.time()
-
-
-def log(msg):
-    print("[%5.1fs] %s" % (time.time() - T0, msg), flush=True)
-
-
-def die(msg):
-    print("compat: FAIL: " + msg, flush=True)
-    sys.exit(1)
-
-
-def need_env(name):
-    v = os.environ.get(name)
-    if not v:
-        die("%s is not set; start the test stack first: eval \"$(scripts/stack up)\"" % name)
-    return v
-
 
 # --------------------------------------------------------------------------------------------
 # settings and helpers
@@ -186,12 +169,7 @@ pubs_made = set()
 
 
 def psql(sql, check=True):
-    p = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", PG_CONNINFO,
-                        "-f", "-"], input=sql.encode(), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    if check and p.returncode != 0:
-        raise RuntimeError("psql failed: %s\n%s" % (p.stderr.decode(errors="replace"), sql[:2000]))
-    return p.stdout.decode()
+    return cxlib.psql(PG_CONNINFO, sql, check)
 
 
 def lsn_int(s):
@@ -1564,30 +1542,7 @@ def outbox_total(offsets):
 
 def run_topic_offsets():
     """{(topic, partition): end offset} for every topic of this run (kcat)."""
-    for attempt in range(30):   # the shared broker may be restarted by another suite
-        p = subprocess.run(["kcat", "-b", BOOTSTRAP, "-L", "-J", "-m", "10"], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE)
-        if p.returncode == 0:
-            break
-        time.sleep(2)
-    else:
-        raise RuntimeError("kcat -L failed: %s" % p.stderr.decode(errors="replace"))
-    md = json.loads(p.stdout)
-    args = []
-    for t in md.get("topics", []):
-        if RUN in t["topic"] and not t.get("error"):
-            for part in t["partitions"]:
-                args += ["-t", "%s:%d:-1" % (t["topic"], part["partition"])]
-    if not args:
-        return {}
-    p = subprocess.run(["kcat", "-b", BOOTSTRAP, "-Q", "-m", "10"] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
-    out = {}
-    for line in p.stdout.decode(errors="replace").splitlines():
-        m = re.match(r"^(\S+) \[(\d+)\] offset (-?\d+)$", line)
-        if m:
-            out[(m.group(1), int(m.group(2)))] = max(0, int(m.group(3)))
-    return out
+    return cxlib.end_offsets(BOOTSTRAP, RUN)
 
 
 def java_classpath_for_kafka():
@@ -2943,13 +2898,4 @@ def main_():
 
 
 if __name__ == "__main__":
-    try:
-        rc = main_()
-    except SystemExit:
-        raise
-    except Exception as e:  # a harness failure is a test failure
-        import traceback
-        traceback.print_exc()
-        print("compat: FAIL: harness error: %s" % e)
-        rc = 1
-    sys.exit(rc)
+    cxlib.run(main_)
