@@ -159,6 +159,11 @@ config_kafka_worker(struct ctx *c)
 		if (is_security_key(w->v[i].key) && vocab_is(w->v[i].key, VOCAB_PRODUCER)) {
 			kv_set(&c->java, w->v[i].key, w->v[i].value, w->v[i].origin);
 			kv_set(&c->java_disp, w->v[i].key, w->v[i].key, w->v[i].origin);
+		} else if (is_security_key(w->v[i].key) && vocab_is(w->v[i].key, VOCAB_WORKER)) {
+			/* the REST listener's own (ssl.client.auth): Connect reads it, no client does */
+			config_ctx_ignore(c, w->v[i].key,
+					  "Kafka Connect worker setting without effect in outboxd",
+					  w->v[i].origin);
 		} else if (is_security_key(w->v[i].key)) {
 			return config_ctx_unknown(c, w->v[i].key, w->v[i].origin);
 		}

@@ -158,6 +158,21 @@ START_TEST(test_connect_pair_gets_debezium_defaults)
 }
 END_TEST
 
+/*
+ * The worker's REST listener settings under ssl.* are no producer settings: accepted without
+ * effect, not "unknown" (the configuration reference's probe found it), and never passed on.
+ */
+START_TEST(test_worker_rest_tls_setting_is_accepted_without_effect)
+{
+	struct config *cfg = pair_ok("ssl.client.auth=required\n", "", NULL);
+
+	ck_assert_str_eq(kv_get(config_ignored(cfg), "ssl.client.auth"),
+			 "Kafka Connect worker setting without effect in outboxd");
+	ck_assert_ptr_null(kv_get(&cfg->librdkafka, "ssl.client.auth"));
+	config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_file_order_is_free_and_connector_keys_override_the_worker)
 {
 	const char *paths[2];
@@ -890,6 +905,7 @@ config_suite(void)
 	tcase_add_test(tc,
 		       test_http_bind_is_a_numeric_address_or_refused_naming_the_key_and_the_fix);
 	tcase_add_test(tc, test_file_order_is_free_and_connector_keys_override_the_worker);
+	tcase_add_test(tc, test_worker_rest_tls_setting_is_accepted_without_effect);
 	tcase_add_test(tc, test_connector_json_configures_like_properties);
 	tcase_add_test(tc, test_kafkaconnector_yaml_configures_like_properties);
 	tcase_add_test(tc, test_server_file_takes_environment_overrides_and_expressions);
