@@ -14,11 +14,11 @@
 -- Names are psql variables (defaults in parentheses): schema (public), table (outbox):
 --   psql -d APPDB -v schema=orders -v table=outbox_events -f sql/outbox.sql
 -- With -v cleanup=on it also creates the index on created_at that outboxd.cleanup.* and a
--- scheduled DELETE read (README "Cleanup of delivered rows").
+-- scheduled DELETE read (docs/operating.md, "Cleanup of delivered rows").
 --
 -- Only INSERTs are published (see publication.sql), so rows may be deleted at any time after
 -- their transaction committed, for example in the same transaction (insert, then delete) or by a
--- periodic job (which cannot know what outboxd delivered: README says what it gives up):
+-- periodic job (which cannot know what outboxd delivered: docs/operating.md says what it gives up):
 --   DELETE FROM public.outbox WHERE created_at < now() - interval '1 day';
 -- outboxd.cleanup.retention deletes only rows whose events are confirmed.
 \set ON_ERROR_STOP on

@@ -22,8 +22,8 @@
 --
 -- failover=on (PostgreSQL 17+, Debezium's slot.failover=true) makes a failover slot: standbys
 -- with sync_replication_slots=on keep a copy, so outboxd resumes on a promoted standby. It is
--- only safe with synchronized_standby_slots set on the primary (see README, "Failover"):
--- `outboxd check` says what is missing.
+-- only safe with synchronized_standby_slots set on the primary (see docs/postgresql.md,
+-- "Failover"): `outboxd check` says what is missing.
 --
 -- The names are psql variables (defaults in parentheses): slot (debezium), failover (off):
 --   psql -d APPDB -v slot=orders_outbox -v failover=on -f sql/slot.sql
@@ -50,7 +50,7 @@ SELECT NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = :'slot') A
 DO $$ BEGIN
 	RAISE EXCEPTION 'failover=on needs PostgreSQL 17 or later (this server is %)',
 		current_setting('server_version')
-		USING HINT = 'older majors have no failover slots: see README ("Failover") for 14 to 16';
+		USING HINT = 'older majors have no failover slots: see docs/postgresql.md ("Failover") for 14 to 16';
 END $$;
 \endif
 \endif
@@ -84,7 +84,7 @@ BEGIN
 	ELSIF s.wal_status = 'lost' OR j->>'invalidation_reason' IS NOT NULL THEN
 		RAISE EXCEPTION 'slot % exists but is invalidated (wal_status lost%)', v_slot,
 			coalesce(', ' || (j->>'invalidation_reason'), '')
-			USING HINT = 'its events since confirmed_flush_lsn are gone; see README before dropping it';
+			USING HINT = 'its events since confirmed_flush_lsn are gone; see docs/postgresql.md before dropping it';
 	ELSIF coalesce((j->>'two_phase')::boolean, false) THEN
 		RAISE EXCEPTION 'slot % exists but was created with two_phase = true', v_slot
 			USING HINT = 'outboxd refuses it (prepared transactions would be sent before they commit): drop it and run this script again';

@@ -77,7 +77,7 @@ usage(FILE *out)
 	      "  2                     configuration or precondition error (a restart does not)\n"
 	      "\n"
 	      "Secrets belong in files read through ${file:PATH:KEY} or in the environment, never\n"
-	      "on the command line. The manual is README.md.\n",
+	      "on the command line. The manual is README.md and docs/.\n",
 	      out);
 }
 

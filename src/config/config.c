@@ -453,31 +453,39 @@ load(struct ctx *c)
 }
 
 int
-config_load(const char *const *paths, int npaths, char *const *envp, struct config **ret,
-	    char *errbuf, size_t errlen)
+config_load_src(const struct cfgsrc *src, struct config **ret, char *errbuf, size_t errlen)
 {
-	struct cfgsrc src = CFGSRC_INIT;
 	struct ctx c = { 0 };
 	int r;
 
-	r = cfgsrc_load(paths, npaths, envp, &src, errbuf, errlen);
-	if (r) {
-		return r;
-	}
 	c.cfg = znew(*c.cfg);
-	c.src = &src;
+	c.src = src;
 	c.errbuf = errbuf;
 	c.errlen = errlen;
 	r = load(&c);
 	kv_fini(&c.java);
 	kv_fini(&c.java_disp);
-	cfgsrc_fini(&src);
 	if (r) {
 		config_free(c.cfg);
 		return r;
 	}
 	*ret = c.cfg;
 	return 0;
+}
+
+int
+config_load(const char *const *paths, int npaths, char *const *envp, struct config **ret,
+	    char *errbuf, size_t errlen)
+{
+	struct cfgsrc src = CFGSRC_INIT;
+	int r;
+
+	r = cfgsrc_load(paths, npaths, envp, &src, errbuf, errlen);
+	if (r == 0) {
+		r = config_load_src(&src, ret, errbuf, errlen);
+	}
+	cfgsrc_fini(&src);
+	return r;
 }
 
 struct router_config

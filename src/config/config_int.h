@@ -93,15 +93,16 @@ struct cf_key {
 	const char *def; /* default as text; NULL = none */
 	const char *extra;
 	int64_t min, max;
+	const char *doc; /* its meaning, in the configuration reference (Markdown, one line) */
 };
 
-#define CF_ABS(n, t, field, def, extra, min, max)                                                  \
+#define CF_ABS(n, t, field, def, extra, min, max, doc)                                             \
 	{                                                                                          \
-		n, t, offsetof(struct config, field), def, extra, min, max                         \
+		n, t, offsetof(struct config, field), def, extra, min, max, doc                    \
 	}
-#define CF_PGKEY(n, kw, def)                                                                       \
+#define CF_PGKEY(n, kw, def, doc)                                                                  \
 	{                                                                                          \
-		n, CF_PG, 0, def, kw, 0, 0                                                         \
+		n, CF_PG, 0, def, kw, 0, 0, doc                                                    \
 	}
 /* The fields no single row sets (config_assembled): a struct kv, else a char *. */
 struct cf_assembled {

@@ -78,7 +78,7 @@ pgconn_result_line(const PGresult *r, char *errbuf, size_t errlen)
 }
 
 /*
- * The classification table (README "PostgreSQL's failures, by code"). A row names a
+ * The classification table (docs/failures.md, "PostgreSQL's failures, by code"). A row names a
  * whole SQLSTATE (5 characters) or a class (its first 2); whole codes are looked at first.
  * Every code not listed is transient: retrying costs a log line per backoff, exiting on a
  * failure that would have passed costs an outage.

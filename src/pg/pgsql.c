@@ -397,8 +397,8 @@ pgsql_failover_unsupported(PGconn *c, bool failover, char *errbuf, size_t errlen
 	}
 	errbuf_set(errbuf, errlen,
 		   "slot.failover=true needs PostgreSQL 17 or later (this server is %d): older "
-		   "majors have no failover slots; set slot.failover=false and see README "
-		   "(\"Failover\") for what to do on 14 to 16",
+		   "majors have no failover slots; set slot.failover=false and see "
+		   "docs/postgresql.md (\"Failover\") for what to do on 14 to 16",
 		   PQserverVersion(c) / 10000);
 	return true;
 }

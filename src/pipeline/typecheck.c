@@ -92,7 +92,7 @@ typecheck_reason(const struct relcache_rel *rel, int i, const char *option, cons
 	errbuf_set(
 		errbuf, errlen,
 		"table %s.%s: column \"%s\" (%s) has type %s, which outboxd does not convert "
-		"yet (README \"Differences from Debezium\"): every row would be a poison row; "
+		"yet (docs/debezium.md): every row would be a poison row; "
 		"take the column out of %s, or use a column of a type outboxd converts instead "
 		"(text, for instance, that the application or a BEFORE INSERT trigger fills with "
 		"%s::text)",

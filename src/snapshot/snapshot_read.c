@@ -470,7 +470,7 @@ say_order(const struct snap_group *g)
 			 "%llu rows of %s published in the order of their inserting transactions "
 			 "(xmin), then heap order: the table has no column a sequence fills (an "
 			 "identity or bigserial column), so this need not be their insert order "
-			 "(README \"Initial snapshot\")",
+			 "(docs/running.md, \"Initial snapshot\")",
 			 (unsigned long long)g->rows, buf_cstr(&what));
 	}
 	buf_fini(&what);

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The Kubernetes manifests (TAP): deploy/kubernetes/outboxd.yaml (run: one replica, Recreate)
-and outboxd-poll.yaml (poll: several replicas) parse, and each keeps what README promises: the
-probes on /health/live and /health/ready at the port the ConfigMap's outboxd.http.port opens,
-the image's uid 10001, a read-only root file system without capabilities, the configuration and
-the secret mounted where the arguments and ${file:...} read them, a grace period longer than
-the flush, resources, and a Service and a PodDisruptionBudget that select the pods.
+and outboxd-poll.yaml (poll: several replicas) parse, and each keeps what docs/installing.md
+("Kubernetes") promises: the probes on /health/live and /health/ready at the port the
+ConfigMap's outboxd.http.port opens, the image's uid 10001, a read-only root file system without
+capabilities, the configuration and the secret mounted where the arguments and ${file:...} read
+them, a grace period longer than the flush, resources, and a Service and a PodDisruptionBudget
+that select the pods.
 The image suite runs the run manifest's ConfigMap in the image itself."""
 import os
 import re

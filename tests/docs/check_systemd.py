@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The systemd unit (TAP): deploy/systemd/outboxd.service passes `systemd-analyze verify` (with
-ExecStart pointed at the built binary), keeps the settings README promises (a dynamic user, the
-password as a credential read through ${file:...}, no restart after exit 2, room for the flush
-at stop), and `systemd-analyze security --offline` rates its exposure at most 2.0.
+ExecStart pointed at the built binary), keeps the settings docs/installing.md ("systemd")
+promises (a dynamic user, the password as a credential read through ${file:...}, no restart
+after exit 2, room for the flush at stop), and `systemd-analyze security --offline` rates its
+exposure at most 2.0.
 
-These machines run no systemd as PID 1, so the unit is checked, not started (README says so)."""
+These machines run no systemd as PID 1, so the unit is checked, not started (docs/installing.md
+says so)."""
 import atexit
 import os
 import re

@@ -403,8 +403,9 @@ START_TEST(test_frozen_broker_never_confirms_ahead)
 	/*
 	 * Mostly at once; a thawed KRaft broker may first be fenced by its own controller (leader
 	 * -1), and librdkafka issue 5430 may then wedge a partition: the producer is replaced after
-	 * 5 s without a delivery and the session replays (README, "Building"). CI saw 15 s exceeded
-	 * once; the log's tail tells which path a failure took.
+	 * 5 s without a delivery and the session replays (docs/installing.md, "librdkafka: one
+	 * pinned version"). CI saw 15 s exceeded once; the log's tail tells which path a failure
+	 * took.
 	 */
 	took = wait_confirmed(&f, end, 40);
 	ck_assert_msg(took >= 0,

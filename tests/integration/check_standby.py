@@ -143,8 +143,8 @@ def main():
             "outboxd slot create against the standby makes the slot there", out)
         # Until the standby's feedback carries the new slot's catalog_xmin to the primary, the
         # primary may prune catalog rows the slot needs, and the standby then invalidates the
-        # slot (rows_removed; README "Decoding on a standby"). PostgreSQL's own test of decoding
-        # on a standby (035_standby_logical_decoding.pl) waits for it the same way.
+        # slot (rows_removed; docs/postgresql.md, "Decoding on a standby"). PostgreSQL's own test
+        # of decoding on a standby (035_standby_logical_decoding.pl) waits for it the same way.
         tap(wait_for(lambda: psql(PRIMARY, "SELECT catalog_xmin IS NOT NULL FROM "
                                            "pg_replication_slots WHERE slot_name = "
                                            "'outboxd_standby'") == "t", 30),

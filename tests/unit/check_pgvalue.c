@@ -967,7 +967,7 @@ START_TEST(test_date_becomes_days_since_epoch)
 END_TEST
 
 /*
- * Not supported yet (README): a poison value rather than bytes that differ from Debezium's.
+ * Not supported yet (docs/debezium.md): a poison value rather than bytes that differ from Debezium's.
  * The infinities are converted (their own tests); other spellings of them are no output.
  */
 START_TEST(test_bc_dates_and_infinities_are_refused)

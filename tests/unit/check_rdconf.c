@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Java producer settings -> librdkafka (README "Producer settings"). */
+/* Java producer settings -> librdkafka (docs/running.md, "Producer settings"). */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outboxd/config/cfgsrc.h"
 #include "outboxd/connect/router.h"
 #include "outboxd/util/buf.h"
 #include "outboxd/util/kv.h"
@@ -152,6 +153,13 @@ struct config {
  */
 int config_load(const char *const *paths, int npaths, char *const *envp, struct config **ret,
 		char *errbuf, size_t errlen);
+
+/**
+ * config_load_src() - config_load() of sources already read (cfgsrc_load(), or built in memory
+ * by the configuration reference's probe).
+ * @src: borrowed.
+ */
+int config_load_src(const struct cfgsrc *src, struct config **ret, char *errbuf, size_t errlen);
 
 /**
  * config_router() - the router's settings as @cfg gives them. Every pointer borrows from @cfg
