@@ -64,6 +64,14 @@ int config_http_finish(struct ctx *c);
  */
 void config_kafka_settings(struct config *cfg);
 
+/*
+ * What the exactly-once keys get told (issue 37): the delivery a consumer can rely on today.
+ * Kafka Connect fails a connector that requires a guarantee it cannot give; so does outboxd.
+ */
+#define CONFIG_AT_LEAST_ONCE                                                                       \
+	"outboxd delivers at least once (a crash may publish the last unconfirmed rows again; "    \
+	"consumers deduplicate by the id header): exactly-once to Kafka is not available"
+
 /* Connector settings refused for a value (NULL: any non-empty value). A trailing '*' is a prefix. */
 struct refusal {
 	const char *key;
@@ -76,6 +84,9 @@ extern const struct refusal config_refusals[];
 extern const size_t config_nrefusals;
 extern const struct refusal config_notes[];
 extern const size_t config_nnotes;
+/* The worker file's keys refused for a value (worker_key in config_kafka.c reads them). */
+extern const struct refusal config_worker_refusals[];
+extern const size_t config_nworker_refusals;
 
 enum cf_type {
 	CF_STR,	 /* char *; an empty value counts as unset */

@@ -117,6 +117,18 @@ worker_key(struct ctx *c, const struct kv_entry *e)
 	if (config_ctx_starts_with(k, "producer.")) {
 		return add_java(c, k + 9, e->value, e->origin, k);
 	}
+	for (size_t i = 0; i < config_nworker_refusals; i++) {
+		const struct refusal *f = &config_worker_refusals[i];
+
+		if (strcmp(k, f->key) == 0 && configdef_eq(e->value, f->value)) {
+			config_ctx_seterr(c, "%s: %s: %s", e->origin, k, f->why);
+			return -EINVAL;
+		}
+	}
+	if (strcmp(k, "exactly.once.source.support") == 0) {
+		config_ctx_ignore(c, k, CONFIG_AT_LEAST_ONCE, e->origin); /* disabled, preparing */
+		return 0;
+	}
 	if (strcmp(k, "topic.creation.enable") == 0) {
 		if (configdef_bool(e->value, &c->cfg->topic_creation_enable) < 0) {
 			config_ctx_seterr(c, "%s: %s: \"%s\" is not a boolean; use true or false",

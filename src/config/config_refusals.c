@@ -34,6 +34,14 @@ const struct refusal config_refusals[] = {
 	  "source type parameters are not supported by outboxd; remove it" },
 	{ "snapshot.select.statement.overrides", NULL,
 	  "snapshot query overrides are not supported by outboxd; remove it" },
+	/* Connect fails a connector that requires exactly-once where it cannot be given: so do we */
+	{ "exactly.once.support", "required", CONFIG_AT_LEAST_ONCE "; set requested or remove it" },
+};
+
+/* The worker's: Connect runs every source task in transactions with it (KIP-618). */
+const struct refusal config_worker_refusals[] = {
+	{ "exactly.once.source.support", "enabled",
+	  CONFIG_AT_LEAST_ONCE "; set it to disabled or remove it" },
 };
 
 /* Keys accepted without effect that deserve a specific note (a trailing '*' is a prefix). */
@@ -44,7 +52,12 @@ const struct refusal config_notes[] = {
 	{ "tasks.max", NULL, "the PostgreSQL connector runs one task" },
 	{ "tombstones.on.delete", NULL, "the EventRouter drops delete events" },
 	{ "database.server.name", NULL, "Debezium 1.x name; 3.6.1 reads topic.prefix" },
+	{ "exactly.once.support", NULL, CONFIG_AT_LEAST_ONCE },
+	{ "transaction.boundary*", NULL,
+	  "read with exactly-once delivery only; " CONFIG_AT_LEAST_ONCE },
 };
 
 const size_t config_nrefusals = sizeof(config_refusals) / sizeof(config_refusals[0]);
 const size_t config_nnotes = sizeof(config_notes) / sizeof(config_notes[0]);
+const size_t config_nworker_refusals =
+	sizeof(config_worker_refusals) / sizeof(config_worker_refusals[0]);

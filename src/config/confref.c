@@ -356,6 +356,7 @@ static const char text_refused[] =
 	"the reason and the fix: it asks for something outboxd cannot do, and running without it "
 	"would not be what the user asked for. The keys refused whatever their value are marked in "
 	"the tables above; these are refused for one value:";
+static const char text_refused_worker[] = "And in the worker file:";
 static const char text_ignored[] =
 	"A key accepted without effect is listed once at start-up (`accepted without effect: key "
 	"(reason)`) and in `outboxd check`; the tables above give each one's reason. Some have a note "
@@ -418,6 +419,8 @@ confref_render(enum confref_format fmt, struct buf *out)
 	heading(&d, 2, "Refused settings");
 	para(&d, text_refused);
 	refusal_table(&d, config_refusals, config_nrefusals, true, refused_cols);
+	para(&d, text_refused_worker);
+	refusal_table(&d, config_worker_refusals, config_nworker_refusals, true, refused_cols);
 	heading(&d, 2, "Accepted without effect");
 	para(&d, text_ignored);
 	refusal_table(&d, config_notes, config_nnotes, false, notes_cols);

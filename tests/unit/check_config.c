@@ -173,6 +173,40 @@ START_TEST(test_worker_rest_tls_setting_is_accepted_without_effect)
 }
 END_TEST
 
+/*
+ * The exactly-once keys (issue 37): a guarantee outboxd does not give is refused where Kafka
+ * Connect would fail the connector (required; the worker's enabled), and said, not silently
+ * accepted, where Connect falls back (requested, the transaction boundary).
+ */
+START_TEST(test_exactly_once_keys_say_at_least_once)
+{
+	struct config *cfg;
+
+	pair_fails(
+		"", "exactly.once.support=Required\n",
+		"connector.properties:13: exactly.once.support: outboxd delivers at least once "
+		"(a crash may publish the last unconfirmed rows again; consumers deduplicate by "
+		"the id header): exactly-once to Kafka is not available; set requested or remove it");
+	pair_fails(
+		"exactly.once.source.support=enabled\n", "",
+		"worker.properties:8: exactly.once.source.support: outboxd delivers at least once "
+		"(a crash may publish the last unconfirmed rows again; consumers deduplicate by "
+		"the id header): exactly-once to Kafka is not available; set it to disabled or "
+		"remove it");
+	cfg = pair_ok("exactly.once.source.support=preparing\n",
+		      "exactly.once.support=requested\ntransaction.boundary=poll\n"
+		      "transaction.boundary.interval.ms=100\n",
+		      NULL);
+	ck_assert_ptr_nonnull(strstr(kv_get(config_ignored(cfg), "exactly.once.support"),
+				     "outboxd delivers at least once"));
+	ck_assert_ptr_nonnull(strstr(kv_get(config_ignored(cfg), "transaction.boundary"),
+				     "read with exactly-once delivery only"));
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "transaction.boundary.interval.ms"));
+	ck_assert_ptr_nonnull(kv_get(config_ignored(cfg), "exactly.once.source.support"));
+	config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_file_order_is_free_and_connector_keys_override_the_worker)
 {
 	const char *paths[2];
@@ -906,6 +940,7 @@ config_suite(void)
 		       test_http_bind_is_a_numeric_address_or_refused_naming_the_key_and_the_fix);
 	tcase_add_test(tc, test_file_order_is_free_and_connector_keys_override_the_worker);
 	tcase_add_test(tc, test_worker_rest_tls_setting_is_accepted_without_effect);
+	tcase_add_test(tc, test_exactly_once_keys_say_at_least_once);
 	tcase_add_test(tc, test_connector_json_configures_like_properties);
 	tcase_add_test(tc, test_kafkaconnector_yaml_configures_like_properties);
 	tcase_add_test(tc, test_server_file_takes_environment_overrides_and_expressions);
