@@ -180,6 +180,31 @@ int64_t producer_max_message_bytes(const struct producer *p);
  */
 int producer_discard(struct producer *p, int64_t inflight_ms, char *fatal, size_t fatallen);
 
+/*
+ * Kafka transactions (producer_txn.c), for a producer made with a transactional.id: the records
+ * sent between begin and commit become visible to read_committed consumers together, or not at
+ * all. init fences an earlier producer with the same id and ends its open transaction; a
+ * commit or an abort flushes first. init, commit and abort give up after @slice_ms and are
+ * resumed by the same call.
+ * Return (each): 0 done; -EINPROGRESS the slice ended first: call again; -EAGAIN a retriable
+ * error: call again; -ECANCELED the transaction must be aborted (a record failed; abort, then
+ * replay from the last committed position); -EPERM fenced: another producer took the
+ * transactional.id (or the coordinator aborted a transaction older than
+ * transaction.timeout.ms); -EACCES refused for good (no ACL for the id, a timeout above the
+ * broker's transaction.max.timeout.ms, a broker without transactions); -EIO another fatal
+ * error; -EINVAL a call out of order. The reason in @errbuf but for -EINPROGRESS.
+ */
+int producer_txn_init(struct producer *p, int slice_ms, char *errbuf, size_t errlen);
+int producer_txn_begin(struct producer *p, char *errbuf, size_t errlen);
+int producer_txn_commit(struct producer *p, int slice_ms, char *errbuf, size_t errlen);
+int producer_txn_abort(struct producer *p, int slice_ms, char *errbuf, size_t errlen);
+
+/*
+ * producer_txn_class() - the class above of a librdkafka error: its code (for a fatal one, the
+ * code of the error that made the producer fatal) and its flags. Pure.
+ */
+int producer_txn_class(int code, bool retriable, bool abortable, bool fatal);
+
 /* producer_free() - producer_discard() without waiting for what is in flight. NULL allowed. */
 void producer_free(struct producer *p);
 
