@@ -25,6 +25,8 @@ struct acktrack {
 	lsn_t confirmed, received;
 	bool failed;
 	int64_t confirmed_commit_us; /* commit time of the newest confirmed transaction, 0 = none */
+	bool limited;		     /* acktrack_limit() was called: confirmed <= ceiling */
+	lsn_t ceiling;
 };
 
 struct acktrack *
@@ -183,9 +185,21 @@ acktrack_keepalive(struct acktrack *at, lsn_t wal_end)
 		at->received = wal_end;
 	}
 	(void)acktrack_confirmed(at); /* pop what completed, so an idle FIFO counts as empty */
+	if (at->limited && wal_end > at->ceiling) {
+		wal_end = at->ceiling;
+	}
 	if (at->count == 0 && at->in_flight == 0 && !at->failed && wal_end > at->confirmed) {
 		at->confirmed = wal_end;
 	}
+}
+
+void
+acktrack_limit(struct acktrack *at, lsn_t ceiling)
+{
+	if (!at->limited || ceiling > at->ceiling) {
+		at->ceiling = ceiling;
+	}
+	at->limited = true;
 }
 
 lsn_t
@@ -194,7 +208,8 @@ acktrack_confirmed(struct acktrack *at)
 	while (at->count) {
 		struct txn *t = nth(at, 0);
 
-		if (!t->committed || t->pending || t->failed) {
+		if (!t->committed || t->pending || t->failed ||
+		    (at->limited && t->end_lsn > at->ceiling)) {
 			break;
 		}
 		if (t->end_lsn > at->confirmed) {

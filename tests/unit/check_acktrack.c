@@ -194,6 +194,40 @@ START_TEST(test_commit_times_of_pending_and_confirmed)
 }
 END_TEST
 
+/*
+ * Exactly-once: delivered is not enough, the Kafka transaction holding the position must have
+ * committed (acktrack_limit()); keepalives stop at that position too; it never goes back.
+ */
+START_TEST(test_a_limit_holds_confirmation_at_kafkas_position)
+{
+	struct acktrack *at = acktrack_new(0x100);
+	uint64_t a, b;
+
+	acktrack_limit(at, 0x100);
+	a = txn(at, 0x1000, 1);
+	b = txn(at, 0x2000, 1);
+	ck_assert_int_eq(acktrack_row_delivered(at, a, true), 0);
+	ck_assert_int_eq(acktrack_row_delivered(at, b, true), 0);
+	ck_assert_uint_eq(acktrack_confirmed(at), 0x100); /* delivered, not committed in Kafka */
+	acktrack_limit(at, 0x1000);
+	ck_assert_uint_eq(acktrack_confirmed(at), 0x1000);
+	ck_assert_uint_eq(acktrack_pending_txns(at), 1);
+	acktrack_limit(at, 0x1800); /* not a transaction's end: the next still waits */
+	ck_assert_uint_eq(acktrack_confirmed(at), 0x1000);
+	acktrack_limit(at, 0x800); /* never back */
+	acktrack_limit(at, 0x2000);
+	ck_assert_uint_eq(acktrack_confirmed(at), 0x2000);
+	/* idle: a keepalive confirms only up to the position */
+	acktrack_keepalive(at, 0x3000);
+	ck_assert_uint_eq(acktrack_confirmed(at), 0x2000);
+	ck_assert_uint_eq(acktrack_received(at), 0x3000);
+	acktrack_limit(at, 0x3000); /* a unit holding only the position */
+	acktrack_keepalive(at, 0x3000);
+	ck_assert_uint_eq(acktrack_confirmed(at), 0x3000);
+	acktrack_free(at);
+}
+END_TEST
+
 START_TEST(test_protocol_misuse)
 {
 	struct acktrack *at = acktrack_new(0);
@@ -243,6 +277,7 @@ acktrack_suite(void)
 	tcase_add_test(confirm, test_not_before_commit);
 	tcase_add_test(confirm, test_empty_transaction_confirms);
 	tcase_add_test(confirm, test_many_transactions_grow_ring);
+	tcase_add_test(confirm, test_a_limit_holds_confirmation_at_kafkas_position);
 	tcase_add_test(keep, test_keepalive_only_when_idle);
 	tcase_add_test(keep, test_never_backwards);
 	tcase_add_test(fail, test_failed_delivery_blocks);

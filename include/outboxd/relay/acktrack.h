@@ -94,6 +94,15 @@ int acktrack_commit(struct acktrack *at, lsn_t commit_lsn, lsn_t end_lsn);
  */
 void acktrack_keepalive(struct acktrack *at, lsn_t wal_end);
 
+/*
+ * acktrack_limit() - exactly-once (issue 37): from now on nothing is confirmed past @ceiling,
+ * the position the last committed Kafka transaction stored; each commit raises it (a lower
+ * value leaves it where it is). Transactions ending beyond it wait in the FIFO, and a keepalive
+ * confirms at most up to it: the slot never gets ahead of what Kafka committed, which a restart
+ * reads back.
+ */
+void acktrack_limit(struct acktrack *at, lsn_t ceiling);
+
 /* acktrack_confirmed() - the LSN that may be sent as flush now. Pops completed transactions. */
 lsn_t acktrack_confirmed(struct acktrack *at);
 
