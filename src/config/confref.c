@@ -277,6 +277,54 @@ probe_table(struct doc *d, unsigned groups, unsigned not, enum confref_place pla
 	end_table(d);
 }
 
+/*
+ * The families of a Debezium Server file's own keys: as users read them, the key probed for
+ * the family, and a note where the probed key's own would mislead (NULL: the probe's).
+ */
+static const char *const server_keys[][3] = {
+	{ "debezium.sink.type", "debezium.sink.type", "`kafka`; any other sink is refused" },
+	{ "debezium.sink.kafka.producer.<key>", "debezium.sink.kafka.producer.linger.ms",
+	  "as the [Kafka producer settings](#kafka-producer-settings)" },
+	{ "debezium.sink.kafka.wait.message.delivery.timeout.ms",
+	  "debezium.sink.kafka.wait.message.delivery.timeout.ms", NULL },
+	{ "debezium.sink.kafka.<other>", "debezium.sink.kafka.frobnicate", NULL },
+	{ "debezium.sink.<other sink>.<key>", "debezium.sink.pubsub.project.id", NULL },
+	{ "debezium.format.key", "debezium.format.key", NULL },
+	{ "debezium.format.value", "debezium.format.value", NULL },
+	{ "debezium.format.header", "debezium.format.header", NULL },
+	{ "debezium.format.<option>", "debezium.format.schemas.enable",
+	  "an option of the three converters, as in the [converter settings](#converter-settings)" },
+	{ "debezium.format.value.<option>", "debezium.format.value.schemas.enable",
+	  "an option of one converter (also `key.`, `header.`)" },
+	{ "debezium.api.enabled", "debezium.api.enabled", NULL },
+	{ "quarkus.<key>", "quarkus.log.level", NULL },
+	{ "mp.<key>", "mp.messaging.x", NULL },
+	{ "smallrye.<key>", "smallrye.config.x", NULL },
+};
+
+static void
+server_table(struct doc *d)
+{
+	static const char *const cols[] = { "key", "class", "what outboxd does" };
+
+	table(d, cols, 3);
+	for (size_t i = 0; i < sizeof(server_keys) / sizeof(server_keys[0]); i++) {
+		struct buf name = BUF_INIT;
+		struct confref_probe p;
+
+		if (confref_probe(server_keys[i][1], CONFREF_SERVER, &p) == 0) {
+			buf_add_fmt(&name, "`%s`", server_keys[i][0]);
+			row(d, (const char *const[]){ buf_cstr(&name), class_name[p.cls],
+						      server_keys[i][2] ? server_keys[i][2] :
+						      p.note		? p.note :
+									  "" });
+		}
+		confref_probe_fini(&p);
+		buf_fini(&name);
+	}
+	end_table(d);
+}
+
 /* config_refusals' rows refused for one value; config_notes' rows. */
 static void
 refusal_table(struct doc *d, const struct refusal *r, size_t n, bool valued,
@@ -351,6 +399,13 @@ static const char text_smt[] =
 static const char text_converter[] =
 	"The options of the key and value converters (`key.converter.<option>`, "
 	"`value.converter.<option>`), then of the header converter:";
+static const char text_server[] =
+	"A Debezium Server `application.properties` holds the connector's keys as "
+	"`debezium.source.<key>` (read as in the sections above), the transforms as "
+	"`debezium.transforms.*`, and keys of its own:";
+static const char text_engine[] =
+	"And the keys of Debezium's embedded engine, which Debezium Server runs the connector in "
+	"(`debezium.source.<key>`):";
 static const char text_refused[] =
 	"A refused key stops outboxd at start (and `outboxd check`) with exit 2, the file and line, "
 	"the reason and the fix: it asks for something outboxd cannot do, and running without it "
@@ -416,6 +471,11 @@ confref_render(enum confref_format fmt, struct buf *out)
 		}
 		probe_table(&d, p->groups, p->not, p->place, p->prefix);
 	}
+	heading(&d, 2, "Debezium Server settings");
+	para(&d, text_server);
+	server_table(&d);
+	para(&d, text_engine);
+	probe_table(&d, VOCAB_ENGINE, 0, CONFREF_SOURCE, "debezium.source.");
 	heading(&d, 2, "Refused settings");
 	para(&d, text_refused);
 	refusal_table(&d, config_refusals, config_nrefusals, true, refused_cols);

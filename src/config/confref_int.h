@@ -29,6 +29,8 @@ enum confref_place {
 	CONFREF_SMT,	   /* the connector file, transforms.outbox.<key> */
 	CONFREF_CONVERTER, /* the worker file, value.converter.<key> */
 	CONFREF_HEADER,	   /* the worker file, header.converter.<key> */
+	CONFREF_SERVER,	   /* a Debezium Server file, the key as written */
+	CONFREF_SOURCE,	   /* a Debezium Server file, debezium.source.<key> */
 };
 
 /*

@@ -65,6 +65,27 @@ static const char *const samples[][4] = {
 	{ "value.converter", "org.apache.kafka.connect.json.JsonConverter" },
 	{ "header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter" },
 	{ "transforms", "outbox" },
+	{ "debezium.sink.type", "kafka" },
+	{ "debezium.format.key", "json" },
+	{ "debezium.format.value", "json" },
+	{ "debezium.format.header", "json" },
+};
+
+/* A Debezium Server application.properties: the sink's keys, and the source's (prefix removed). */
+static const char *const server_base[][2] = {
+	{ "debezium.sink.type", "kafka" },
+	{ "debezium.sink.kafka.producer.bootstrap.servers", "kafka:9092" },
+};
+
+static const char *const source_base[][2] = {
+	{ "connector.class", "io.debezium.connector.postgresql.PostgresConnector" },
+	{ "database.hostname", "db" },
+	{ "database.user", "relay" },
+	{ "database.dbname", "app" },
+	{ "topic.prefix", "app" },
+	{ "table.include.list", "public.outbox" },
+	{ "transforms", "outbox" },
+	{ "transforms.outbox.type", "io.debezium.transforms.outbox.EventRouter" },
 };
 
 static const char *const generic[] = { "1", "true", "x", "none", "-1" };
@@ -87,6 +108,8 @@ written(const char *key, enum confref_place place, struct buf *out)
 		[CONFREF_SMT] = "transforms.outbox.",
 		[CONFREF_CONVERTER] = "value.converter.",
 		[CONFREF_HEADER] = "header.converter.",
+		[CONFREF_SERVER] = "",
+		[CONFREF_SOURCE] = "",
 	};
 
 	buf_add_fmt(out, "%s%s", prefix[place], key);
@@ -102,15 +125,25 @@ load(const char *wkey, enum confref_place place, const char *const *try, char *e
 {
 	struct cfgsrc src = CFGSRC_INIT;
 	struct config *cfg = NULL;
-	bool in_connector = place == CONFREF_CONNECTOR || place == CONFREF_SMT;
+	bool server = place == CONFREF_SERVER || place == CONFREF_SOURCE;
+	bool in_connector =
+		place == CONFREF_CONNECTOR || place == CONFREF_SMT || place == CONFREF_SOURCE;
 
-	src.flavour = CFGSRC_CONNECT;
-	src.worker_path = xstrdup("worker.properties");
-	src.connector_path = xstrdup("connector.properties");
-	put(&src.worker, worker_base, sizeof(worker_base) / sizeof(worker_base[0]));
-	put(&src.connector, connector_base, sizeof(connector_base) / sizeof(connector_base[0]));
+	if (server) {
+		src.flavour = CFGSRC_SERVER;
+		src.connector_path = xstrdup("application.properties");
+		put(&src.server, server_base, sizeof(server_base) / sizeof(server_base[0]));
+		put(&src.connector, source_base, sizeof(source_base) / sizeof(source_base[0]));
+	} else {
+		src.flavour = CFGSRC_CONNECT;
+		src.worker_path = xstrdup("worker.properties");
+		src.connector_path = xstrdup("connector.properties");
+		put(&src.worker, worker_base, sizeof(worker_base) / sizeof(worker_base[0]));
+		put(&src.connector, connector_base,
+		    sizeof(connector_base) / sizeof(connector_base[0]));
+	}
 	if (wkey) {
-		struct kv *kv = in_connector ? &src.connector : &src.worker;
+		struct kv *kv = in_connector ? &src.connector : server ? &src.server : &src.worker;
 		struct buf with = BUF_INIT;
 
 		kv_set(kv, wkey, try[0], "probe");
@@ -139,8 +172,15 @@ reason(const char *err, const char *wkey)
 	if (strncmp(p, "probe: ", 7) == 0) {
 		p += 7;
 	}
+	if (strncmp(p, "debezium.source.", 16) == 0 && strncmp(p + 16, wkey, n) == 0 &&
+	    strncmp(p + 16 + n, ": ", 2) == 0) {
+		p += 16; /* a Server file names the source's keys with their prefix */
+	}
 	if (strncmp(p, wkey, n) == 0 && strncmp(p + n, ": ", 2) == 0) {
 		p += n + 2;
+	} else if (strcspn(p, " :") == strcspn(p, ":") && strchr(p, ':') &&
+		   strncmp(strchr(p, ':'), ": ", 2) == 0 && memchr(p, '.', strcspn(p, ":"))) {
+		p = strchr(p, ':') + 2; /* the key under the name the loader shows it by */
 	}
 	return xstrdup(p);
 }
